@@ -1,0 +1,74 @@
+/* The quire command: shared helpers. The CLI does all I/O and uses only
+ * include/quire.h. */
+#ifndef QUIRE_CLI_H
+#define QUIRE_CLI_H
+
+#include "quire.h"
+#include <stdbool.h>
+#include <stddef.h>
+
+/* An input file read whole ("-" = standard input). */
+typedef struct cli_file {
+    char *data;
+    size_t len;
+    const char *name; /* as given on the command line; "<stdin>" for "-" */
+} cli_file;
+
+/* Reads path; on failure prints "quire: PATH: reason" and returns false. */
+bool cli_read(const char *path, cli_file *out);
+void cli_file_free(cli_file *f);
+
+/* Prints "quire: FILE:LINE:COL: /pointer: message" (parts omitted when unknown). */
+void cli_report(const char *file, const quire_error *e);
+/* Prints "quire: message" and returns 1. */
+int cli_fail(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* Prints "quire CMD: message" + "Try 'quire CMD --help'." and returns 2. */
+int cli_usage(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Pending outputs: nothing touches the file system until cli_out_commit(),
+ * which writes every file to a temporary sibling and renames them all, or
+ * leaves every named file untouched on failure. path NULL or "-" = stdout. */
+typedef struct cli_outputs cli_outputs;
+cli_outputs *cli_out_new(void);
+/* Takes ownership of b's data. */
+void cli_out_add(cli_outputs *o, const char *path, quire_bytes *b);
+/* Takes b's data and adds a final newline. */
+void cli_out_add_line(cli_outputs *o, const char *path, quire_bytes *b);
+/* Adds a copy of data. */
+void cli_out_add_copy(cli_outputs *o, const char *path, const char *data, size_t len);
+/* Returns 0 or 1 (error printed). Frees o. */
+int cli_out_commit(cli_outputs *o);
+void cli_out_discard(cli_outputs *o);
+
+/* Option parsing. */
+typedef enum { CLI_FLAG, CLI_STRING, CLI_UINT } cli_kind;
+typedef struct cli_opt {
+    const char *name;   /* long name without dashes, e.g. "provider"; "o" for -o */
+    cli_kind kind;
+    void *dest;         /* bool* | const char ** | unsigned long long * */
+    bool *seen;         /* optional: set when given */
+} cli_opt;
+/* Parses argv[1..argc) (argv[0] is the command name). Positionals are stored in
+ * pos (at most maxpos). Returns -1 on success, 0 if --help was printed, 2 on a
+ * usage error (printed). */
+int cli_parse(const char *cmd, const char *help, int argc, char **argv, const cli_opt *opts, size_t nopts,
+              const char **pos, int maxpos, int *npos);
+
+int cmd_render(int argc, char **argv);
+int cmd_compact(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_ingest(int argc, char **argv);
+int cmd_caps(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+int cmd_json(int argc, char **argv);
+
+#endif

@@ -1,0 +1,961 @@
+#include "core/json.h"
+
+#include <stdio.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define QJ_SSE2 1
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Character classes                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* 1 = byte ends a fast string run: '"', '\\', control, or non-ASCII */
+static const uint8_t k_str_stop[256] = {
+    1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+    0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+    0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,1,0,0,0,
+    0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+    1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+    1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+    1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+    1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+};
+
+static inline bool is_ws(unsigned char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+static inline bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+static inline int hexval(unsigned char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Length of the valid UTF-8 sequence at s (s[0] >= 0x80), or 0 if invalid. */
+static inline size_t utf8_seq(const unsigned char *s, const unsigned char *end) {
+    unsigned c = s[0];
+    size_t avail = (size_t)(end - s);
+    if (c < 0xC2) return 0;
+    if (c < 0xE0) {
+        if (avail < 2 || (s[1] & 0xC0) != 0x80) return 0;
+        return 2;
+    }
+    if (c < 0xF0) {
+        if (avail < 3 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80) return 0;
+        if (c == 0xE0 && s[1] < 0xA0) return 0;  /* overlong */
+        if (c == 0xED && s[1] >= 0xA0) return 0; /* surrogate */
+        return 3;
+    }
+    if (c < 0xF5) {
+        if (avail < 4 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80)
+            return 0;
+        if (c == 0xF0 && s[1] < 0x90) return 0; /* overlong */
+        if (c == 0xF4 && s[1] >= 0x90) return 0; /* > U+10FFFF */
+        return 4;
+    }
+    return 0;
+}
+
+const char *qj_type_name(qj_type t) {
+    switch (t) {
+    case QJ_NULL: return "null";
+    case QJ_FALSE: case QJ_TRUE: return "boolean";
+    case QJ_NUMBER: return "number";
+    case QJ_STRING: return "string";
+    case QJ_ARRAY: return "array";
+    case QJ_OBJECT: return "object";
+    }
+    return "?";
+}
+
+/* ------------------------------------------------------------------------ */
+/* Parser                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct qj_parser {
+    qj_doc *d;
+    const unsigned char *s, *p, *end;
+    uint32_t *stack; /* container node indices */
+    uint32_t *keys;  /* per level: index of the current key node (objects) */
+    uint32_t depth, max_depth, stack_cap;
+    uint64_t max_str;
+    uint64_t ws_events; /* counts whitespace runs skipped, for QJ_F_COMPACT */
+    quire_error *err;
+    const quire_allocator *a;
+} qj_parser;
+
+static void build_pointer(qj_parser *ps, char *out, size_t cap) {
+    out[0] = '\0';
+    for (uint32_t lvl = 0; lvl < ps->depth; lvl++) {
+        const qj_node *c = &ps->d->nodes[ps->stack[lvl]];
+        if (c->n == 0) break;
+        if (c->type == QJ_ARRAY) {
+            q_ptr_push_index(out, cap, c->n - 1);
+        } else {
+            uint32_t k = ps->keys[lvl];
+            if (k == QJ_NONE || k >= ps->d->count) break;
+            const qj_node *kn = &ps->d->nodes[k];
+            char tmp[256];
+            size_t kl = kn->len;
+            if (kn->flags & QJ_F_ESC) {
+                if (kl >= sizeof tmp) kl = sizeof tmp - 1; /* decoded is never longer */
+                kl = qj_unescape(kn->p, kl, tmp);
+                q_ptr_push_key(out, cap, tmp, kl);
+            } else {
+                q_ptr_push_key(out, cap, kn->p, kl);
+            }
+        }
+    }
+}
+
+static quire_status perr(qj_parser *ps, const unsigned char *at, const char *fmt, const char *arg) {
+    quire_error *e = ps->err;
+    if (!e) return QUIRE_E_JSON;
+    char ptr[512];
+    build_pointer(ps, ptr, sizeof ptr);
+    char msg[256];
+    if (arg) {
+        /* fmt holds exactly one %s; splice arg in without a non-literal format */
+        const char *pct = strstr(fmt, "%s");
+        size_t pre = pct ? (size_t)(pct - fmt) : strlen(fmt);
+        snprintf(msg, sizeof msg, "%.*s%s%s", (int)pre, fmt, arg, pct ? pct + 2 : "");
+    } else {
+        snprintf(msg, sizeof msg, "%s", fmt);
+    }
+    q_err_at(e, QUIRE_E_JSON, (size_t)(at - ps->s), ptr, "%s", msg);
+    q_err_locate(e, (const char *)ps->s, (size_t)(ps->end - ps->s));
+    return QUIRE_E_JSON;
+}
+
+static const char *describe_byte(unsigned char c, char *buf, size_t cap) {
+    if (c >= 0x21 && c < 0x7F) snprintf(buf, cap, "'%c'", c);
+    else snprintf(buf, cap, "byte 0x%02X", c);
+    return buf;
+}
+
+static quire_status unexpected(qj_parser *ps, const unsigned char *at, const char *expect) {
+    char b[32], msg[160];
+    if (at >= ps->end) {
+        snprintf(msg, sizeof msg, "unexpected end of input, expected %s", expect);
+        return perr(ps, at, msg, NULL);
+    }
+    snprintf(msg, sizeof msg, "unexpected %s, expected %s", describe_byte(*at, b, sizeof b), expect);
+    return perr(ps, at, msg, NULL);
+}
+
+static inline bool push_node(qj_parser *ps, uint32_t *idx) {
+    qj_doc *d = ps->d;
+    if (Q_UNLIKELY(d->count == d->cap)) {
+        if (d->cap >= 0xFFFFFFF0u / 2) return false;
+        uint32_t ncap = d->cap ? d->cap * 2 : 64;
+        qj_node *nn = q_realloc(ps->a, d->nodes, (size_t)d->cap * sizeof(qj_node),
+                                (size_t)ncap * sizeof(qj_node));
+        if (!nn) return false;
+        d->nodes = nn; d->cap = ncap;
+    }
+    *idx = d->count++;
+    return true;
+}
+
+static inline const unsigned char *skip_ws(qj_parser *ps, const unsigned char *p) {
+    const unsigned char *end = ps->end;
+    if (p < end && is_ws(*p)) {
+        ps->ws_events++;
+        do p++; while (p < end && is_ws(*p));
+    }
+    return p;
+}
+
+/* Parses a string starting after its opening quote. On success *out points
+ * past the closing quote. */
+static quire_status parse_string(qj_parser *ps, const unsigned char *p, const unsigned char **out,
+                                 uint8_t *flags) {
+    const unsigned char *start = p, *end = ps->end;
+    uint8_t fl = QJ_F_ASCII;
+    for (;;) {
+#ifdef QJ_SSE2
+        while (end - p >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+            __m128i q = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+            __m128i b = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+            __m128i c = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
+            int m = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c)) | _mm_movemask_epi8(v);
+            if (m) { p += __builtin_ctz((unsigned)m); goto stop; }
+            p += 16;
+        }
+#endif
+        while (p < end && !k_str_stop[*p]) p++;
+#ifdef QJ_SSE2
+    stop:
+#endif
+        if (Q_UNLIKELY(p >= end)) return perr(ps, p, "unterminated string", NULL);
+        unsigned char c = *p;
+        if (c == '"') break;
+        if (c >= 0x80) {
+            size_t n = utf8_seq(p, end);
+            if (!n) return perr(ps, p, "invalid UTF-8 in string", NULL);
+            fl &= (uint8_t)~QJ_F_ASCII;
+            p += n;
+            continue;
+        }
+        if (c < 0x20) {
+            char b[32], msg[96];
+            snprintf(msg, sizeof msg, "unescaped control character (%s) in string",
+                     describe_byte(c, b, sizeof b));
+            return perr(ps, p, msg, NULL);
+        }
+        /* backslash */
+        fl |= QJ_F_ESC;
+        if (end - p < 2) return perr(ps, p, "unterminated string", NULL);
+        switch (p[1]) {
+        case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+            p += 2;
+            continue;
+        case 'u': {
+            if (end - p < 6) return perr(ps, p, "truncated \\u escape", NULL);
+            int h0 = hexval(p[2]), h1 = hexval(p[3]), h2 = hexval(p[4]), h3 = hexval(p[5]);
+            if ((h0 | h1 | h2 | h3) < 0) return perr(ps, p, "invalid \\u escape (needs 4 hex digits)", NULL);
+            unsigned cp = (unsigned)(h0 << 12 | h1 << 8 | h2 << 4 | h3);
+            if (cp >= 0xDC00 && cp <= 0xDFFF) return perr(ps, p, "lone low surrogate in \\u escape", NULL);
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                if (end - p < 12 || p[6] != '\\' || p[7] != 'u')
+                    return perr(ps, p, "high surrogate \\u escape not followed by a low surrogate", NULL);
+                int l0 = hexval(p[8]), l1 = hexval(p[9]), l2 = hexval(p[10]), l3 = hexval(p[11]);
+                if ((l0 | l1 | l2 | l3) < 0) return perr(ps, p + 6, "invalid \\u escape (needs 4 hex digits)", NULL);
+                unsigned lo = (unsigned)(l0 << 12 | l1 << 8 | l2 << 4 | l3);
+                if (lo < 0xDC00 || lo > 0xDFFF)
+                    return perr(ps, p, "high surrogate \\u escape not followed by a low surrogate", NULL);
+                p += 12;
+            } else {
+                p += 6;
+            }
+            continue;
+        }
+        default: {
+            char b[32];
+            return perr(ps, p, "invalid escape \\%s in string", describe_byte(p[1], b, sizeof b));
+        }
+        }
+    }
+    size_t len = (size_t)(p - start);
+    if (ps->max_str && len > ps->max_str) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "string of %zu bytes exceeds the limit of %llu bytes", len,
+                 (unsigned long long)ps->max_str);
+        ps->p = start;
+        return perr(ps, start - 1, msg, NULL);
+    }
+    *out = p + 1;
+    *flags = fl;
+    return QUIRE_OK;
+}
+
+static quire_status parse_number(qj_parser *ps, const unsigned char *p, const unsigned char **out) {
+    const unsigned char *end = ps->end, *s = p;
+    if (p < end && *p == '-') p++;
+    if (p >= end) return unexpected(ps, p, "a digit");
+    if (*p == '0') {
+        p++;
+        if (p < end && is_digit(*p)) return perr(ps, p, "leading zero in number", NULL);
+    } else if (is_digit(*p)) {
+        while (p < end && is_digit(*p)) p++;
+    } else {
+        return unexpected(ps, p, "a digit");
+    }
+    if (p < end && *p == '.') {
+        p++;
+        if (p >= end || !is_digit(*p)) return unexpected(ps, p, "a digit after the decimal point");
+        while (p < end && is_digit(*p)) p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        if (p >= end || !is_digit(*p)) return unexpected(ps, p, "a digit in the exponent");
+        while (p < end && is_digit(*p)) p++;
+    }
+    (void)s;
+    *out = p;
+    return QUIRE_OK;
+}
+
+void qj_doc_free(qj_doc *d) {
+    if (!d) return;
+    if (d->nodes) q_free(d->a ? d->a : q_alloc_default(), d->nodes, (size_t)d->cap * sizeof(qj_node));
+    d->nodes = NULL; d->count = d->cap = 0;
+}
+
+static bool grow_stack(qj_parser *ps) {
+    uint32_t ncap = ps->stack_cap ? ps->stack_cap * 2 : 32;
+    if (ncap > ps->max_depth) ncap = ps->max_depth;
+    uint32_t *ns = q_realloc(ps->a, ps->stack, (size_t)ps->stack_cap * 4, (size_t)ncap * 4);
+    if (!ns) return false;
+    ps->stack = ns;
+    uint32_t *nk = q_realloc(ps->a, ps->keys, (size_t)ps->stack_cap * 4, (size_t)ncap * 4);
+    if (!nk) return false;
+    ps->keys = nk;
+    ps->stack_cap = ncap;
+    return true;
+}
+
+quire_status qj_parse(qj_doc *doc, const char *src, size_t len, const qj_opts *o,
+                      const quire_allocator *a, quire_error *err) {
+    a = a ? a : q_alloc_default();
+    memset(doc, 0, sizeof *doc);
+    doc->src = src; doc->len = len; doc->a = a;
+    qj_parser ps;
+    memset(&ps, 0, sizeof ps);
+    ps.d = doc; ps.a = a; ps.err = err;
+    ps.s = (const unsigned char *)src; ps.end = ps.s + len;
+    ps.max_depth = (o && o->max_depth) ? o->max_depth : 1024;
+    ps.max_str = o ? o->max_string_bytes : 0;
+    quire_status st = QUIRE_OK;
+    const unsigned char *p = ps.s, *end = ps.end;
+    uint32_t idx;
+
+    if (len > 0xFFFFFFFEu) {
+        st = q_err_at(err, QUIRE_E_LIMIT, 0, "", "input of %zu bytes exceeds the 4 GiB limit", len);
+        goto fail_nolocate;
+    }
+    if (len >= 3 && ps.s[0] == 0xEF && ps.s[1] == 0xBB && ps.s[2] == 0xBF) {
+        st = perr(&ps, p, "byte order mark (U+FEFF) at start of input is not allowed", NULL);
+        goto fail;
+    }
+    {
+        uint32_t guess = (uint32_t)(len / 16 < 64 ? 64 : (len / 16 > (1u << 20) ? (1u << 20) : len / 16));
+        doc->nodes = q_malloc(a, (size_t)guess * sizeof(qj_node));
+        if (!doc->nodes) goto oom;
+        doc->cap = guess;
+    }
+    p = skip_ws(&ps, p);
+    if (p >= end) {
+        st = perr(&ps, p, len ? "no JSON value, only whitespace" : "empty input, expected a JSON value", NULL);
+        goto fail;
+    }
+
+value:
+    /* p points at the first byte of a value (whitespace skipped) */
+    if (Q_UNLIKELY(p >= end)) { st = unexpected(&ps, p, "a value"); goto fail; }
+    if (!push_node(&ps, &idx)) goto oom;
+    {
+        qj_node *nd = &doc->nodes[idx];
+        nd->p = (const char *)p; nd->flags = 0; nd->n = 0;
+        unsigned char c = *p;
+        switch (c) {
+        case '"': {
+            const unsigned char *q = p;
+            uint8_t fl = 0;
+            if ((st = parse_string(&ps, p + 1, &q, &fl)) != QUIRE_OK) goto fail;
+            nd = &doc->nodes[idx];
+            nd->type = QJ_STRING; nd->flags = fl;
+            nd->p = (const char *)(p + 1);
+            nd->len = (uint32_t)(q - p - 2);
+            nd->end = idx + 1;
+            p = q;
+            goto after_value;
+        }
+        case '{': case '[': {
+            if (ps.depth >= ps.max_depth) {
+                char msg[96];
+                snprintf(msg, sizeof msg, "nesting deeper than the limit of %u", ps.max_depth);
+                st = perr(&ps, p, msg, NULL);
+                st = QUIRE_E_LIMIT;
+                if (err) err->code = QUIRE_E_LIMIT;
+                goto fail;
+            }
+            if (ps.depth == ps.stack_cap && !grow_stack(&ps)) goto oom;
+            nd->type = c == '{' ? QJ_OBJECT : QJ_ARRAY;
+            nd->len = (uint32_t)ps.ws_events; /* temporarily: ws events at open */
+            ps.stack[ps.depth] = idx;
+            ps.keys[ps.depth] = QJ_NONE;
+            ps.depth++;
+            p = skip_ws(&ps, p + 1);
+            if (p < end && *p == (c == '{' ? '}' : ']')) goto close;
+            doc->nodes[idx].n = 1;
+            if (c == '{') goto key;
+            goto value;
+        }
+        case 't':
+            if (end - p >= 4 && memcmp(p, "true", 4) == 0) { nd->type = QJ_TRUE; nd->len = 4; p += 4; break; }
+            st = perr(&ps, p, "invalid literal (expected true)", NULL); goto fail;
+        case 'f':
+            if (end - p >= 5 && memcmp(p, "false", 5) == 0) { nd->type = QJ_FALSE; nd->len = 5; p += 5; break; }
+            st = perr(&ps, p, "invalid literal (expected false)", NULL); goto fail;
+        case 'n':
+            if (end - p >= 4 && memcmp(p, "null", 4) == 0) { nd->type = QJ_NULL; nd->len = 4; p += 4; break; }
+            st = perr(&ps, p, "invalid literal (expected null)", NULL); goto fail;
+        default:
+            if (c == '-' || is_digit(c)) {
+                const unsigned char *q = p;
+                if ((st = parse_number(&ps, p, &q)) != QUIRE_OK) goto fail;
+                nd = &doc->nodes[idx];
+                nd->type = QJ_NUMBER; nd->len = (uint32_t)(q - p);
+                p = q;
+                break;
+            }
+            st = unexpected(&ps, p, "a value");
+            goto fail;
+        }
+        doc->nodes[idx].end = idx + 1;
+    }
+
+after_value:
+    if (ps.depth == 0) goto done;
+    p = skip_ws(&ps, p);
+    {
+        uint32_t top = ps.stack[ps.depth - 1];
+        qj_node *tn = &doc->nodes[top];
+        if (p >= end) {
+            st = unexpected(&ps, p, tn->type == QJ_ARRAY ? "',' or ']'" : "',' or '}'");
+            goto fail;
+        }
+        if (*p == ',') {
+            tn->n++;
+            p = skip_ws(&ps, p + 1);
+            if (tn->type == QJ_OBJECT) goto key;
+            goto value;
+        }
+        if (*p == (tn->type == QJ_ARRAY ? ']' : '}')) goto close;
+        st = unexpected(&ps, p, tn->type == QJ_ARRAY ? "',' or ']'" : "',' or '}'");
+        goto fail;
+    }
+
+key:
+    /* p at the first byte of an object key (whitespace skipped) */
+    if (p >= end || *p != '"') { st = unexpected(&ps, p, "a string key"); goto fail; }
+    if (!push_node(&ps, &idx)) goto oom;
+    {
+        const unsigned char *q = p;
+        uint8_t fl = 0;
+        qj_node *kn = &doc->nodes[idx];
+        kn->type = QJ_STRING; kn->n = 0; kn->flags = 0;
+        kn->p = (const char *)(p + 1); kn->len = 0; kn->end = idx + 1;
+        ps.keys[ps.depth - 1] = idx;
+        if ((st = parse_string(&ps, p + 1, &q, &fl)) != QUIRE_OK) goto fail;
+        kn = &doc->nodes[idx];
+        kn->flags = fl;
+        kn->len = (uint32_t)(q - p - 2);
+        p = skip_ws(&ps, q);
+        if (p >= end || *p != ':') { st = unexpected(&ps, p, "':' after object key"); goto fail; }
+        p = skip_ws(&ps, p + 1);
+        goto value;
+    }
+
+close:
+    {
+        uint32_t top = ps.stack[--ps.depth];
+        qj_node *tn = &doc->nodes[top];
+        p++; /* past the bracket */
+        uint64_t at_open = tn->len;
+        tn->len = (uint32_t)((const char *)p - tn->p);
+        tn->end = doc->count;
+        tn->flags = (uint8_t)((uint64_t)(uint32_t)ps.ws_events == at_open ? QJ_F_COMPACT : 0);
+        goto after_value;
+    }
+
+done:
+    p = skip_ws(&ps, p);
+    if (p < end) {
+        char b[32];
+        st = perr(&ps, p, "unexpected %s after the JSON value", describe_byte(*p, b, sizeof b));
+        goto fail;
+    }
+    q_free(a, ps.stack, (size_t)ps.stack_cap * 4);
+    q_free(a, ps.keys, (size_t)ps.stack_cap * 4);
+    return QUIRE_OK;
+
+oom:
+    st = q_oom(err);
+fail:
+fail_nolocate:
+    q_free(a, ps.stack, (size_t)ps.stack_cap * 4);
+    q_free(a, ps.keys, (size_t)ps.stack_cap * 4);
+    qj_doc_free(doc);
+    return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Accessors                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static size_t utf8_put(unsigned cp, char *o) {
+    if (cp < 0x80) { o[0] = (char)cp; return 1; }
+    if (cp < 0x800) { o[0] = (char)(0xC0 | cp >> 6); o[1] = (char)(0x80 | (cp & 0x3F)); return 2; }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | cp >> 12); o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (char)(0x80 | (cp & 0x3F)); return 3;
+    }
+    o[0] = (char)(0xF0 | cp >> 18); o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); o[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+static unsigned hex4(const char *s) {
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        int h = hexval((unsigned char)s[i]);
+        v = v << 4 | (unsigned)(h < 0 ? 0 : h);
+    }
+    return v;
+}
+
+/* Decodes validated escaped content. Tolerates (does not crash on) invalid
+ * input: bad escapes are copied literally. */
+size_t qj_unescape(const char *s, size_t n, char *out) {
+    size_t o = 0, i = 0;
+    while (i < n) {
+        const char *bs = memchr(s + i, '\\', n - i);
+        size_t run = bs ? (size_t)(bs - (s + i)) : n - i;
+        memcpy(out + o, s + i, run);
+        o += run; i += run;
+        if (i >= n) break;
+        if (i + 1 >= n) { out[o++] = s[i++]; break; }
+        char c = s[i + 1];
+        switch (c) {
+        case 'b': out[o++] = '\b'; i += 2; break;
+        case 'f': out[o++] = '\f'; i += 2; break;
+        case 'n': out[o++] = '\n'; i += 2; break;
+        case 'r': out[o++] = '\r'; i += 2; break;
+        case 't': out[o++] = '\t'; i += 2; break;
+        case 'u':
+            if (i + 6 <= n) {
+                unsigned cp = hex4(s + i + 2);
+                i += 6;
+                if (cp >= 0xD800 && cp <= 0xDBFF && i + 6 <= n && s[i] == '\\' && s[i + 1] == 'u') {
+                    unsigned lo = hex4(s + i + 2);
+                    if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                        i += 6;
+                    }
+                }
+                if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;
+                o += utf8_put(cp, out + o);
+            } else {
+                out[o++] = s[i++];
+            }
+            break;
+        default: out[o++] = c; i += 2; break;
+        }
+    }
+    return o;
+}
+
+size_t qj_str_decoded_len(const qj_doc *d, uint32_t i) {
+    const qj_node *nd = &d->nodes[i];
+    if (!(nd->flags & QJ_F_ESC)) return nd->len;
+    /* decoded is never longer than escaped */
+    size_t n = 0, k = 0;
+    const char *s = nd->p;
+    while (k < nd->len) {
+        if (s[k] != '\\') { n++; k++; continue; }
+        if (k + 1 < nd->len && s[k + 1] == 'u' && k + 6 <= nd->len) {
+            unsigned cp = hex4(s + k + 2);
+            k += 6;
+            if (cp >= 0xD800 && cp <= 0xDBFF && k + 6 <= nd->len && s[k] == '\\' && s[k + 1] == 'u') {
+                unsigned lo = hex4(s + k + 2);
+                if (lo >= 0xDC00 && lo <= 0xDFFF) { k += 6; n += 4; continue; }
+            }
+            if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;
+            n += cp < 0x80 ? 1 : cp < 0x800 ? 2 : 3;
+        } else {
+            n++; k += 2;
+        }
+    }
+    return n;
+}
+
+size_t qj_str_decode_into(const qj_doc *d, uint32_t i, char *out) {
+    const qj_node *nd = &d->nodes[i];
+    if (!(nd->flags & QJ_F_ESC)) { memcpy(out, nd->p, nd->len); out[nd->len] = '\0'; return nd->len; }
+    size_t n = qj_unescape(nd->p, nd->len, out);
+    out[n] = '\0';
+    return n;
+}
+
+char *qj_str_decode(const qj_doc *d, uint32_t i, qarena *ar, size_t *outlen) {
+    const qj_node *nd = &d->nodes[i];
+    char *o = qarena_alloc(ar, (size_t)nd->len + 1);
+    if (!o) return NULL;
+    size_t n = qj_str_decode_into(d, i, o);
+    if (outlen) *outlen = n;
+    return o;
+}
+
+bool qj_str_eqn(const qj_doc *d, uint32_t i, const char *s, size_t n) {
+    const qj_node *nd = &d->nodes[i];
+    if (nd->type != QJ_STRING) return false;
+    if (!(nd->flags & QJ_F_ESC)) return nd->len == n && memcmp(nd->p, s, n) == 0;
+    if (n > nd->len) return false;
+    char tmp[256];
+    if (nd->len < sizeof tmp) {
+        size_t k = qj_unescape(nd->p, nd->len, tmp);
+        return k == n && memcmp(tmp, s, n) == 0;
+    }
+    /* long escaped key: compare incrementally by decoding in pieces is complex;
+     * fall back to a heap-free comparison via decoded length check first */
+    if (qj_str_decoded_len(d, i) != n) return false;
+    /* decode chunk-wise: walk escapes */
+    const char *e = nd->p;
+    size_t k = 0, j = 0;
+    char buf[4];
+    while (k < nd->len) {
+        if (e[k] != '\\') { if (s[j++] != e[k++]) return false; continue; }
+        size_t take = (k + 1 < nd->len && e[k + 1] == 'u') ? 6 : 2;
+        if (take == 6 && k + 12 <= nd->len && e[k + 6] == '\\' && e[k + 7] == 'u') {
+            unsigned hi = hex4(e + k + 2), lo = hex4(e + k + 8);
+            if (hi >= 0xD800 && hi <= 0xDBFF && lo >= 0xDC00 && lo <= 0xDFFF) take = 12;
+        }
+        if (k + take > nd->len) return false;
+        size_t m = qj_unescape(e + k, take, buf);
+        if (j + m > n || memcmp(s + j, buf, m) != 0) return false;
+        j += m; k += take;
+    }
+    return j == n;
+}
+
+bool qj_str_eq(const qj_doc *d, uint32_t i, const char *s) { return qj_str_eqn(d, i, s, strlen(s)); }
+
+uint32_t qj_getn(const qj_doc *d, uint32_t obj, const char *key, size_t keylen) {
+    const qj_node *o = &d->nodes[obj];
+    if (o->type != QJ_OBJECT) return QJ_NONE;
+    uint32_t k = obj + 1;
+    for (uint32_t m = 0; m < o->n; m++) {
+        uint32_t v = k + 1;
+        if (qj_str_eqn(d, k, key, keylen)) return v;
+        k = d->nodes[v].end;
+    }
+    return QJ_NONE;
+}
+uint32_t qj_get(const qj_doc *d, uint32_t obj, const char *key) { return qj_getn(d, obj, key, strlen(key)); }
+
+static bool keys_equal(const qj_doc *d, uint32_t a, uint32_t b) {
+    const qj_node *x = &d->nodes[a], *y = &d->nodes[b];
+    if (!((x->flags | y->flags) & QJ_F_ESC)) return x->len == y->len && memcmp(x->p, y->p, x->len) == 0;
+    if (!(y->flags & QJ_F_ESC)) return qj_str_eqn(d, a, y->p, y->len);
+    if (!(x->flags & QJ_F_ESC)) return qj_str_eqn(d, b, x->p, x->len);
+    /* both escaped: decode the shorter into a bounded buffer */
+    char tmp[512];
+    if (x->len < sizeof tmp) { size_t n = qj_unescape(x->p, x->len, tmp); return qj_str_eqn(d, b, tmp, n); }
+    if (y->len < sizeof tmp) { size_t n = qj_unescape(y->p, y->len, tmp); return qj_str_eqn(d, a, tmp, n); }
+    return x->len == y->len && memcmp(x->p, y->p, x->len) == 0; /* conservative */
+}
+
+uint32_t qj_find_dup_key(const qj_doc *d, uint32_t obj) {
+    const qj_node *o = &d->nodes[obj];
+    if (o->type != QJ_OBJECT || o->n < 2) return QJ_NONE;
+    /* objects in quire's formats are small; quadratic with a cheap first-byte filter */
+    uint32_t k = obj + 1;
+    for (uint32_t m = 0; m < o->n; m++) {
+        uint32_t k2 = obj + 1;
+        for (uint32_t j = 0; j < m; j++) {
+            const qj_node *a = &d->nodes[k], *b = &d->nodes[k2];
+            if (((a->flags | b->flags) & QJ_F_ESC) || (a->len == b->len && (a->len == 0 || a->p[0] == b->p[0])))
+                if (keys_equal(d, k, k2)) return k;
+            k2 = d->nodes[k2 + 1].end;
+        }
+        k = d->nodes[k + 1].end;
+    }
+    return QJ_NONE;
+}
+
+bool qj_int64(const qj_doc *d, uint32_t i, int64_t *v) {
+    const qj_node *nd = &d->nodes[i];
+    if (nd->type != QJ_NUMBER) return false;
+    const char *s = nd->p, *e = s + nd->len;
+    bool neg = false;
+    if (s < e && *s == '-') { neg = true; s++; }
+    if (s >= e) return false;
+    uint64_t acc = 0;
+    for (; s < e; s++) {
+        if (!is_digit((unsigned char)*s)) return false;
+        unsigned dg = (unsigned)(*s - '0');
+        if (acc > (UINT64_MAX - dg) / 10) return false;
+        acc = acc * 10 + dg;
+    }
+    if (neg) {
+        if (acc > (uint64_t)INT64_MAX + 1) return false;
+        *v = acc == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)acc;
+    } else {
+        if (acc > (uint64_t)INT64_MAX) return false;
+        *v = (int64_t)acc;
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writer                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static const char k_hex[] = "0123456789abcdef";
+
+void qj_escape(qbuf *b, const char *s, size_t n) {
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    if (!qbuf_grow(b, n + 2)) return;
+    while (p < end) {
+        const unsigned char *run = p;
+#ifdef QJ_SSE2
+        while (end - p >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+            __m128i q = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+            __m128i bs = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+            __m128i c = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
+            int m = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, bs), c));
+            if (m) { p += __builtin_ctz((unsigned)m); goto found; }
+            p += 16;
+        }
+#endif
+        while (p < end && *p >= 0x20 && *p != '"' && *p != '\\') p++;
+#ifdef QJ_SSE2
+    found:
+#endif
+        qbuf_put(b, run, (size_t)(p - run));
+        if (p >= end) break;
+        unsigned char c = *p++;
+        char esc[6] = {'\\', 0, 0, 0, 0, 0};
+        size_t el = 2;
+        switch (c) {
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
+        default:
+            esc[1] = 'u'; esc[2] = '0'; esc[3] = '0'; esc[4] = k_hex[c >> 4]; esc[5] = k_hex[c & 15];
+            el = 6;
+        }
+        qbuf_put(b, esc, el);
+    }
+}
+
+void qw_init(qw *w, qbuf *b, bool pretty) {
+    w->b = b; w->pretty = pretty; w->after_key = false; w->depth = 0;
+    w->cap = sizeof w->small; w->count = w->small;
+    w->count[0] = 0;
+}
+void qw_dispose(qw *w) {
+    if (w->count != w->small) q_free(w->b->a, w->count, w->cap);
+    w->count = w->small; w->cap = sizeof w->small;
+}
+
+static void newline_indent(qw *w) {
+    qbuf *b = w->b;
+    if (!qbuf_grow(b, 1 + (size_t)w->depth * 2)) return;
+    b->data[b->len++] = '\n';
+    memset(b->data + b->len, ' ', (size_t)w->depth * 2);
+    b->len += (size_t)w->depth * 2;
+}
+
+/* Called before every value or key. */
+static inline void before_item(qw *w) {
+    if (w->after_key) { w->after_key = false; return; }
+    if (w->depth == 0) return;
+    if (w->count[w->depth]) qbuf_putc(w->b, ',');
+    else w->count[w->depth] = 1;
+    if (w->pretty) newline_indent(w);
+}
+
+static void open_c(qw *w, char c) {
+    before_item(w);
+    qbuf_putc(w->b, c);
+    if (w->depth + 1 >= w->cap) {
+        uint32_t ncap = w->cap * 2;
+        uint8_t *nc;
+        if (w->count == w->small) {
+            nc = q_malloc(w->b->a, ncap);
+            if (nc) memcpy(nc, w->small, w->cap);
+        } else {
+            nc = q_realloc(w->b->a, w->count, w->cap, ncap);
+        }
+        if (!nc) { w->b->oom = true; return; }
+        w->count = nc; w->cap = ncap;
+    }
+    w->depth++;
+    w->count[w->depth] = 0;
+}
+static void close_c(qw *w, char c) {
+    if (w->depth == 0) return;
+    bool had = w->count[w->depth] != 0;
+    w->depth--;
+    if (w->pretty && had) newline_indent(w);
+    qbuf_putc(w->b, c);
+}
+void qw_obj_begin(qw *w) { open_c(w, '{'); }
+void qw_obj_end(qw *w) { close_c(w, '}'); }
+void qw_arr_begin(qw *w) { open_c(w, '['); }
+void qw_arr_end(qw *w) { close_c(w, ']'); }
+
+static inline void key_tail(qw *w) {
+    if (w->pretty) qbuf_put(w->b, "\": ", 3);
+    else qbuf_put(w->b, "\":", 2);
+    w->after_key = true;
+}
+void qw_key(qw *w, const char *k) {
+    before_item(w);
+    qbuf_putc(w->b, '"');
+    qbuf_puts(w->b, k);
+    key_tail(w);
+}
+void qw_keyn(qw *w, const char *k, size_t n) {
+    before_item(w);
+    qbuf_putc(w->b, '"');
+    qj_escape(w->b, k, n);
+    key_tail(w);
+}
+void qw_key_esc(qw *w, const char *raw, size_t n) {
+    before_item(w);
+    qbuf_putc(w->b, '"');
+    qbuf_put(w->b, raw, n);
+    key_tail(w);
+}
+void qw_str(qw *w, const char *s, size_t n) {
+    before_item(w);
+    qbuf_putc(w->b, '"');
+    qj_escape(w->b, s, n);
+    qbuf_putc(w->b, '"');
+}
+void qw_strz(qw *w, const char *s) { qw_str(w, s, strlen(s)); }
+void qw_str_esc(qw *w, const char *raw, size_t n) {
+    before_item(w);
+    if (!qbuf_grow(w->b, n + 2)) return;
+    char *o = w->b->data + w->b->len;
+    o[0] = '"';
+    memcpy(o + 1, raw, n);
+    o[n + 1] = '"';
+    w->b->len += n + 2;
+}
+void qw_num_raw(qw *w, const char *s, size_t n) { before_item(w); qbuf_put(w->b, s, n); }
+void qw_int(qw *w, int64_t v) { before_item(w); qbuf_put_i64(w->b, v); }
+void qw_bool(qw *w, bool v) { before_item(w); if (v) qbuf_put(w->b, "true", 4); else qbuf_put(w->b, "false", 5); }
+void qw_null(qw *w) { before_item(w); qbuf_put(w->b, "null", 4); }
+
+void qw_node(qw *w, const qj_doc *d, uint32_t i) {
+    const qj_node *root = &d->nodes[i];
+    if (!w->pretty && (root->type == QJ_OBJECT || root->type == QJ_ARRAY) && (root->flags & QJ_F_COMPACT)) {
+        before_item(w);
+        qbuf_put(w->b, root->p, root->len);
+        return;
+    }
+    /* iterative preorder walk; containers close when the walk reaches their end */
+    uint32_t ends_small[64];
+    uint8_t isobj_small[64];
+    uint32_t *ends = ends_small;
+    uint8_t *isobj = isobj_small;
+    uint32_t cap = 64, sp = 0;
+    uint32_t stop = root->end;
+    uint32_t pos_in_obj_small[64];
+    uint32_t *pos = pos_in_obj_small;
+    for (uint32_t j = i; j < stop;) {
+        while (sp && ends[sp - 1] == j) {
+            if (isobj[sp - 1]) qw_obj_end(w); else qw_arr_end(w);
+            sp--;
+        }
+        const qj_node *nd = &d->nodes[j];
+        if (sp && isobj[sp - 1] && (pos[sp - 1]++ % 2) == 0) {
+            qw_key_esc(w, nd->p, nd->len);
+            j++;
+            continue;
+        }
+        switch ((qj_type)nd->type) {
+        case QJ_STRING: qw_str_esc(w, nd->p, nd->len); j++; break;
+        case QJ_NUMBER: case QJ_TRUE: case QJ_FALSE: case QJ_NULL:
+            qw_num_raw(w, nd->p, nd->len); j++; break;
+        case QJ_OBJECT: case QJ_ARRAY:
+            if (!w->pretty && (nd->flags & QJ_F_COMPACT)) {
+                before_item(w);
+                qbuf_put(w->b, nd->p, nd->len);
+                j = nd->end;
+                break;
+            }
+            if (sp == cap) {
+                uint32_t ncap = cap * 2;
+                uint32_t *ne = q_malloc(w->b->a, (size_t)ncap * 4);
+                uint32_t *np = q_malloc(w->b->a, (size_t)ncap * 4);
+                uint8_t *no = q_malloc(w->b->a, ncap);
+                if (!ne || !np || !no) {
+                    q_free(w->b->a, ne, (size_t)ncap * 4); q_free(w->b->a, np, (size_t)ncap * 4);
+                    q_free(w->b->a, no, ncap);
+                    w->b->oom = true;
+                    goto out;
+                }
+                memcpy(ne, ends, (size_t)cap * 4); memcpy(np, pos, (size_t)cap * 4); memcpy(no, isobj, cap);
+                if (ends != ends_small) {
+                    q_free(w->b->a, ends, (size_t)cap * 4); q_free(w->b->a, pos, (size_t)cap * 4);
+                    q_free(w->b->a, isobj, cap);
+                }
+                ends = ne; pos = np; isobj = no; cap = ncap;
+            }
+            if (nd->type == QJ_OBJECT) qw_obj_begin(w); else qw_arr_begin(w);
+            ends[sp] = nd->end; isobj[sp] = nd->type == QJ_OBJECT; pos[sp] = 0; sp++;
+            j++;
+            break;
+        }
+    }
+    while (sp) {
+        if (isobj[sp - 1]) qw_obj_end(w); else qw_arr_end(w);
+        sp--;
+    }
+out:
+    if (ends != ends_small) {
+        q_free(w->b->a, ends, (size_t)cap * 4); q_free(w->b->a, pos, (size_t)cap * 4);
+        q_free(w->b->a, isobj, cap);
+    }
+}
+
+void qw_raw_value(qw *w, const char *json, size_t n) {
+    if (!w->pretty) { before_item(w); qbuf_put(w->b, json, n); return; }
+    qj_doc d;
+    if (qj_parse(&d, json, n, NULL, w->b->a, NULL) != QUIRE_OK) {
+        before_item(w); qbuf_put(w->b, json, n); return;
+    }
+    qw_node(w, &d, 0);
+    qj_doc_free(&d);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public helpers                                                            */
+/* ------------------------------------------------------------------------ */
+
+static qj_opts opts_from(const quire_options *o) {
+    quire_limits l = q_limits(o);
+    qj_opts jo = {l.max_depth, l.max_string_bytes};
+    return jo;
+}
+
+static quire_status check_size(size_t len, const quire_options *o, quire_error *err) {
+    quire_limits l = q_limits(o);
+    if ((uint64_t)len > l.max_input_bytes)
+        return q_err_at(err, QUIRE_E_LIMIT, 0, "", "input of %zu bytes exceeds the limit of %llu bytes", len,
+                        (unsigned long long)l.max_input_bytes);
+    return QUIRE_OK;
+}
+
+quire_status quire_json_check(const char *json, size_t len, const quire_options *opts, quire_error *err) {
+    quire_status st = check_size(len, opts, err);
+    if (st) return st;
+    qj_doc d;
+    qj_opts jo = opts_from(opts);
+    st = qj_parse(&d, json, len, &jo, q_alloc_of(opts), err);
+    qj_doc_free(&d);
+    return st;
+}
+
+quire_status quire_json_format(const char *json, size_t len, int pretty, const quire_options *opts,
+                               quire_bytes *out, quire_error *err) {
+    quire_status st = check_size(len, opts, err);
+    if (st) return st;
+    qj_doc d;
+    qj_opts jo = opts_from(opts);
+    st = qj_parse(&d, json, len, &jo, q_alloc_of(opts), err);
+    if (st) return st;
+    qbuf b;
+    qbuf_init(&b, q_alloc_of(opts));
+    qw w;
+    qw_init(&w, &b, pretty != 0);
+    qw_node(&w, &d, 0);
+    qw_dispose(&w);
+    qj_doc_free(&d);
+    if (b.oom || !qbuf_take(&b, out)) { qbuf_free(&b); return q_oom(err); }
+    return QUIRE_OK;
+}

@@ -1,0 +1,118 @@
+/* quire's JSON codec.
+ *
+ * Reader: one pass over the input builds a flat preorder tape of nodes that
+ * point into the input (zero-copy): strings keep their escaped bytes, numbers
+ * their text. Containers know their child count and where their subtree ends,
+ * so skipping a value is O(1) and no recursion is needed anywhere. Strict
+ * RFC 8259: UTF-8 of raw bytes and of \u escapes is validated, lone surrogates
+ * are rejected, depth is bounded by an explicit stack.
+ *
+ * Writer: compact or two-space pretty, deterministic, minimal escaping; copies
+ * parsed subtrees byte-exact (numbers and string escapes untouched).
+ */
+#ifndef QUIRE_CORE_JSON_H
+#define QUIRE_CORE_JSON_H
+
+#include "core/base.h"
+
+typedef enum qj_type {
+    QJ_NULL = 1, QJ_FALSE, QJ_TRUE, QJ_NUMBER, QJ_STRING, QJ_ARRAY, QJ_OBJECT
+} qj_type;
+
+#define QJ_F_ESC 0x1u     /* string: contains backslash escapes */
+#define QJ_F_COMPACT 0x2u /* container: no whitespace inside its raw span */
+#define QJ_F_ASCII 0x4u   /* string: raw bytes are all ASCII */
+
+#define QJ_NONE UINT32_MAX
+
+typedef struct qj_node {
+    const char *p; /* string: first content byte; number: text; container: '[' or '{' */
+    uint32_t len;  /* string: escaped content bytes; number: text; container: raw span */
+    uint32_t end;  /* index one past the last node of this subtree (next sibling) */
+    uint32_t n;    /* container: elements (object: members) */
+    uint8_t type;
+    uint8_t flags;
+} qj_node;
+
+typedef struct qj_doc {
+    const char *src;
+    size_t len;
+    qj_node *nodes;
+    uint32_t count, cap;
+    const quire_allocator *a;
+} qj_doc;
+
+typedef struct qj_opts {
+    uint32_t max_depth;        /* 0 = 1024 */
+    uint64_t max_string_bytes; /* 0 = unlimited */
+} qj_opts;
+
+/* Parses src[0..len) into doc. On error fills err (offset, line:col, pointer,
+ * message) and leaves doc empty. The doc references src; keep it alive. */
+quire_status qj_parse(qj_doc *doc, const char *src, size_t len, const qj_opts *o,
+                      const quire_allocator *a, quire_error *err);
+void qj_doc_free(qj_doc *doc);
+
+static inline const qj_node *qj_at(const qj_doc *d, uint32_t i) { return &d->nodes[i]; }
+static inline qj_type qj_type_of(const qj_doc *d, uint32_t i) { return (qj_type)d->nodes[i].type; }
+static inline uint32_t qj_next(const qj_doc *d, uint32_t i) { return d->nodes[i].end; }
+static inline size_t qj_offset(const qj_doc *d, uint32_t i) {
+    /* strings point after their opening quote: report the quote */
+    size_t off = (size_t)(d->nodes[i].p - d->src);
+    return d->nodes[i].type == QJ_STRING && off ? off - 1 : off;
+}
+const char *qj_type_name(qj_type t); /* "string", "number", ... */
+
+/* Object member lookup by key (decoded comparison); QJ_NONE if absent. */
+uint32_t qj_get(const qj_doc *d, uint32_t obj, const char *key);
+uint32_t qj_getn(const qj_doc *d, uint32_t obj, const char *key, size_t keylen);
+/* True if string node i equals s (decoded comparison). */
+bool qj_str_eq(const qj_doc *d, uint32_t i, const char *s);
+bool qj_str_eqn(const qj_doc *d, uint32_t i, const char *s, size_t n);
+/* Decoded length of a string node. */
+size_t qj_str_decoded_len(const qj_doc *d, uint32_t i);
+/* Decodes string node i into out (capacity >= qj_str_decoded_len + 1). Returns length. */
+size_t qj_str_decode_into(const qj_doc *d, uint32_t i, char *out);
+/* Decodes into an arena (NUL-terminated). NULL on OOM. */
+char *qj_str_decode(const qj_doc *d, uint32_t i, qarena *ar, size_t *outlen);
+/* Decodes escaped JSON string content (between quotes) into out; returns length. */
+size_t qj_unescape(const char *s, size_t n, char *out);
+/* Returns QJ_NONE when no key repeats in obj, else the index of the second key. */
+uint32_t qj_find_dup_key(const qj_doc *d, uint32_t obj);
+/* Parses an integer number node (no fraction/exponent) into *v; false if not one or out of range. */
+bool qj_int64(const qj_doc *d, uint32_t i, int64_t *v);
+
+/* ---- writer ---- */
+typedef struct qw {
+    qbuf *b;
+    bool pretty;
+    bool after_key;
+    uint32_t depth;
+    uint32_t cap;
+    uint8_t *count; /* per depth: 0 = no element yet */
+    uint8_t small[64];
+} qw;
+
+void qw_init(qw *w, qbuf *b, bool pretty);
+void qw_dispose(qw *w);
+void qw_obj_begin(qw *w);
+void qw_obj_end(qw *w);
+void qw_arr_begin(qw *w);
+void qw_arr_end(qw *w);
+void qw_key(qw *w, const char *k);                      /* k is plain ASCII without escapes */
+void qw_keyn(qw *w, const char *k, size_t n);           /* escapes as needed */
+void qw_key_esc(qw *w, const char *raw, size_t n);      /* already-escaped key content */
+void qw_str(qw *w, const char *s, size_t n);            /* escapes as needed */
+void qw_strz(qw *w, const char *s);
+void qw_str_esc(qw *w, const char *raw, size_t n);      /* already-escaped content */
+void qw_num_raw(qw *w, const char *s, size_t n);        /* number text as is */
+void qw_int(qw *w, int64_t v);
+void qw_bool(qw *w, bool v);
+void qw_null(qw *w);
+void qw_node(qw *w, const qj_doc *d, uint32_t i);       /* copies a parsed subtree */
+/* Writes a complete JSON text given as bytes (parsed or trusted compact JSON). */
+void qw_raw_value(qw *w, const char *json, size_t n);
+/* Appends JSON string escaping of s to b (no quotes). */
+void qj_escape(qbuf *b, const char *s, size_t n);
+
+#endif

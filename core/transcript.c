@@ -1,0 +1,776 @@
+#include "core/transcript.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+/* ------------------------------------------------------------------------ */
+/* qstr                                                                      */
+/* ------------------------------------------------------------------------ */
+
+const char *qstr_plain_bytes(qstr s, qarena *ar, size_t *len) {
+    if (!s.esc) { *len = s.len; return s.p; }
+    char *o = qarena_alloc(ar, (size_t)s.len + 1);
+    if (!o) return NULL;
+    *len = qj_unescape(s.p, s.len, o);
+    o[*len] = '\0';
+    return o;
+}
+
+bool qstr_eq(qstr s, const char *z) {
+    size_t n = strlen(z);
+    if (!s.p) return false;
+    if (!s.esc) return s.len == n && memcmp(s.p, z, n) == 0;
+    if (n > s.len) return false;
+    char tmp[256];
+    if (s.len >= sizeof tmp) return false; /* identifiers compared this way are short */
+    size_t k = qj_unescape(s.p, s.len, tmp);
+    return k == n && memcmp(tmp, z, n) == 0;
+}
+
+void qw_qstr(qw *w, qstr s) {
+    if (s.esc) qw_str_esc(w, s.p, s.len);
+    else qw_str(w, s.p ? s.p : "", s.len);
+}
+
+void qbuf_put_qstr(qbuf *b, qstr s) {
+    if (!s.p) return;
+    if (!s.esc) { qbuf_put(b, s.p, s.len); return; }
+    if (!qbuf_grow(b, s.len)) return;
+    b->len += qj_unescape(s.p, s.len, b->data + b->len);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Names                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static const char *const k_roles[] = {"user", "assistant", "tool", "system", "developer"};
+const char *qrole_name(qrole r) { return (unsigned)r < Q_COUNTOF(k_roles) ? k_roles[r] : "?"; }
+
+static const char *const k_block_types[] = {"text", "image", "document", "toolCall", "toolResult",
+                                            "thinking", "redactedThinking", "opaque"};
+const char *qblock_type_name(qblock_type t) {
+    return (unsigned)t < Q_COUNTOF(k_block_types) ? k_block_types[t] : "?";
+}
+
+/* ------------------------------------------------------------------------ */
+/* Construction                                                              */
+/* ------------------------------------------------------------------------ */
+
+quire_transcript *qtr_new(const quire_allocator *a) {
+    a = a ? a : q_alloc_default();
+    quire_transcript *t = q_malloc(a, sizeof *t);
+    if (!t) return NULL;
+    memset(t, 0, sizeof *t);
+    t->a = a;
+    qarena_init(&t->ar, a);
+    return t;
+}
+
+void quire_transcript_free(quire_transcript *t) {
+    if (!t) return;
+    for (uint32_t i = 0; i < t->ndocs; i++) qj_doc_free(t->docs[i]);
+    q_free(t->a, t->docs, (size_t)t->capdocs * sizeof(qj_doc *));
+    q_free(t->a, t->msgs, (size_t)t->capmsgs * sizeof(qmsg));
+    qarena_free(&t->ar);
+    q_free(t->a, t, sizeof *t);
+}
+
+size_t quire_transcript_message_count(const quire_transcript *t) { return t ? t->nmsgs : 0; }
+
+qj_doc *qtr_parse_doc(quire_transcript *t, const char *json, size_t len, bool borrow,
+                      const quire_options *opts, quire_error *err) {
+    quire_limits l = q_limits(opts);
+    if ((uint64_t)len > l.max_input_bytes) {
+        q_err_at(err, QUIRE_E_LIMIT, 0, "", "input of %zu bytes exceeds the limit of %llu bytes", len,
+                 (unsigned long long)l.max_input_bytes);
+        return NULL;
+    }
+    if (t->ndocs == t->capdocs) {
+        uint32_t ncap = t->capdocs ? t->capdocs * 2 : 4;
+        qj_doc **nd = q_realloc(t->a, t->docs, (size_t)t->capdocs * sizeof(qj_doc *), (size_t)ncap * sizeof(qj_doc *));
+        if (!nd) { q_oom(err); return NULL; }
+        t->docs = nd; t->capdocs = ncap;
+    }
+    qj_doc *d = qarena_alloc(&t->ar, sizeof *d);
+    const char *src = json;
+    if (!borrow) {
+        char *copy = qarena_alloc(&t->ar, len ? len : 1);
+        if (!d || !copy) { q_oom(err); return NULL; }
+        if (len) memcpy(copy, json, len);
+        src = copy;
+    }
+    if (!d) { q_oom(err); return NULL; }
+    qj_opts jo = {l.max_depth, l.max_string_bytes};
+    if (qj_parse(d, src, len, &jo, t->a, err) != QUIRE_OK) return NULL;
+    t->docs[t->ndocs++] = d;
+    return d;
+}
+
+qmsg *qtr_push_msg(quire_transcript *t) {
+    if (t->nmsgs == t->capmsgs) {
+        uint32_t ncap = t->capmsgs ? t->capmsgs + t->capmsgs / 2 + 8 : 16;
+        qmsg *nm = q_realloc(t->a, t->msgs, (size_t)t->capmsgs * sizeof(qmsg), (size_t)ncap * sizeof(qmsg));
+        if (!nm) return NULL;
+        t->msgs = nm; t->capmsgs = ncap;
+    }
+    qmsg *m = &t->msgs[t->nmsgs++];
+    memset(m, 0, sizeof *m);
+    return m;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Decoding                                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef struct dctx {
+    quire_transcript *t;
+    const qj_doc *d;
+    quire_error *err;
+    char ptr[512];
+    size_t plen;
+} dctx;
+
+static void ptr_key(dctx *c, const char *k) {
+    c->ptr[c->plen] = '\0';
+    q_ptr_push_key(c->ptr, sizeof c->ptr, k, strlen(k));
+}
+static void ptr_idx(dctx *c, size_t i) {
+    c->ptr[c->plen] = '\0';
+    q_ptr_push_index(c->ptr, sizeof c->ptr, i);
+}
+/* Enter: make the current pointer permanent; returns the saved length. */
+static size_t ptr_enter(dctx *c) { size_t s = c->plen; c->plen = strlen(c->ptr); return s; }
+static void ptr_leave(dctx *c, size_t saved) { c->plen = saved; c->ptr[saved] = '\0'; }
+
+static quire_status Q_PRINTF(3, 4) derr(dctx *c, uint32_t node, const char *fmt, ...) {
+    quire_error *e = c->err;
+    if (!e) return QUIRE_E_SCHEMA;
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    q_err_at(e, QUIRE_E_SCHEMA, qj_offset(c->d, node), c->ptr, "%s", msg);
+    q_err_locate(e, c->d->src, c->d->len);
+    return QUIRE_E_SCHEMA;
+}
+
+static quire_status expect_type(dctx *c, uint32_t v, qj_type want, const char *what) {
+    qj_type t = qj_type_of(c->d, v);
+    if (t == want || (want == QJ_TRUE && t == QJ_FALSE)) return QUIRE_OK;
+    return derr(c, v, "expected %s, got %s", what, qj_type_name(t));
+}
+
+/* Scans the members of obj: each key must be one of names (else "unknown
+ * field"), none may repeat. vals[i] receives the value index or QJ_NONE. */
+static quire_status scan_fields(dctx *c, uint32_t obj, const char *const *names, size_t n, uint32_t *vals,
+                                const char *what) {
+    for (size_t i = 0; i < n; i++) vals[i] = QJ_NONE;
+    const qj_node *o = qj_at(c->d, obj);
+    uint32_t k = obj + 1;
+    for (uint32_t m = 0; m < o->n; m++) {
+        uint32_t v = k + 1;
+        size_t i = 0;
+        for (; i < n; i++)
+            if (qj_str_eq(c->d, k, names[i])) break;
+        char keybuf[128];
+        const qj_node *kn = qj_at(c->d, k);
+        size_t kl = kn->len < sizeof keybuf - 1 ? kn->len : sizeof keybuf - 1;
+        memcpy(keybuf, kn->p, kl);
+        keybuf[kl] = '\0';
+        if (i == n) {
+            ptr_key(c, keybuf);
+            return derr(c, k, "unknown field \"%s\" in %s", keybuf, what);
+        }
+        if (vals[i] != QJ_NONE) {
+            ptr_key(c, keybuf);
+            return derr(c, k, "duplicate key \"%s\"", keybuf);
+        }
+        vals[i] = v;
+        k = qj_next(c->d, v);
+    }
+    return QUIRE_OK;
+}
+
+static quire_status get_str(dctx *c, uint32_t v, const char *field, qstr *out) {
+    if (v == QJ_NONE) return QUIRE_OK;
+    ptr_key(c, field);
+    quire_status st = expect_type(c, v, QJ_STRING, "string");
+    if (st) return st;
+    *out = qstr_node(c->d, v);
+    return QUIRE_OK;
+}
+
+static quire_status need(dctx *c, uint32_t obj, uint32_t v, const char *field, const char *what) {
+    if (v != QJ_NONE) return QUIRE_OK;
+    c->ptr[c->plen] = '\0';
+    return derr(c, obj, "missing required field \"%s\" in %s", field, what);
+}
+
+enum {
+    BF_TYPE, BF_TEXT, BF_CACHE, BF_MEDIA, BF_DATA, BF_URL, BF_TITLE, BF_ID, BF_NAME, BF_INPUT,
+    BF_TOOLCALLID, BF_CONTENT, BF_ISERROR, BF_SIGNATURE, BF_PROVIDER, BF_ITEM, BF_COUNT
+};
+static const char *const k_block_fields[BF_COUNT] = {
+    "type", "text", "cacheControl", "mediaType", "data", "url", "title", "id", "name", "input",
+    "toolCallId", "content", "isError", "signature", "provider", "item"};
+#define B(x) (1u << (x))
+static const uint32_t k_block_allowed[] = {
+    [QB_TEXT] = B(BF_TYPE) | B(BF_TEXT) | B(BF_CACHE),
+    [QB_IMAGE] = B(BF_TYPE) | B(BF_MEDIA) | B(BF_DATA) | B(BF_URL) | B(BF_CACHE),
+    [QB_DOCUMENT] = B(BF_TYPE) | B(BF_MEDIA) | B(BF_DATA) | B(BF_URL) | B(BF_TITLE) | B(BF_CACHE),
+    [QB_TOOL_CALL] = B(BF_TYPE) | B(BF_ID) | B(BF_NAME) | B(BF_INPUT) | B(BF_CACHE),
+    [QB_TOOL_RESULT] = B(BF_TYPE) | B(BF_TOOLCALLID) | B(BF_CONTENT) | B(BF_ISERROR) | B(BF_CACHE),
+    [QB_THINKING] = B(BF_TYPE) | B(BF_TEXT) | B(BF_SIGNATURE),
+    [QB_REDACTED_THINKING] = B(BF_TYPE) | B(BF_DATA),
+    [QB_OPAQUE] = B(BF_TYPE) | B(BF_PROVIDER) | B(BF_ITEM),
+};
+
+static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_result);
+
+static quire_status decode_source(dctx *c, uint32_t obj, const uint32_t *f, qblock *b, const char *what) {
+    quire_status st;
+    if ((st = get_str(c, f[BF_MEDIA], "mediaType", &b->media_type))) return st;
+    if ((st = get_str(c, f[BF_DATA], "data", &b->data))) return st;
+    if ((st = get_str(c, f[BF_URL], "url", &b->url))) return st;
+    c->ptr[c->plen] = '\0';
+    if (f[BF_DATA] == QJ_NONE && f[BF_URL] == QJ_NONE)
+        return derr(c, obj, "%s block needs \"data\" or \"url\"", what);
+    if (f[BF_DATA] != QJ_NONE && f[BF_URL] != QJ_NONE)
+        return derr(c, obj, "%s block has both \"data\" and \"url\"; give one", what);
+    if (f[BF_DATA] != QJ_NONE && f[BF_MEDIA] == QJ_NONE)
+        return derr(c, obj, "missing required field \"mediaType\" in %s block with \"data\"", what);
+    return QUIRE_OK;
+}
+
+static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_result) {
+    const qj_doc *d = c->d;
+    memset(b, 0, sizeof *b);
+    b->is_error = -1;
+    quire_status st = expect_type(c, v, QJ_OBJECT, "object (a content block)");
+    if (st) return st;
+    uint32_t f[BF_COUNT];
+    size_t saved = ptr_enter(c);
+    if ((st = scan_fields(c, v, k_block_fields, BF_COUNT, f, "content block"))) return st;
+    if ((st = need(c, v, f[BF_TYPE], "type", "content block"))) return st;
+    ptr_key(c, "type");
+    if ((st = expect_type(c, f[BF_TYPE], QJ_STRING, "string"))) return st;
+    int type = -1;
+    for (size_t i = 0; i < Q_COUNTOF(k_block_types); i++)
+        if (qj_str_eq(d, f[BF_TYPE], k_block_types[i])) { type = (int)i; break; }
+    if (type < 0) {
+        char tb[96];
+        const qj_node *tn = qj_at(d, f[BF_TYPE]);
+        size_t tl = tn->len < sizeof tb - 1 ? tn->len : sizeof tb - 1;
+        memcpy(tb, tn->p, tl);
+        tb[tl] = '\0';
+        return derr(c, f[BF_TYPE], "unknown block type \"%s\"", tb);
+    }
+    b->type = (qblock_type)type;
+    if (in_tool_result && b->type != QB_TEXT && b->type != QB_IMAGE)
+        return derr(c, f[BF_TYPE], "a toolResult's content holds only text and image blocks, not \"%s\"",
+                    k_block_types[type]);
+    uint32_t allowed = k_block_allowed[type];
+    for (int i = 0; i < BF_COUNT; i++) {
+        if (f[i] != QJ_NONE && !(allowed & B(i))) {
+            ptr_key(c, k_block_fields[i]);
+            return derr(c, f[i] - 1, "unknown field \"%s\" in %s block", k_block_fields[i], k_block_types[type]);
+        }
+    }
+    if (f[BF_CACHE] != QJ_NONE) {
+        ptr_key(c, "cacheControl");
+        if ((st = expect_type(c, f[BF_CACHE], QJ_OBJECT, "object"))) return st;
+        b->cache_control = qval_of(d, f[BF_CACHE]);
+    }
+    const char *tname = k_block_types[type];
+    switch (b->type) {
+    case QB_TEXT:
+        if ((st = need(c, v, f[BF_TEXT], "text", "text block"))) return st;
+        if ((st = get_str(c, f[BF_TEXT], "text", &b->text))) return st;
+        break;
+    case QB_IMAGE:
+    case QB_DOCUMENT:
+        if ((st = decode_source(c, v, f, b, tname))) return st;
+        if ((st = get_str(c, f[BF_TITLE], "title", &b->title))) return st;
+        break;
+    case QB_TOOL_CALL:
+        if ((st = need(c, v, f[BF_ID], "id", "toolCall block"))) return st;
+        if ((st = need(c, v, f[BF_NAME], "name", "toolCall block"))) return st;
+        if ((st = need(c, v, f[BF_INPUT], "input", "toolCall block"))) return st;
+        if ((st = get_str(c, f[BF_ID], "id", &b->id))) return st;
+        if ((st = get_str(c, f[BF_NAME], "name", &b->name))) return st;
+        b->input = qval_of(d, f[BF_INPUT]);
+        break;
+    case QB_TOOL_RESULT: {
+        if ((st = need(c, v, f[BF_TOOLCALLID], "toolCallId", "toolResult block"))) return st;
+        if ((st = get_str(c, f[BF_TOOLCALLID], "toolCallId", &b->tool_call_id))) return st;
+        if (f[BF_ISERROR] != QJ_NONE) {
+            ptr_key(c, "isError");
+            if ((st = expect_type(c, f[BF_ISERROR], QJ_TRUE, "boolean"))) return st;
+            b->is_error = qj_type_of(d, f[BF_ISERROR]) == QJ_TRUE;
+        }
+        uint32_t cv = f[BF_CONTENT];
+        if (cv == QJ_NONE) { b->content_is_string = true; b->content_text = qstr_lit(""); break; }
+        ptr_key(c, "content");
+        qj_type ct = qj_type_of(d, cv);
+        if (ct == QJ_STRING) {
+            b->content_is_string = true;
+            b->content_text = qstr_node(d, cv);
+        } else if (ct == QJ_ARRAY) {
+            uint32_t n = qj_at(d, cv)->n;
+            b->parts = qarena_calloc(&c->t->ar, n ? n : 1, sizeof(qblock));
+            if (!b->parts) return q_oom(c->err);
+            b->nparts = n;
+            size_t s2 = ptr_enter(c);
+            uint32_t e = cv + 1;
+            for (uint32_t i = 0; i < n; i++) {
+                ptr_idx(c, i);
+                size_t s3 = ptr_enter(c);
+                if ((st = decode_block(c, e, &b->parts[i], true))) return st;
+                ptr_leave(c, s3);
+                e = qj_next(d, e);
+            }
+            ptr_leave(c, s2);
+        } else {
+            return derr(c, cv, "expected string or array, got %s", qj_type_name(ct));
+        }
+        break;
+    }
+    case QB_THINKING:
+        if ((st = need(c, v, f[BF_TEXT], "text", "thinking block"))) return st;
+        if ((st = get_str(c, f[BF_TEXT], "text", &b->text))) return st;
+        if ((st = get_str(c, f[BF_SIGNATURE], "signature", &b->signature))) return st;
+        break;
+    case QB_REDACTED_THINKING:
+        if ((st = need(c, v, f[BF_DATA], "data", "redactedThinking block"))) return st;
+        if ((st = get_str(c, f[BF_DATA], "data", &b->data))) return st;
+        break;
+    case QB_OPAQUE:
+        if ((st = need(c, v, f[BF_PROVIDER], "provider", "opaque block"))) return st;
+        if ((st = need(c, v, f[BF_ITEM], "item", "opaque block"))) return st;
+        if ((st = get_str(c, f[BF_PROVIDER], "provider", &b->provider))) return st;
+        b->item = qval_of(d, f[BF_ITEM]);
+        break;
+    }
+    ptr_leave(c, saved);
+    return QUIRE_OK;
+}
+
+/* Which blocks a role may hold; NULL when allowed, else why not. */
+static const char *role_rule(qrole role, qblock_type bt) {
+    switch (role) {
+    case QR_TOOL:
+        return bt == QB_TOOL_RESULT ? NULL : "a tool message holds only toolResult blocks";
+    case QR_USER:
+        return (bt == QB_TOOL_CALL || bt == QB_THINKING || bt == QB_REDACTED_THINKING)
+                   ? "this block type belongs in an assistant message" : NULL;
+    case QR_ASSISTANT:
+        return bt == QB_TOOL_RESULT ? "toolResult blocks belong in a tool or user message" : NULL;
+    case QR_SYSTEM:
+    case QR_DEVELOPER:
+        return bt == QB_TEXT ? NULL : "system and developer messages hold only text blocks";
+    }
+    return NULL;
+}
+
+enum { MF_ROLE, MF_CONTENT, MF_ID, MF_PINNED, MF_META, MF_COUNT };
+static const char *const k_msg_fields[MF_COUNT] = {"role", "content", "id", "pinned", "meta"};
+
+static quire_status decode_message(dctx *c, uint32_t v, uint32_t src_index) {
+    const qj_doc *d = c->d;
+    quire_status st = expect_type(c, v, QJ_OBJECT, "object (a message)");
+    if (st) return st;
+    size_t saved = ptr_enter(c);
+    uint32_t f[MF_COUNT];
+    if ((st = scan_fields(c, v, k_msg_fields, MF_COUNT, f, "message"))) return st;
+    if ((st = need(c, v, f[MF_ROLE], "role", "message"))) return st;
+    if ((st = need(c, v, f[MF_CONTENT], "content", "message"))) return st;
+    ptr_key(c, "role");
+    if ((st = expect_type(c, f[MF_ROLE], QJ_STRING, "string"))) return st;
+    int role = -1;
+    for (size_t i = 0; i < Q_COUNTOF(k_roles); i++)
+        if (qj_str_eq(d, f[MF_ROLE], k_roles[i])) { role = (int)i; break; }
+    if (role < 0) {
+        char rb[64];
+        const qj_node *rn = qj_at(d, f[MF_ROLE]);
+        size_t rl = rn->len < sizeof rb - 1 ? rn->len : sizeof rb - 1;
+        memcpy(rb, rn->p, rl);
+        rb[rl] = '\0';
+        return derr(c, f[MF_ROLE], "unknown role \"%s\" (expected user, assistant, tool, system or developer)", rb);
+    }
+    qstr id = {0};
+    if ((st = get_str(c, f[MF_ID], "id", &id))) return st;
+    bool pinned = false;
+    if (f[MF_PINNED] != QJ_NONE) {
+        ptr_key(c, "pinned");
+        if ((st = expect_type(c, f[MF_PINNED], QJ_TRUE, "boolean"))) return st;
+        pinned = qj_type_of(d, f[MF_PINNED]) == QJ_TRUE;
+    }
+    qval meta = {0};
+    if (f[MF_META] != QJ_NONE) meta = qval_of(d, f[MF_META]);
+
+    uint32_t cv = f[MF_CONTENT];
+    ptr_key(c, "content");
+    qj_type ct = qj_type_of(d, cv);
+    qblock *blocks;
+    uint32_t n;
+    bool is_string = false;
+    if (ct == QJ_STRING) {
+        blocks = qarena_calloc(&c->t->ar, 1, sizeof(qblock));
+        if (!blocks) return q_oom(c->err);
+        blocks[0].type = QB_TEXT;
+        blocks[0].is_error = -1;
+        blocks[0].text = qstr_node(d, cv);
+        n = 1;
+        is_string = true;
+    } else if (ct == QJ_ARRAY) {
+        n = qj_at(d, cv)->n;
+        blocks = qarena_calloc(&c->t->ar, n ? n : 1, sizeof(qblock));
+        if (!blocks) return q_oom(c->err);
+        size_t s2 = ptr_enter(c);
+        uint32_t e = cv + 1;
+        for (uint32_t i = 0; i < n; i++) {
+            ptr_idx(c, i);
+            size_t s3 = ptr_enter(c);
+            if ((st = decode_block(c, e, &blocks[i], false))) return st;
+            const char *bad = role_rule((qrole)role, blocks[i].type);
+            if (bad) {
+                ptr_key(c, "type");
+                return derr(c, qj_get(d, e, "type"), "%s", bad);
+            }
+            ptr_leave(c, s3);
+            e = qj_next(d, e);
+        }
+        ptr_leave(c, s2);
+    } else {
+        return derr(c, cv, "expected string or array, got %s", qj_type_name(ct));
+    }
+    if (is_string && role == QR_TOOL) return derr(c, cv, "%s", role_rule(QR_TOOL, QB_TEXT));
+
+    uint32_t nresults = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (blocks[i].type == QB_TOOL_RESULT) nresults++;
+
+    /* a user message carrying toolResult blocks is split: tool message first */
+    if (role == QR_USER && nresults > 0) {
+        qblock *res = qarena_calloc(&c->t->ar, nresults, sizeof(qblock));
+        qblock *rest = qarena_calloc(&c->t->ar, n - nresults ? n - nresults : 1, sizeof(qblock));
+        if (!res || !rest) return q_oom(c->err);
+        uint32_t a = 0, r = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            if (blocks[i].type == QB_TOOL_RESULT) res[a++] = blocks[i];
+            else rest[r++] = blocks[i];
+        }
+        qmsg *tm = qtr_push_msg(c->t);
+        if (!tm) return q_oom(c->err);
+        tm->role = QR_TOOL; tm->blocks = res; tm->nblocks = a; tm->src_index = src_index;
+        if (r == 0) {
+            tm->id = id; tm->pinned = pinned; tm->meta = meta;
+            ptr_leave(c, saved);
+            return QUIRE_OK;
+        }
+        blocks = rest; n = r;
+    }
+    qmsg *m = qtr_push_msg(c->t);
+    if (!m) return q_oom(c->err);
+    m->role = (qrole)role;
+    m->content_is_string = is_string;
+    m->pinned = pinned;
+    m->id = id;
+    m->meta = meta;
+    m->blocks = blocks;
+    m->nblocks = n;
+    m->src_index = src_index;
+    ptr_leave(c, saved);
+    return QUIRE_OK;
+}
+
+static void dctx_init(dctx *c, quire_transcript *t, const qj_doc *d, const char *ptr, quire_error *err) {
+    c->t = t; c->d = d; c->err = err;
+    snprintf(c->ptr, sizeof c->ptr, "%s", ptr ? ptr : "");
+    c->plen = strlen(c->ptr);
+}
+
+quire_status qtr_decode_message(quire_transcript *t, const qj_doc *d, uint32_t msg, const char *ptr,
+                                uint32_t src_index, quire_error *err) {
+    dctx c;
+    dctx_init(&c, t, d, ptr, err);
+    return decode_message(&c, msg, src_index);
+}
+
+static quire_status decode_system(dctx *c, uint32_t v) {
+    const qj_doc *d = c->d;
+    quire_transcript *t = c->t;
+    qj_type ty = qj_type_of(d, v);
+    t->has_system = true;
+    if (ty == QJ_STRING) {
+        t->system = qarena_calloc(&t->ar, 1, sizeof(qblock));
+        if (!t->system) return q_oom(c->err);
+        t->system[0].type = QB_TEXT;
+        t->system[0].is_error = -1;
+        t->system[0].text = qstr_node(d, v);
+        t->nsystem = 1;
+        t->system_is_string = true;
+        return QUIRE_OK;
+    }
+    if (ty != QJ_ARRAY) return derr(c, v, "expected string or array of text blocks, got %s", qj_type_name(ty));
+    uint32_t n = qj_at(d, v)->n;
+    t->system = qarena_calloc(&t->ar, n ? n : 1, sizeof(qblock));
+    if (!t->system) return q_oom(c->err);
+    t->nsystem = n;
+    t->system_is_string = false;
+    size_t saved = ptr_enter(c);
+    uint32_t e = v + 1;
+    for (uint32_t i = 0; i < n; i++) {
+        ptr_idx(c, i);
+        size_t s2 = ptr_enter(c);
+        quire_status st = decode_block(c, e, &t->system[i], false);
+        if (st) return st;
+        if (t->system[i].type != QB_TEXT) {
+            ptr_key(c, "type");
+            return derr(c, e, "the system prompt holds only text blocks");
+        }
+        ptr_leave(c, s2);
+        e = qj_next(d, e);
+    }
+    ptr_leave(c, saved);
+    return QUIRE_OK;
+}
+
+quire_status qtr_decode_system(quire_transcript *t, const qj_doc *d, uint32_t v, const char *ptr,
+                               quire_error *err) {
+    dctx c;
+    dctx_init(&c, t, d, ptr, err);
+    return decode_system(&c, v);
+}
+
+enum { TF_NAME, TF_DESC, TF_SCHEMA, TF_CACHE, TF_COUNT };
+static const char *const k_tool_fields[TF_COUNT] = {"name", "description", "inputSchema", "cacheControl"};
+
+static quire_status decode_tools(dctx *c, uint32_t v) {
+    const qj_doc *d = c->d;
+    quire_transcript *t = c->t;
+    quire_status st = expect_type(c, v, QJ_ARRAY, "array of tools");
+    if (st) return st;
+    uint32_t n = qj_at(d, v)->n;
+    t->has_tools = true;
+    t->tools = qarena_calloc(&t->ar, n ? n : 1, sizeof(qtool));
+    if (!t->tools) return q_oom(c->err);
+    t->ntools = n;
+    size_t saved = ptr_enter(c);
+    uint32_t e = v + 1;
+    for (uint32_t i = 0; i < n; i++) {
+        ptr_idx(c, i);
+        size_t s2 = ptr_enter(c);
+        if ((st = expect_type(c, e, QJ_OBJECT, "object (a tool)"))) return st;
+        uint32_t f[TF_COUNT];
+        if ((st = scan_fields(c, e, k_tool_fields, TF_COUNT, f, "tool"))) return st;
+        if ((st = need(c, e, f[TF_NAME], "name", "tool"))) return st;
+        if ((st = need(c, e, f[TF_SCHEMA], "inputSchema", "tool"))) return st;
+        qtool *tl = &t->tools[i];
+        if ((st = get_str(c, f[TF_NAME], "name", &tl->name))) return st;
+        if ((st = get_str(c, f[TF_DESC], "description", &tl->description))) return st;
+        ptr_key(c, "inputSchema");
+        if ((st = expect_type(c, f[TF_SCHEMA], QJ_OBJECT, "object (a JSON Schema)"))) return st;
+        tl->input_schema = qval_of(d, f[TF_SCHEMA]);
+        if (f[TF_CACHE] != QJ_NONE) {
+            ptr_key(c, "cacheControl");
+            if ((st = expect_type(c, f[TF_CACHE], QJ_OBJECT, "object"))) return st;
+            tl->cache_control = qval_of(d, f[TF_CACHE]);
+        }
+        ptr_leave(c, s2);
+        e = qj_next(d, e);
+    }
+    ptr_leave(c, saved);
+    return QUIRE_OK;
+}
+
+quire_status qtr_decode_tools(quire_transcript *t, const qj_doc *d, uint32_t v, const char *ptr,
+                              quire_error *err) {
+    dctx c;
+    dctx_init(&c, t, d, ptr, err);
+    return decode_tools(&c, v);
+}
+
+enum { XF_SYSTEM, XF_TOOLS, XF_MESSAGES, XF_COUNT };
+static const char *const k_tr_fields[XF_COUNT] = {"system", "tools", "messages"};
+
+quire_status qtr_decode(quire_transcript *t, const qj_doc *d, uint32_t root, quire_error *err) {
+    dctx c;
+    dctx_init(&c, t, d, "", err);
+    quire_status st = expect_type(&c, root, QJ_OBJECT, "object (a quire.transcript/1 transcript)");
+    if (st) return st;
+    uint32_t f[XF_COUNT];
+    if ((st = scan_fields(&c, root, k_tr_fields, XF_COUNT, f, "transcript"))) return st;
+    if ((st = need(&c, root, f[XF_MESSAGES], "messages", "transcript"))) return st;
+    if (f[XF_SYSTEM] != QJ_NONE) {
+        ptr_key(&c, "system");
+        size_t s = ptr_enter(&c);
+        if ((st = decode_system(&c, f[XF_SYSTEM]))) return st;
+        ptr_leave(&c, s);
+    }
+    if (f[XF_TOOLS] != QJ_NONE) {
+        ptr_key(&c, "tools");
+        size_t s = ptr_enter(&c);
+        if ((st = decode_tools(&c, f[XF_TOOLS]))) return st;
+        ptr_leave(&c, s);
+    }
+    uint32_t mv = f[XF_MESSAGES];
+    ptr_key(&c, "messages");
+    if ((st = expect_type(&c, mv, QJ_ARRAY, "array of messages"))) return st;
+    uint32_t n = qj_at(d, mv)->n;
+    size_t s = ptr_enter(&c);
+    uint32_t e = mv + 1;
+    for (uint32_t i = 0; i < n; i++) {
+        ptr_idx(&c, i);
+        if ((st = decode_message(&c, e, i))) return st;
+        e = qj_next(d, e);
+    }
+    ptr_leave(&c, s);
+    return QUIRE_OK;
+}
+
+quire_status quire_transcript_parse(const char *json, size_t len, const quire_options *opts,
+                                    quire_transcript **out, quire_error *err) {
+    *out = NULL;
+    quire_transcript *t = qtr_new(q_alloc_of(opts));
+    if (!t) return q_oom(err);
+    bool borrow = opts && (opts->flags & QUIRE_PARSE_BORROW);
+    qj_doc *d = qtr_parse_doc(t, json, len, borrow, opts, err);
+    quire_status st = d ? qtr_decode(t, d, 0, err) : (err ? err->code : QUIRE_E_JSON);
+    if (st == QUIRE_OK) {
+        quire_limits l = q_limits(opts);
+        if (t->nmsgs > l.max_messages)
+            st = q_err_at(err, QUIRE_E_LIMIT, 0, "/messages", "%u messages exceed the limit of %u", t->nmsgs,
+                          l.max_messages);
+    }
+    if (st) { quire_transcript_free(t); return st; }
+    *out = t;
+    return QUIRE_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Encoding                                                                  */
+/* ------------------------------------------------------------------------ */
+
+void qtr_write_block(const qblock *b, qw *w) {
+    qw_obj_begin(w);
+    qw_key(w, "type");
+    qw_strz(w, k_block_types[b->type]);
+    switch (b->type) {
+    case QB_TEXT:
+        qw_key(w, "text"); qw_qstr(w, b->text);
+        break;
+    case QB_IMAGE:
+    case QB_DOCUMENT:
+        if (qstr_present(b->media_type)) { qw_key(w, "mediaType"); qw_qstr(w, b->media_type); }
+        if (qstr_present(b->data)) { qw_key(w, "data"); qw_qstr(w, b->data); }
+        if (qstr_present(b->url)) { qw_key(w, "url"); qw_qstr(w, b->url); }
+        if (qstr_present(b->title)) { qw_key(w, "title"); qw_qstr(w, b->title); }
+        break;
+    case QB_TOOL_CALL:
+        qw_key(w, "id"); qw_qstr(w, b->id);
+        qw_key(w, "name"); qw_qstr(w, b->name);
+        qw_key(w, "input"); qw_qval(w, b->input);
+        break;
+    case QB_TOOL_RESULT:
+        qw_key(w, "toolCallId"); qw_qstr(w, b->tool_call_id);
+        qw_key(w, "content");
+        if (b->content_is_string) qw_qstr(w, b->content_text);
+        else {
+            qw_arr_begin(w);
+            for (uint32_t i = 0; i < b->nparts; i++) qtr_write_block(&b->parts[i], w);
+            qw_arr_end(w);
+        }
+        if (b->is_error >= 0) { qw_key(w, "isError"); qw_bool(w, b->is_error == 1); }
+        break;
+    case QB_THINKING:
+        qw_key(w, "text"); qw_qstr(w, b->text);
+        if (qstr_present(b->signature)) { qw_key(w, "signature"); qw_qstr(w, b->signature); }
+        break;
+    case QB_REDACTED_THINKING:
+        qw_key(w, "data"); qw_qstr(w, b->data);
+        break;
+    case QB_OPAQUE:
+        qw_key(w, "provider"); qw_qstr(w, b->provider);
+        qw_key(w, "item"); qw_qval(w, b->item);
+        break;
+    }
+    if (qval_present(b->cache_control)) { qw_key(w, "cacheControl"); qw_qval(w, b->cache_control); }
+    qw_obj_end(w);
+}
+
+void qtr_write_message(const qmsg *m, qw *w) {
+    qw_obj_begin(w);
+    qw_key(w, "role");
+    qw_strz(w, k_roles[m->role]);
+    qw_key(w, "content");
+    if (m->content_is_string && m->nblocks == 1 && m->blocks[0].type == QB_TEXT &&
+        !qval_present(m->blocks[0].cache_control)) {
+        qw_qstr(w, m->blocks[0].text);
+    } else {
+        qw_arr_begin(w);
+        for (uint32_t i = 0; i < m->nblocks; i++) qtr_write_block(&m->blocks[i], w);
+        qw_arr_end(w);
+    }
+    if (qstr_present(m->id)) { qw_key(w, "id"); qw_qstr(w, m->id); }
+    if (m->pinned) { qw_key(w, "pinned"); qw_bool(w, true); }
+    if (qval_present(m->meta)) { qw_key(w, "meta"); qw_qval(w, m->meta); }
+    qw_obj_end(w);
+}
+
+void qtr_write(const quire_transcript *t, qw *w) {
+    qw_obj_begin(w);
+    if (t->has_system) {
+        qw_key(w, "system");
+        if (t->system_is_string && t->nsystem == 1 && !qval_present(t->system[0].cache_control)) {
+            qw_qstr(w, t->system[0].text);
+        } else {
+            qw_arr_begin(w);
+            for (uint32_t i = 0; i < t->nsystem; i++) qtr_write_block(&t->system[i], w);
+            qw_arr_end(w);
+        }
+    }
+    if (t->has_tools) {
+        qw_key(w, "tools");
+        qw_arr_begin(w);
+        for (uint32_t i = 0; i < t->ntools; i++) {
+            const qtool *tl = &t->tools[i];
+            qw_obj_begin(w);
+            qw_key(w, "name"); qw_qstr(w, tl->name);
+            if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
+            qw_key(w, "inputSchema"); qw_qval(w, tl->input_schema);
+            if (qval_present(tl->cache_control)) { qw_key(w, "cacheControl"); qw_qval(w, tl->cache_control); }
+            qw_obj_end(w);
+        }
+        qw_arr_end(w);
+    }
+    qw_key(w, "messages");
+    qw_arr_begin(w);
+    for (uint32_t i = 0; i < t->nmsgs; i++) qtr_write_message(&t->msgs[i], w);
+    qw_arr_end(w);
+    qw_obj_end(w);
+}
+
+quire_status quire_transcript_write(const quire_transcript *t, int pretty, quire_bytes *out, quire_error *err) {
+    qbuf b;
+    qbuf_init(&b, t->a);
+    qw w;
+    qw_init(&w, &b, pretty != 0);
+    qtr_write(t, &w);
+    qw_dispose(&w);
+    if (b.oom || !qbuf_take(&b, out)) { qbuf_free(&b); return q_oom(err); }
+    return QUIRE_OK;
+}
+
+bool qtr_copy_msg(quire_transcript *t, const qmsg *src) {
+    qmsg *m = qtr_push_msg(t);
+    if (!m) return false;
+    *m = *src;
+    if (src->nblocks) {
+        m->blocks = qarena_alloc(&t->ar, (size_t)src->nblocks * sizeof(qblock));
+        if (!m->blocks) { t->nmsgs--; return false; }
+        memcpy(m->blocks, src->blocks, (size_t)src->nblocks * sizeof(qblock));
+    }
+    return true;
+}

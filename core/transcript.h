@@ -1,0 +1,141 @@
+/* The transcript model (quire.transcript/1, DESIGN 2.1).
+ *
+ * A decoded transcript is a light index over parsed JSON documents: strings are
+ * qstr slices (still JSON-escaped when they come from input, so rendering can
+ * copy them without decoding), free-form values (tool inputs, meta, opaque
+ * items) are qval references to parsed subtrees, written back byte-exact.
+ * Modules that build or rewrite transcripts (compaction, importers, ingest)
+ * allocate new strings in the transcript's arena with esc = 0.
+ */
+#ifndef QUIRE_CORE_TRANSCRIPT_H
+#define QUIRE_CORE_TRANSCRIPT_H
+
+#include "core/json.h"
+
+/* A string: JSON-escaped content from input (esc = 1) or plain UTF-8 (esc = 0).
+ * Absent when p == NULL. */
+typedef struct qstr {
+    const char *p;
+    uint32_t len;
+    uint8_t esc;
+} qstr;
+
+static inline bool qstr_present(qstr s) { return s.p != NULL; }
+static inline qstr qstr_plain(const char *p, size_t n) { qstr s = {p, (uint32_t)n, 0}; return s; }
+static inline qstr qstr_lit(const char *z) { qstr s = {z, (uint32_t)strlen(z), 0}; return s; }
+/* The string node of a doc as a qstr (escaped form). */
+static inline qstr qstr_node(const qj_doc *d, uint32_t i) {
+    qstr s = {d->nodes[i].p, d->nodes[i].len, (uint8_t)((d->nodes[i].flags & QJ_F_ESC) ? 1 : 0)};
+    return s;
+}
+/* Plain UTF-8 bytes of s (decoded into ar when escaped). NULL on OOM. */
+const char *qstr_plain_bytes(qstr s, qarena *ar, size_t *len);
+bool qstr_eq(qstr s, const char *z);
+void qw_qstr(qw *w, qstr s);
+/* Appends the plain (decoded) bytes of s to b. */
+void qbuf_put_qstr(qbuf *b, qstr s);
+
+/* A reference to a parsed JSON value. Absent when doc == NULL. */
+typedef struct qval {
+    const qj_doc *doc;
+    uint32_t idx;
+} qval;
+static inline bool qval_present(qval v) { return v.doc != NULL; }
+static inline qval qval_of(const qj_doc *d, uint32_t i) { qval v = {d, i}; return v; }
+static inline void qw_qval(qw *w, qval v) { qw_node(w, v.doc, v.idx); }
+
+typedef enum qrole { QR_USER, QR_ASSISTANT, QR_TOOL, QR_SYSTEM, QR_DEVELOPER } qrole;
+const char *qrole_name(qrole r);
+
+typedef enum qblock_type {
+    QB_TEXT, QB_IMAGE, QB_DOCUMENT, QB_TOOL_CALL, QB_TOOL_RESULT, QB_THINKING,
+    QB_REDACTED_THINKING, QB_OPAQUE
+} qblock_type;
+const char *qblock_type_name(qblock_type t);
+
+typedef struct qblock {
+    qblock_type type;
+    int8_t is_error;          /* toolResult: -1 absent, 0 false, 1 true */
+    bool content_is_string;   /* toolResult: content given as a string */
+    qstr text;                /* text; thinking */
+    qstr signature;           /* thinking (optional) */
+    qstr media_type;          /* image, document */
+    qstr data;                /* image, document (base64); redactedThinking */
+    qstr url;                 /* image, document */
+    qstr title;               /* document (optional) */
+    qstr id, name;            /* toolCall */
+    qval input;               /* toolCall input, byte-exact */
+    qstr tool_call_id;        /* toolResult */
+    qstr content_text;        /* toolResult string content */
+    struct qblock *parts;     /* toolResult array content: text | image blocks */
+    uint32_t nparts;
+    qstr provider;            /* opaque */
+    qval item;                /* opaque */
+    qval cache_control;       /* extension: a provider cache marker to honour */
+} qblock;
+
+typedef struct qmsg {
+    qrole role;
+    bool content_is_string;   /* content was a string: written back as one */
+    bool pinned;
+    qstr id;                  /* optional */
+    qval meta;                /* optional, carried, never rendered */
+    qblock *blocks;
+    uint32_t nblocks;
+    uint32_t src_index;       /* index in the input's messages array */
+} qmsg;
+
+typedef struct qtool {
+    qstr name, description;
+    qval input_schema;
+    qval cache_control;
+} qtool;
+
+struct quire_transcript {
+    qarena ar;
+    const quire_allocator *a;
+    bool has_system, system_is_string;
+    qblock *system;           /* text blocks */
+    uint32_t nsystem;
+    bool has_tools;
+    qtool *tools;
+    uint32_t ntools;
+    qmsg *msgs;
+    uint32_t nmsgs, capmsgs;
+    qj_doc **docs;            /* parsed documents this transcript references */
+    uint32_t ndocs, capdocs;
+    char *owned;              /* copies of input bytes */
+};
+
+/* An empty transcript (no system, no tools, no messages). NULL on OOM. */
+quire_transcript *qtr_new(const quire_allocator *a);
+/* Parses bytes owned by t (copied into t's arena unless borrow) into a new doc
+ * that t keeps alive. Returns NULL and fills err on failure. */
+qj_doc *qtr_parse_doc(quire_transcript *t, const char *json, size_t len, bool borrow,
+                      const quire_options *opts, quire_error *err);
+/* Appends a message slot (zeroed). NULL on OOM. */
+qmsg *qtr_push_msg(quire_transcript *t);
+/* Decodes a whole transcript object at doc node root into t. */
+quire_status qtr_decode(quire_transcript *t, const qj_doc *d, uint32_t root, quire_error *err);
+/* Decodes one message object and appends it to t (toolResult blocks inside a
+ * user message are split out into a preceding tool message). ptr is the JSON
+ * Pointer prefix of the message for errors (e.g. "/messages/3" or "/message"). */
+quire_status qtr_decode_message(quire_transcript *t, const qj_doc *d, uint32_t msg, const char *ptr,
+                                uint32_t src_index, quire_error *err);
+/* Decodes a `system` value (string or array of text blocks). */
+quire_status qtr_decode_system(quire_transcript *t, const qj_doc *d, uint32_t v, const char *ptr,
+                               quire_error *err);
+/* Decodes a `tools` array. */
+quire_status qtr_decode_tools(quire_transcript *t, const qj_doc *d, uint32_t v, const char *ptr,
+                              quire_error *err);
+/* Writes the transcript as quire.transcript/1. */
+void qtr_write(const quire_transcript *t, qw *w);
+void qtr_write_message(const qmsg *m, qw *w);
+void qtr_write_block(const qblock *b, qw *w);
+
+/* Deep-copies message src of another transcript into t (strings and values
+ * keep pointing at the source's documents: the caller keeps those alive or
+ * uses qtr_adopt_docs). */
+bool qtr_copy_msg(quire_transcript *t, const qmsg *src);
+
+#endif

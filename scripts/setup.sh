@@ -1,0 +1,21 @@
+#!/bin/sh
+# Installs what quire needs to build and test on Debian 12, or says exactly what to run.
+# Usage: scripts/setup.sh [extra-debian-package ...]
+set -eu
+need=""
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+for p in cmake make gcc libc6-dev pkg-config libutf8proc-dev python3 python3-jsonschema python3-yaml python3-regex "$@"; do
+  have_pkg "$p" || need="$need $p"
+done
+[ -z "$need" ] && exit 0
+if [ "$(id -u)" = 0 ]; then
+  echo "setup: installing:$need" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null || apt-get update
+  # shellcheck disable=SC2086
+  apt-get install -y -qq --no-install-recommends $need >/dev/null || apt-get install -y --no-install-recommends $need
+else
+  echo "setup: missing Debian packages:$need" >&2
+  echo "setup: run:  sudo apt-get install -y$need" >&2
+  exit 1
+fi
