@@ -40,12 +40,13 @@ int cmd_render(int argc, char **argv) {
     ro.model = model;
     ro.pretty = pretty;
     ro.max_tokens = (uint32_t)max_tokens;
-    quire_bytes req = {0};
-    quire_status st = quire_render(t, &ro, &o, &req, &e);
+    quire_render_result res;
+    quire_status st = quire_render(t, NULL, &ro, &o, &res, &e);
     quire_transcript_free(t);
     if (st) { cli_report(f.name, &e); cli_file_free(&f); return 1; }
     cli_file_free(&f);
     cli_outputs *outs = cli_out_new();
-    cli_out_add_line(outs, out, &req);
+    cli_out_add_line(outs, out, &res.request);
+    quire_render_result_free(&res);
     return cli_out_commit(outs);
 }

@@ -143,7 +143,24 @@ QUIRE_API size_t quire_transcript_message_count(const quire_transcript *t);
 QUIRE_API void quire_transcript_free(quire_transcript *t);
 
 /* ------------------------------------------------------------------------ */
-/* Rendering                                                                 */
+/* Reminder state (quire.state/1) — DESIGN 2.2-2.5, 3, 4                     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct quire_state quire_state;
+
+/* A fresh state: turn 0, no reminders. session_id feeds derived ids (may be NULL). */
+QUIRE_API quire_status quire_state_new(const char *session_id, const quire_options *opts,
+                                       quire_state **out, quire_error *err);
+QUIRE_API quire_status quire_state_parse(const char *json, size_t len, const quire_options *opts,
+                                         quire_state **out, quire_error *err);
+QUIRE_API quire_status quire_state_write(const quire_state *s, int pretty, quire_bytes *out,
+                                         quire_error *err);
+QUIRE_API void quire_state_free(quire_state *s);
+
+/* @@REMINDERS-API@@ (ingest, inject, clear, propagate: see the reminders section) */
+
+/* ------------------------------------------------------------------------ */
+/* Rendering — DESIGN 5                                                      */
 /* ------------------------------------------------------------------------ */
 
 typedef struct quire_render_options {
@@ -152,14 +169,26 @@ typedef struct quire_render_options {
     const char *model;              /* e.g. "claude-sonnet-4-5"; NULL = provider default */
     int pretty;                     /* two-space indented output */
     uint32_t max_tokens;            /* 0 = default (documented in docs/providers.md) */
+    /* @@RENDER-OPTIONS@@ (caps override, policy, lossy: added by the render module) */
 } quire_render_options;
 #define QUIRE_RENDER_OPTIONS_INIT {sizeof(quire_render_options), NULL, NULL, 0, 0}
 
-/* Renders the request body for the target. */
-QUIRE_API quire_status quire_render(const quire_transcript *t,
-                                    const quire_render_options *ropts,
-                                    const quire_options *opts,
-                                    quire_bytes *request, quire_error *err);
+typedef struct quire_render_result {
+    quire_bytes request;    /* the request body, ready to POST */
+    quire_bytes events;     /* lifecycle events, JSONL (one SessionUpdate per line) */
+    quire_state *state;     /* the state after this model call */
+} quire_render_result;
+
+/* Renders the request for turn state->turn + 1. state may be NULL (no
+ * reminders; result->state is then a fresh state advanced by one turn). */
+QUIRE_API quire_status quire_render(const quire_transcript *t, const quire_state *state,
+                                    const quire_render_options *ropts, const quire_options *opts,
+                                    quire_render_result *out, quire_error *err);
+QUIRE_API void quire_render_result_free(quire_render_result *r);
+
+/* @@COMPACT-API@@ */
+
+/* @@REPLAY-API@@ */
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
 #ifndef QUIRE_RENDER_RENDER_H
 #define QUIRE_RENDER_RENDER_H
 
+#include "core/state.h"
 #include "core/transcript.h"
 
 typedef struct qr_ctx {
@@ -14,6 +15,10 @@ typedef struct qr_ctx {
     qbuf *events;             /* JSONL lifecycle events, may be NULL */
     quire_error *err;
     qarena scratch;
+    int64_t turn;             /* the turn being rendered: state->turn + 1 */
+    const qreminder **rems;   /* reminders to render this turn, injection order */
+    uint32_t nrems;
+    quire_state *next;        /* the state after this call (being built) */
 } qr_ctx;
 
 /* Dialect encoders: write the whole request body with c->w. */

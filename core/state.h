@@ -1,0 +1,97 @@
+/* Reminder records and the reminder state (DESIGN 2.2-2.5, 3, 4).
+ *
+ * The state is a value: every operation takes a state and produces the next
+ * one (copy-on-write: qs_clone, then mutate the clone). All strings are plain
+ * UTF-8 owned by the state's arena. Events are appended to a qbuf as JSONL,
+ * one ACP SessionUpdate-shaped object per line (core/events.h writes them).
+ *
+ * Contract for other modules:
+ *   render/   calls qs_live_for_turn() to get what to render in turn T, decides
+ *             slots, writes reminder_emitted events with qev_reminder_emitted(),
+ *             then qs_after_render() on the next state.
+ *   compact/  calls qs_after_compact() on the next state.
+ *   replay    feeds session-log lines through qs_apply_line().
+ */
+#ifndef QUIRE_CORE_STATE_H
+#define QUIRE_CORE_STATE_H
+
+#include "core/json.h"
+
+typedef enum qrole_hint { QRH_SYSTEM, QRH_DEVELOPER, QRH_USER_BLOCK, QRH_EPHEMERAL_CACHE } qrole_hint;
+typedef enum qmode { QM_FINISH_STEP, QM_INTERRUPT_IMMEDIATE, QM_AUDIT_ONLY } qmode;
+typedef enum qpropagate { QP_SESSION, QP_ALL, QP_NONE } qpropagate;
+typedef enum qsource { QS_HOST, QS_PROVIDER, QS_HOOK, QS_BRIDGE, QS_INHERITED } qsource;
+
+const char *qrole_hint_name(qrole_hint h);
+const char *qmode_name(qmode m);
+const char *qpropagate_name(qpropagate p);
+const char *qsource_name(qsource s);
+
+typedef struct qreminder {
+    const char *id;
+    const char *body;            /* after hygiene (and cap), plain UTF-8 */
+    size_t body_len;
+    const char **tags;
+    uint32_t ntags;
+    const char *dedupe_key;      /* NULL = none */
+    int64_t ttl_turns;           /* 0 = none */
+    int64_t ttl_remaining;       /* 0 = none (lives until cleared or compacted) */
+    bool preserve_on_compact;
+    qpropagate propagate;
+    qrole_hint role_hint;
+    qmode mode;
+    qsource source;
+    const char *origin;          /* "mcp:<server>", "acp:<sessionId>", "host", ... */
+    int64_t fired_at_turn;       /* 0 = not yet rendered (null) */
+    const char *originating_agent_id; /* NULL = none */
+    const char *meta_json;       /* _meta as compact JSON text; NULL = none */
+    size_t meta_len;
+    uint64_t seq;                /* injection order */
+    /* append_only placement: index of the transcript message after which it
+     * was first rendered (UINT32_MAX = not placed yet) */
+    uint32_t anchor_msg;
+} qreminder;
+
+typedef struct qserver {
+    const char *name;
+    bool emit;                   /* declared capabilities.reminders.emit */
+    bool bridge_resources, bridge_tools, bridge_prompts; /* opt-in bridges */
+} qserver;
+
+struct quire_state {
+    qarena ar;
+    const quire_allocator *a;
+    const char *session_id;      /* for derived ids; "" when unknown */
+    int64_t turn;
+    uint64_t seq;
+    qserver *servers;
+    uint32_t nservers, capservers;
+    qreminder *rems;             /* live reminders in injection order */
+    uint32_t nrems, caprems;
+};
+
+/* Fresh empty state. */
+quire_state *qs_new(const quire_allocator *a, const char *session_id);
+/* Deep copy (the next state starts as a clone of the previous). */
+quire_state *qs_clone(const quire_state *s);
+
+/* Reminders of state s that are rendered in turn T = s->turn + 1, in injection
+ * order (audit_only excluded). Pointers into s; *n receives the count. The
+ * array is allocated in ar. */
+const qreminder **qs_live_for_turn(const quire_state *s, qarena *ar, uint32_t *n);
+
+/* The state after a rendered model call: turn + 1, firedAtTurn set on the
+ * reminders that were rendered for the first time, every ttlRemaining - 1,
+ * reaching 0 -> removed with reminder_expired(ttl_expired). Mutates s. */
+void qs_after_render(quire_state *s, qbuf *events);
+
+/* The state after a compaction: preserveOnCompact reminders kept, the rest
+ * removed with reminder_expired(compacted_out). TTLs untouched. Mutates s.
+ * *kept / *removed receive the counts. */
+void qs_after_compact(quire_state *s, qbuf *events, uint32_t *kept, uint32_t *removed);
+
+/* Writes {"sessionUpdate":"reminder_emitted",...} for r with the slot decision. */
+void qev_reminder_emitted(qbuf *events, const qreminder *r, int64_t turn, const char *slot,
+                          const char *requested_slot, const char *reason);
+
+#endif
