@@ -88,6 +88,11 @@ typedef struct qj_parser {
 static void build_pointer(qj_parser *ps, char *out, size_t cap) {
     out[0] = '\0';
     for (uint32_t lvl = 0; lvl < ps->depth; lvl++) {
+        if (lvl == 64) { /* keep messages readable: a pointer this deep is elided */
+            size_t n = strlen(out);
+            if (n + 5 < cap) memcpy(out + n, "/\xe2\x80\xa6", 5);
+            break;
+        }
         const qj_node *c = &ps->d->nodes[ps->stack[lvl]];
         if (c->n == 0) break;
         if (c->type == QJ_ARRAY) {
