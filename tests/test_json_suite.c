@@ -1,4 +1,4 @@
-/* ARGS: @SHARED@/conformance/JSONTestSuite/test_parsing */
+/* ARGS: @SHARED@/conformance/JSONTestSuite/test_parsing @SRC@/docs/json.md */
 #define _POSIX_C_SOURCE 200809L
 /* Runs every case of JSONTestSuite/test_parsing through quire's JSON reader:
  * y_ must be accepted, n_ rejected, i_ must not crash (the choice is printed
@@ -26,8 +26,23 @@ static char *slurp(const char *path, size_t *len) {
 
 static int cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+/* The documented verdict of an i_ file in docs/json.md: 'a', 'r' or 0 if absent. */
+static char documented(const char *doc, const char *name) {
+    char pat[600];
+    snprintf(pat, sizeof pat, "| `%s` | ", name);
+    const char *p = doc ? strstr(doc, pat) : NULL;
+    if (!p) return 0;
+    p += strlen(pat);
+    return strncmp(p, "accept", 6) == 0 ? 'a' : strncmp(p, "reject", 6) == 0 ? 'r' : 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: %s DIR\n", argv[0]); return 2; }
+    size_t doclen = 0;
+    char *doc = argc > 2 ? slurp(argv[2], &doclen) : NULL;
+    if (doc) doc[doclen ? doclen - 1 : 0] = doclen ? doc[doclen - 1] : 0;
+    char *docz = doc ? realloc(doc, doclen + 1) : NULL;
+    if (docz) docz[doclen] = '\0';
     DIR *dir = opendir(argv[1]);
     if (!dir) { fprintf(stderr, "cannot open %s\n", argv[1]); return 2; }
     char *names[1024];
@@ -54,11 +69,20 @@ int main(int argc, char **argv) {
         else CHECK_MSG(e.message[0] && e.line >= 1 && e.column >= 1, "%s: error without position", names[k]);
         if (names[k][0] == 'y') { y++; if (st == QUIRE_OK) yok++; else fprintf(stderr, "REJECTED %s: %d:%d: %s\n", names[k], e.line, e.column, e.message); CHECK(st == QUIRE_OK); }
         else if (names[k][0] == 'n') { n++; if (st != QUIRE_OK) nok++; else fprintf(stderr, "ACCEPTED %s\n", names[k]); CHECK(st != QUIRE_OK); }
-        else { if (st == QUIRE_OK) i_acc++; else i_rej++; printf("%s %s\n", st == QUIRE_OK ? "accept" : "reject", names[k]); }
+        else {
+            if (st == QUIRE_OK) i_acc++; else i_rej++;
+            printf("%s %s\n", st == QUIRE_OK ? "accept" : "reject", names[k]);
+            if (docz) {
+                char want = documented(docz, names[k]);
+                CHECK_MSG(want == (st == QUIRE_OK ? 'a' : 'r'), "%s: verdict differs from docs/json.md", names[k]);
+            }
+        }
         free(buf);
         free(names[k]);
     }
     printf("y_: %d/%d accepted; n_: %d/%d rejected; i_: %d accepted, %d rejected\n", yok, y, nok, n, i_acc, i_rej);
     CHECK(y == 95 && n == 188);
+    if (argc > 2) CHECK_MSG(docz != NULL, "cannot read %s", argv[2]);
+    free(docz);
     TEST_MAIN_END();
 }
