@@ -1,0 +1,46 @@
+/* Fuzz target: the JSON reader and writer. Any bytes: parse must not crash;
+ * when it accepts, compact and pretty re-serialisations must parse again and
+ * the compact form must be a fixed point. */
+#include "core/json.h"
+
+#include <stdlib.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    qj_doc d;
+    quire_error e;
+    qj_opts o = {64, 0};
+    if (qj_parse(&d, (const char *)data, size, &o, NULL, &e) != QUIRE_OK) {
+        if (!e.message[0] || (e.offset != SIZE_MAX && e.offset > size)) abort();
+        return 0;
+    }
+    for (int pretty = 0; pretty < 2; pretty++) {
+        qbuf b;
+        qbuf_init(&b, NULL);
+        qw w;
+        qw_init(&w, &b, pretty == 1);
+        qw_node(&w, &d, 0);
+        qw_dispose(&w);
+        if (b.oom) abort();
+        qj_doc d2;
+        if (qj_parse(&d2, b.data, b.len, &o, NULL, &e) != QUIRE_OK) abort();
+        if (d2.count != d.count) abort();
+        if (!pretty) {
+            qbuf b2;
+            qbuf_init(&b2, NULL);
+            qw w2;
+            qw_init(&w2, &b2, false);
+            qw_node(&w2, &d2, 0);
+            qw_dispose(&w2);
+            if (b2.len != b.len || memcmp(b2.data, b.data, b.len) != 0) abort();
+            qbuf_free(&b2);
+        }
+        /* every string decodes to valid lengths */
+        for (uint32_t i = 0; i < d2.count; i++)
+            if (d2.nodes[i].type == QJ_STRING && qj_str_decoded_len(&d2, i) > d2.nodes[i].len) abort();
+        qj_doc_free(&d2);
+        qbuf_free(&b);
+    }
+    qj_doc_free(&d);
+    return 0;
+}
