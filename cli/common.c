@@ -91,6 +91,7 @@ typedef struct cli_out_item {
     char *data;
     size_t len;
     bool owned_bytes;
+    bool newline; /* write a final '\n' after data */
     quire_bytes bytes;
 } cli_out_item;
 
@@ -124,14 +125,8 @@ void cli_out_add(cli_outputs *o, const char *path, quire_bytes *b) {
 }
 
 void cli_out_add_line(cli_outputs *o, const char *path, quire_bytes *b) {
-    cli_out_item *it = out_slot(o, path);
-    if (!it) { quire_bytes_free(b); return; }
-    it->data = malloc(b->len + 1);
-    if (!it->data) { o->failed = true; quire_bytes_free(b); return; }
-    if (b->len) memcpy(it->data, b->data, b->len);
-    it->data[b->len] = '\n';
-    it->len = b->len + 1;
-    quire_bytes_free(b);
+    cli_out_add(o, path, b);
+    if (o && o->n && !o->failed) o->items[o->n - 1].newline = true;
 }
 
 void cli_out_add_copy(cli_outputs *o, const char *path, const char *data, size_t len) {
@@ -184,7 +179,7 @@ int cli_out_commit(cli_outputs *o) {
             free(tmps[i]); tmps[i] = NULL;
             break;
         }
-        bool ok = write_all(fd, it->data, it->len);
+        bool ok = write_all(fd, it->data, it->len) && (!it->newline || write_all(fd, "\n", 1));
         if (close(fd) != 0) ok = false;
         if (!ok) rc = cli_fail("%s: write failed: %s", it->path, strerror(errno));
     }
@@ -200,7 +195,8 @@ int cli_out_commit(cli_outputs *o) {
     for (size_t i = 0; i < o->n && rc == 0; i++) {
         cli_out_item *it = &o->items[i];
         if (it->path) continue;
-        if (fwrite(it->data, 1, it->len, stdout) != it->len || fflush(stdout) != 0)
+        if (fwrite(it->data, 1, it->len, stdout) != it->len || (it->newline && fputc('\n', stdout) == EOF) ||
+            fflush(stdout) != 0)
             rc = cli_fail("<stdout>: write failed");
     }
     out_free(o);

@@ -1,0 +1,153 @@
+"""quire's benchmark table. Every row is the median of several runs made in
+this invocation, side by side with the peers where the performance issue asks,
+ratios computed from this run's numbers. MB = 10^6 bytes.
+
+usage: bench/run.py --build DIR [--quick]"""
+import argparse, json, os, platform, re, statistics, subprocess, sys, tempfile, time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--build", default="build-bench")
+ap.add_argument("--quick", action="store_true", help="fewer runs: a smoke test")
+a = ap.parse_args()
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+os.chdir(root)
+B = a.build
+QUIRE = os.path.join(B, "quire")
+data = "bench/data"
+os.makedirs(data, exist_ok=True)
+PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+inputs = {"200 KB": f"{data}/transcript-200k.json", "3 MB": f"{data}/transcript-3m.json"}
+sizes = {"200 KB": 200000, "3 MB": 3000000}
+for k, f in inputs.items():
+    if not os.path.exists(f):
+        subprocess.run([PY, "bench/gen.py", "--size", str(sizes[k]), "--out", f], check=True)
+session = f"{data}/session-1000.jsonl"
+if not os.path.exists(session):
+    subprocess.run([PY, "bench/gen.py", "--session", "1000", "--out", session], check=True)
+quick = a.quick
+rows = []
+
+def row(what, size, quire, peer="", ratio=""):
+    rows.append((what, size, quire, peer, ratio))
+    print(f"  .. {what} [{size}]: {quire} | {peer} {ratio}", file=sys.stderr)
+
+def run_json(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, (r.stderr.strip().splitlines() or ["failed"])[-1]
+    try:
+        return json.loads(r.stdout.strip().splitlines()[-1]), None
+    except (ValueError, IndexError):
+        return None, "no JSON output"
+
+def wall(cmd, runs, stdin=None):
+    """median wall time (s) of a whole process"""
+    ts = []
+    for i in range(runs + 1):
+        fin = open(stdin, "rb") if stdin else subprocess.DEVNULL
+        t0 = time.perf_counter()
+        r = subprocess.run(cmd, stdin=fin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        t1 = time.perf_counter()
+        if stdin:
+            fin.close()
+        if r.returncode != 0:
+            return None, r.stderr.decode(errors="replace").strip()[-200:]
+        if i:
+            ts.append(t1 - t0)
+    return statistics.median(ts), None
+
+def peak_rss_kb(cmd):
+    r = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    try:
+        return int(r.stderr.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return None
+
+def node_peer(script, args, f, runs, warm):
+    return run_json(["node", script] + args + ["--runs", str(runs), "--warmup", str(warm), f])
+
+def fmt_ms(s):
+    return f"{s * 1e3:.2f} ms"
+
+have_node = subprocess.run(["sh", "-c", "command -v node"], capture_output=True).returncode == 0 and os.path.isdir("bench/peers/node_modules")
+
+# 1. JSON parse
+for k, f in inputs.items():
+    j, err = run_json([f"{B}/bench/bench_json", f, "30" if quick else "200"])
+    row("1. JSON parse (quire codec)", k, f"{j['parse_mb_s']:.0f} MB/s ({j['parse_ms']:.2f} ms)" if j else f"n/a: {err}")
+
+# 2. Render to Anthropic: in-process and whole-process, vs the AI SDK
+for k, f in inputs.items():
+    runs = 20 if quick else (300 if k == "200 KB" else 60)
+    q, err = run_json([f"{B}/bench/bench_render", f, "anthropic", str(runs)])
+    p, perr = node_peer("bench/peers/aisdk_render.mjs", ["--provider", "anthropic"], f, 10 if quick else (100 if k == "200 KB" else 30), 5) if have_node else (None, "node peers not installed")
+    qs = f"{q['mb_per_s']:.0f} MB/s, {q['median_ms']:.3f} ms/request" if q else f"n/a: {err}"
+    ps = f"{p['mb_per_s']:.0f} MB/s, {p['median_ms']:.2f} ms" if p else f"n/a: {perr}"
+    ratio = f"{p['median_ms'] / q['median_ms']:.1f}x" if q and p else ""
+    row("2a. Render -> Anthropic, in-process (parse + build + serialise)", k, qs, "AI SDK: " + ps, ratio)
+    qw, err = wall([QUIRE, "render", "--provider", "anthropic", f], 5 if quick else 20)
+    pw, perr = wall(["node", "bench/peers/aisdk_render.mjs", "--provider", "anthropic", "--runs", "1", "--warmup", "0", f], 3 if quick else 7) if have_node else (None, "node peers not installed")
+    row("2b. Render -> Anthropic, whole process", k, fmt_ms(qw) if qw else f"n/a: {err}",
+        "AI SDK (node): " + (fmt_ms(pw) if pw else f"n/a: {perr}"), f"{pw / qw:.0f}x" if qw and pw else "")
+
+# 3. Other dialects
+for prov in ("openai", "gemini", "openai_responses", "bedrock", "mistral", "ollama"):
+    f = inputs["3 MB"]
+    q, err = run_json([f"{B}/bench/bench_render", f, prov, "20" if quick else "60"])
+    row(f"3. Render -> {prov}, in-process", "3 MB", f"{q['mb_per_s']:.0f} MB/s, {q['median_ms']:.2f} ms" if q else f"n/a: {err[:60]}")
+
+# 4. Compaction to 20,000 tokens vs LangChain trimMessages
+for k, f in inputs.items():
+    qw, err = wall([QUIRE, "compact", "--budget", "20000", f], 5 if quick else 20)
+    p, perr = node_peer("bench/peers/langchain_trim.mjs", [], f, 5 if quick else 20, 3) if have_node else (None, "node peers not installed")
+    row("4a. Compact to 20k tokens (quire: whole process; LangChain: in-process, chars/4 counter)", k,
+        fmt_ms(qw) if qw else f"n/a: {err[:60]}", "trimMessages: " + (f"{p['median_ms']:.2f} ms" if p else f"n/a: {perr}"),
+        f"{p['median_ms'] / 1e3 / qw:.1f}x" if qw and p else "")
+    if k == "3 MB" and have_node and not quick:
+        p2, perr2 = node_peer("bench/peers/langchain_trim.mjs", ["--counter", "codepoints", "--timeout", "120"], f, 1, 0)
+        row("4b. Compact, LangChain with a counter that reads every character", k, fmt_ms(qw) if qw else "n/a",
+            "trimMessages: " + (f"{p2['median_ms']:.0f} ms" if p2 else f"n/a: {perr2}"),
+            f"{p2['median_ms'] / 1e3 / qw:.0f}x" if qw and p2 else "")
+
+# 5. Replay of a 1,000-turn session
+with tempfile.TemporaryDirectory() as td:
+    t0 = time.perf_counter()
+    r = subprocess.run([QUIRE, "replay", "--stats", session], capture_output=True, text=True)
+    t1 = time.perf_counter()
+    if r.returncode == 0:
+        row("5. Replay 1,000 turns (reminder every 5 turns, 1 compaction), whole process", "session", fmt_ms(t1 - t0))
+        per = {}
+        for line in r.stdout.splitlines():
+            m = re.match(r"turn\s+(\d+)\b.*?\b(\d+(?:\.\d+)?)\s*us\b", line)
+            if m:
+                per[int(m.group(1))] = float(m.group(2))
+        if per:
+            row("5b. Replay time per turn at turn 100 / 500 / 1000", "session",
+                " / ".join(f"{per.get(n, float('nan')):.0f} us" for n in (100, 500, 1000)))
+    else:
+        row("5. Replay 1,000 turns", "session", "n/a: " + (r.stderr.strip()[-60:] or "failed"))
+
+# 6. Peak RSS
+for k, f in inputs.items():
+    kb = peak_rss_kb([QUIRE, "render", "--provider", "anthropic", "-o", "/dev/null", f])
+    size = os.path.getsize(f)
+    row("6a. Peak RSS, render", k, f"{kb / 1024:.1f} MiB = {kb * 1024 / size:.1f}x input" if kb else "n/a")
+kb = peak_rss_kb([QUIRE, "replay", session])
+size = os.path.getsize(session)
+row("6b. Peak RSS, replay 1,000 turns", "session", f"{kb / 1024:.1f} MiB = {kb * 1024 / size:.1f}x input" if kb else "n/a")
+
+cpu = ""
+try:
+    cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
+except (OSError, StopIteration):
+    pass
+print(f"\nquire benchmarks — {cpu or platform.processor()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}")
+print(f"inputs: bench/gen.py (deterministic); peers: bench/peers/package.json (pinned)\n")
+w = [max(len(r[i]) for r in rows + [("what", "size", "quire", "peer", "ratio")]) for i in range(5)]
+hdr = ("what", "size", "quire", "peer", "peer/quire")
+print("| " + " | ".join(h.ljust(w[i]) for i, h in enumerate(hdr)) + " |")
+print("|" + "|".join("-" * (x + 2) for x in w) + "|")
+for r in rows:
+    print("| " + " | ".join(str(c).ljust(w[i]) for i, c in enumerate(r)) + " |")

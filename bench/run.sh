@@ -1,0 +1,13 @@
+#!/bin/sh
+# make bench: installs what the benchmarks need (npm peers from the committed
+# lock file, Debian's GNU time), builds quire in Release, generates the
+# deterministic inputs, and prints one table (bench/run.py).
+set -eu
+cd "$(dirname "$0")/.."
+sh scripts/setup.sh time nodejs npm
+if [ ! -d bench/peers/node_modules ]; then
+  npm ci --prefix bench/peers --engine-strict=false --no-audit --no-fund >/dev/null
+fi
+cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DQUIRE_BUILD_TESTS=OFF >/dev/null
+cmake --build build-bench -j "$(nproc)" >/dev/null
+exec /usr/bin/python3 bench/run.py --build build-bench "$@"
