@@ -11,18 +11,6 @@
 /* Character classes                                                         */
 /* ------------------------------------------------------------------------ */
 
-/* 1 = byte ends a fast string run: '"', '\\', control, or non-ASCII */
-static const uint8_t k_str_stop[256] = {
-    1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
-    0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
-    0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,1,0,0,0,
-    0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
-    1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
-    1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
-    1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
-    1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
-};
-
 static inline bool is_ws(unsigned char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 static inline bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 static inline int hexval(unsigned char c) {
@@ -57,6 +45,102 @@ static inline size_t utf8_seq(const unsigned char *s, const unsigned char *end) 
     return 0;
 }
 
+/* Scalar check of a whole span: offset of the first invalid byte, or n. */
+static size_t utf8_scan_scalar(const unsigned char *s, size_t n) {
+    const unsigned char *p = s, *end = s + n;
+    while (p < end) {
+        if (*p < 0x80) { p++; continue; }
+        size_t k = utf8_seq(p, end);
+        if (!k) return (size_t)(p - s);
+        p += k;
+    }
+    return n;
+}
+
+#if defined(QJ_SSE2) && defined(__GNUC__)
+#include <tmmintrin.h>
+#define QJ_SIMD_UTF8 1
+/* Vectorised UTF-8 validation (the "lookup" algorithm of Keiser and Lemire):
+ * three 16-entry table lookups classify every byte pair, a saturating test
+ * finds where third and fourth bytes must be. SSSE3, chosen at run time. */
+enum {
+    U_TOO_SHORT = 1 << 0, U_TOO_LONG = 1 << 1, U_OVERLONG_3 = 1 << 2, U_TOO_LARGE = 1 << 3,
+    U_SURROGATE = 1 << 4, U_OVERLONG_2 = 1 << 5, U_TOO_LARGE_1000 = 1 << 6, U_OVERLONG_4 = 1 << 6,
+    U_TWO_CONTS = 1 << 7, U_CARRY = U_TOO_SHORT | U_TOO_LONG | U_TWO_CONTS
+};
+#define U8(x) ((char)(unsigned char)(x))
+__attribute__((target("ssse3"))) static inline __m128i utf8_block_errors(__m128i in, __m128i prev) {
+    const __m128i nib = _mm_set1_epi8(0x0F);
+    const __m128i t1h = _mm_setr_epi8(
+        U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG),
+        U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS),
+        U8(U_TOO_SHORT | U_OVERLONG_2), U8(U_TOO_SHORT), U8(U_TOO_SHORT | U_OVERLONG_3 | U_SURROGATE),
+        U8(U_TOO_SHORT | U_TOO_LARGE | U_TOO_LARGE_1000 | U_OVERLONG_4));
+    const __m128i t1l = _mm_setr_epi8(
+        U8(U_CARRY | U_OVERLONG_3 | U_OVERLONG_2 | U_OVERLONG_4), U8(U_CARRY | U_OVERLONG_2), U8(U_CARRY),
+        U8(U_CARRY), U8(U_CARRY | U_TOO_LARGE), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000 | U_SURROGATE),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000));
+    const __m128i t2h = _mm_setr_epi8(
+        U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT),
+        U8(U_TOO_SHORT), U8(U_TOO_SHORT),
+        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE_1000 | U_OVERLONG_4),
+        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE),
+        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE),
+        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE),
+        U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT));
+    __m128i prev1 = _mm_alignr_epi8(in, prev, 15);
+    __m128i sc = _mm_and_si128(
+        _mm_and_si128(_mm_shuffle_epi8(t1h, _mm_and_si128(_mm_srli_epi16(prev1, 4), nib)),
+                      _mm_shuffle_epi8(t1l, _mm_and_si128(prev1, nib))),
+        _mm_shuffle_epi8(t2h, _mm_and_si128(_mm_srli_epi16(in, 4), nib)));
+    __m128i prev2 = _mm_alignr_epi8(in, prev, 14);
+    __m128i prev3 = _mm_alignr_epi8(in, prev, 13);
+    __m128i third = _mm_subs_epu8(prev2, _mm_set1_epi8(U8(0xE0 - 0x80)));
+    __m128i fourth = _mm_subs_epu8(prev3, _mm_set1_epi8(U8(0xF0 - 0x80)));
+    __m128i must23_80 = _mm_and_si128(_mm_or_si128(third, fourth), _mm_set1_epi8(U8(0x80)));
+    return _mm_xor_si128(must23_80, sc);
+}
+
+/* True if s[0..n) is valid UTF-8 (n may be any length; the bytes around the
+ * span are not read). */
+__attribute__((target("ssse3"))) static bool utf8_valid_ssse3(const unsigned char *s, size_t n) {
+    __m128i err = _mm_setzero_si128(), prev = _mm_setzero_si128(), incomplete = _mm_setzero_si128();
+    const __m128i maxv = _mm_setr_epi8(U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255),
+                                       U8(255), U8(255), U8(255), U8(255), U8(255), U8(0xF0 - 1), U8(0xE0 - 1),
+                                       U8(0xC0 - 1));
+    size_t i = 0;
+    unsigned char tail[16];
+    for (;;) {
+        __m128i in;
+        if (i + 16 <= n) {
+            in = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        } else if (i < n) {
+            memset(tail, 0, sizeof tail);
+            memcpy(tail, s + i, n - i);
+            in = _mm_loadu_si128((const __m128i *)(const void *)tail);
+        } else {
+            break;
+        }
+        if (_mm_movemask_epi8(in) == 0) {
+            err = _mm_or_si128(err, incomplete);
+            incomplete = _mm_setzero_si128();
+        } else {
+            err = _mm_or_si128(err, utf8_block_errors(in, prev));
+            incomplete = _mm_subs_epu8(in, maxv);
+        }
+        prev = in;
+        i += 16;
+    }
+    err = _mm_or_si128(err, incomplete);
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(err, _mm_setzero_si128())) == 0xFFFF;
+}
+#undef U8
+#endif
+
 const char *qj_type_name(qj_type t) {
     switch (t) {
     case QJ_NULL: return "null";
@@ -81,6 +165,7 @@ typedef struct qj_parser {
     uint32_t depth, max_depth, stack_cap;
     uint64_t max_str;
     uint64_t ws_events; /* counts whitespace runs skipped, for QJ_F_COMPACT */
+    bool simd_utf8;     /* the CPU has SSSE3: validate UTF-8 16 bytes at a time */
     quire_error *err;
     const quire_allocator *a;
 } qj_parser;
@@ -174,10 +259,27 @@ static inline const unsigned char *skip_ws(qj_parser *ps, const unsigned char *p
 
 /* Parses a string starting after its opening quote. On success *out points
  * past the closing quote. */
+/* Validates the UTF-8 of a run of string bytes that holds non-ASCII. */
+static inline quire_status check_utf8(qj_parser *ps, const unsigned char *seg, const unsigned char *p) {
+    size_t n = (size_t)(p - seg);
+#ifdef QJ_SIMD_UTF8
+    if (ps->simd_utf8 && utf8_valid_ssse3(seg, n)) return QUIRE_OK;
+#endif
+    size_t bad = utf8_scan_scalar(seg, n);
+    if (bad == n) return QUIRE_OK;
+    return perr(ps, seg + bad, "invalid UTF-8 in string", NULL);
+}
+
+/* Parses a string starting after its opening quote. On success *out points
+ * past the closing quote. The scan stops only at '"', '\\' and control
+ * bytes; non-ASCII runs are validated in bulk when a segment ends. */
 static quire_status parse_string(qj_parser *ps, const unsigned char *p, const unsigned char **out,
                                  uint8_t *flags) {
-    const unsigned char *start = p, *end = ps->end;
-    uint8_t fl = QJ_F_ASCII;
+    const unsigned char *start = p, *end = ps->end, *seg = p;
+    uint8_t fl = 0;
+    unsigned high = 0; /* non-ASCII seen in the current segment */
+    bool any_high = false;
+    quire_status st;
     for (;;) {
 #ifdef QJ_SSE2
         while (end - p >= 16) {
@@ -185,25 +287,30 @@ static quire_status parse_string(qj_parser *ps, const unsigned char *p, const un
             __m128i q = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
             __m128i b = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
             __m128i c = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
-            int m = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c)) | _mm_movemask_epi8(v);
-            if (m) { p += __builtin_ctz((unsigned)m); goto stop; }
+            unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c));
+            unsigned h = (unsigned)_mm_movemask_epi8(v);
+            if (m) {
+                unsigned k = (unsigned)__builtin_ctz(m);
+                high |= h & ((1u << k) - 1u);
+                p += k;
+                goto stop;
+            }
+            high |= h;
             p += 16;
         }
 #endif
-        while (p < end && !k_str_stop[*p]) p++;
+        while (p < end && *p != '"' && *p != '\\' && *p >= 0x20) high |= *p++ & 0x80u;
 #ifdef QJ_SSE2
     stop:
 #endif
+        if (high) {
+            if ((st = check_utf8(ps, seg, p)) != QUIRE_OK) return st;
+            any_high = true;
+            high = 0;
+        }
         if (Q_UNLIKELY(p >= end)) return perr(ps, p, "unterminated string", NULL);
         unsigned char c = *p;
         if (c == '"') break;
-        if (c >= 0x80) {
-            size_t n = utf8_seq(p, end);
-            if (!n) return perr(ps, p, "invalid UTF-8 in string", NULL);
-            fl &= (uint8_t)~QJ_F_ASCII;
-            p += n;
-            continue;
-        }
         if (c < 0x20) {
             char b[32], msg[96];
             snprintf(msg, sizeof msg, "unescaped control character (%s) in string",
@@ -216,7 +323,7 @@ static quire_status parse_string(qj_parser *ps, const unsigned char *p, const un
         switch (p[1]) {
         case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
             p += 2;
-            continue;
+            break;
         case 'u': {
             if (end - p < 6) return perr(ps, p, "truncated \\u escape", NULL);
             int h0 = hexval(p[2]), h1 = hexval(p[3]), h2 = hexval(p[4]), h3 = hexval(p[5]);
@@ -235,14 +342,16 @@ static quire_status parse_string(qj_parser *ps, const unsigned char *p, const un
             } else {
                 p += 6;
             }
-            continue;
+            break;
         }
         default: {
             char b[32];
             return perr(ps, p, "invalid escape \\%s in string", describe_byte(p[1], b, sizeof b));
         }
         }
+        seg = p;
     }
+    if (!any_high) fl |= QJ_F_ASCII;
     size_t len = (size_t)(p - start);
     if (ps->max_str && len > ps->max_str) {
         char msg[128];
@@ -314,6 +423,9 @@ quire_status qj_parse(qj_doc *doc, const char *src, size_t len, const qj_opts *o
     ps.s = (const unsigned char *)src; ps.end = ps.s + len;
     ps.max_depth = (o && o->max_depth) ? o->max_depth : 1024;
     ps.max_str = o ? o->max_string_bytes : 0;
+#ifdef QJ_SIMD_UTF8
+    ps.simd_utf8 = __builtin_cpu_supports("ssse3") != 0;
+#endif
     quire_status st = QUIRE_OK;
     const unsigned char *p = ps.s, *end = ps.end;
     uint32_t idx;
