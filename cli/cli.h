@@ -12,6 +12,7 @@ typedef struct cli_file {
     char *data;
     size_t len;
     const char *name; /* as given on the command line; "<stdin>" for "-" */
+    size_t mapped;    /* nonzero: data is an anonymous mapping of this size */
 } cli_file;
 
 /* Reads path; on failure prints "quire: PATH: reason" and returns false. */
