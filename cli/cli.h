@@ -72,4 +72,31 @@ int cmd_caps(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_json(int argc, char **argv);
 
+/* Reminder state I/O shared by render and ingest (cli/remind_io.c). */
+typedef struct cli_remind {
+    const char *state_path;  /* --state F: the reminder state to start from (default: a fresh one) */
+    const char *remind_path; /* --remind F: session-log lines (mcp, acp, reminder, clear) to apply first */
+    const char *state_out;   /* --state-out F: where the next state goes */
+    const char *events_out;  /* --events F: lifecycle events, JSONL */
+} cli_remind;
+#define CLI_REMIND_OPTS(r)                                                                                  \
+    {"state", CLI_STRING, &(r)->state_path, NULL}, {"remind", CLI_STRING, &(r)->remind_path, NULL},         \
+    {"state-out", CLI_STRING, &(r)->state_out, NULL}, { "events", CLI_STRING, &(r)->events_out, NULL }
+#define CLI_REMIND_HELP                                                                                     \
+    "  --state F        reminder state (quire.state/1) to render with (default: none)\n"                     \
+    "  --remind F       session-log lines of type mcp, acp, reminder, clear (JSONL or a JSON array),\n"      \
+    "                   applied in order to the state before rendering (ACP responses are discarded)\n"     \
+    "  --state-out F    write the state after this model call (turn + 1, TTLs spent) to F\n"               \
+    "  --events F       write the lifecycle events (ACP SessionUpdate objects, JSONL) to F\n"
+/* Loads r->state_path (or a fresh state with session_id) into *state and
+ * applies r->remind_path; events of that step go to *events, JSON-RPC
+ * responses to *responses (may be NULL: discarded). Returns 0, or 1 with the
+ * error printed (file:line:col: pointer: message). */
+int cli_remind_load(const cli_remind *r, const char *session_id, quire_state **state, quire_bytes *events,
+                    quire_bytes *responses);
+/* Queues --state-out (state, when given) and --events (pre then post, either may be
+ * NULL) on outs. Takes ownership of the event buffers. Returns false on error (printed). */
+bool cli_remind_outputs(const cli_remind *r, cli_outputs *outs, const quire_state *state, quire_bytes *pre,
+                        quire_bytes *post);
+
 #endif

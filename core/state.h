@@ -68,7 +68,11 @@ struct quire_state {
     uint32_t nservers, capservers;
     qreminder *rems;             /* live reminders in injection order */
     uint32_t nrems, caprems;
+    quire_reminder_limits lim;   /* as set (0 = default); see qs_limits() */
 };
+
+/* Effective limits (defaults filled in). */
+quire_reminder_limits qs_limits(const quire_state *s);
 
 /* Fresh empty state. */
 quire_state *qs_new(const quire_allocator *a, const char *session_id);
@@ -89,6 +93,43 @@ void qs_after_render(quire_state *s, qbuf *events);
  * removed with reminder_expired(compacted_out). TTLs untouched. Mutates s.
  * *kept / *removed receive the counts. */
 void qs_after_compact(quire_state *s, qbuf *events, uint32_t *kept, uint32_t *removed);
+
+/* ---- lifecycle operations (core/state.c); all mutate s in place ---- */
+
+/* Injects r (strings anywhere: they are copied into s). Checks the id against
+ * live reminders of other origins (QUIRE_E_INVALID, field "id", s unchanged),
+ * then: seq + 1, derives the id when r->id is NULL, removes the reminders it
+ * replaces (same id, or same dedupeKey within its origin; the host's reaches
+ * every origin) with one reminder_deduped, enforces the per-origin budget
+ * (oldest of that origin dropped with reminder_dropped(budget)) and appends.
+ * audit_only reminders get their audit reminder_emitted event. *deduped and
+ * *id_out (both optional) receive the count replaced and the new id. */
+quire_status qs_inject(quire_state *s, const qreminder *r, qbuf *events, uint32_t *deduped, const char **id_out,
+                       quire_error *err);
+
+typedef struct qs_selector {
+    const char *id, *tag, *dedupe_key, *origin; /* NULL = any */
+} qs_selector;
+/* Removes every reminder matching all given fields with
+ * reminder_expired(cleared). Returns the count removed. */
+uint32_t qs_clear(quire_state *s, const qs_selector *sel, qbuf *events);
+
+/* The child state of a sub-agent (see quire_state_propagate). NULL on OOM. */
+quire_state *qs_propagate(const quire_state *parent, const char *agent_id, const char *child_session_id);
+
+/* The record of MCP server `name`, created (emit false, no bridges) when
+ * create is set. NULL when absent or on OOM. */
+qserver *qs_server(quire_state *s, const char *name, size_t len, bool create);
+/* Sets the session id (copied). false on OOM. */
+bool qs_set_session_id(quire_state *s, const char *id, size_t len);
+
+/* Applies one session-log line (DESIGN 7) of type mcp, acp, reminder or clear,
+ * already parsed: node is the line object in d, ptr its JSON Pointer prefix
+ * ("" for a JSONL line, "/3" for an element of an array). Mutates s only on
+ * success (validation happens first). ACP JSON-RPC responses are appended to
+ * responses as JSONL lines (may be NULL). Error offsets are into d->src. */
+quire_status qs_apply_line(quire_state *s, const qj_doc *d, uint32_t node, const char *ptr, qbuf *events,
+                           qbuf *responses, quire_error *err);
 
 /* Writes {"sessionUpdate":"reminder_emitted",...} for r with the slot decision. */
 void qev_reminder_emitted(qbuf *events, const qreminder *r, int64_t turn, const char *slot,

@@ -157,11 +157,126 @@ QUIRE_API quire_status quire_state_write(const quire_state *s, int pretty, quire
                                          quire_error *err);
 QUIRE_API void quire_state_free(quire_state *s);
 
-/* @@REMINDERS-API@@ (ingest, inject, clear, propagate: see the reminders section) */
+/* Reminders — DESIGN 2.2-2.5, 3, 4; docs/reminders.md.
+ *
+ * The state is a value: every lifecycle function takes a state (const) and
+ * returns the next one in *next (a new object; the input is unchanged). Events
+ * are JSONL lines, one ACP SessionUpdate-shaped object each (reminder_emitted,
+ * reminder_deduped, reminder_expired, reminder_dropped). `events` and
+ * `response` may be NULL when the caller does not want them. On failure *next
+ * is NULL, nothing is written to events/response and err names the field:
+ * err->code is one of QUIRE_E_REMINDER_* for reminder rule violations (stable
+ * names via quire_status_name), err->field the offending field. */
+
+/* Budgets and caps carried by a state (copied to every next state, written to
+ * the state file as "limits" when not all default). 0 = the default. */
+typedef struct quire_reminder_limits {
+    uint32_t max_live_per_origin; /* live reminders per origin (default 32) */
+    uint32_t turn_budget_bytes;   /* reminder body bytes rendered per turn (default 16384) */
+    uint32_t body_cap_bytes;      /* one body, after hygiene (default 8192) */
+} quire_reminder_limits;
+
+/* Sets the limits of s (zero fields = defaults). */
+QUIRE_API void quire_state_set_limits(quire_state *s, const quire_reminder_limits *limits);
+/* The effective limits of s (defaults filled in). */
+QUIRE_API void quire_state_limits(const quire_state *s, quire_reminder_limits *out);
+
+/* Sets the session id (feeds derived ids; "" = none). */
+QUIRE_API quire_status quire_state_set_session_id(quire_state *s, const char *session_id, quire_error *err);
+
+/* Opt-in bridges of an MCP server (default off; DESIGN 3). kinds is a mask. */
+#define QUIRE_BRIDGE_RESOURCES 0x1u /* notifications/resources/updated */
+#define QUIRE_BRIDGE_TOOLS 0x2u     /* notifications/tools/list_changed */
+#define QUIRE_BRIDGE_PROMPTS 0x4u   /* notifications/prompts/list_changed */
+QUIRE_API quire_status quire_state_set_bridges(quire_state *s, const char *server, unsigned kinds,
+                                               quire_error *err);
+/* The bridge mask of a server (0 when unknown). */
+QUIRE_API unsigned quire_state_bridges(const quire_state *s, const char *server);
+
+/* Small accessors (for hosts and tests). */
+QUIRE_API int64_t quire_state_turn(const quire_state *s);
+QUIRE_API size_t quire_state_reminder_count(const quire_state *s);
+/* The id of the i-th live reminder (injection order), NULL when out of range. */
+QUIRE_API const char *quire_state_reminder_id(const quire_state *s, size_t i);
+
+/* Applies ONE session-log line object (DESIGN 7) of type "mcp", "acp",
+ * "reminder" or "clear". JSON-RPC responses (ACP requests) go to *response as
+ * JSONL. Malformed lines and invalid direct reminders fail; invalid reminders
+ * from MCP/ACP peers become reminder_dropped events / JSON-RPC errors. */
+QUIRE_API quire_status quire_state_apply(const quire_state *s, const char *json, size_t len,
+                                         const quire_options *opts, quire_state **next, quire_bytes *events,
+                                         quire_bytes *response, quire_error *err);
+/* Applies many such lines, as JSONL or one JSON array, in order; all or
+ * nothing. Error offsets and line:col are relative to json. */
+QUIRE_API quire_status quire_state_apply_lines(const quire_state *s, const char *json, size_t len,
+                                               const quire_options *opts, quire_state **next,
+                                               quire_bytes *events, quire_bytes *response, quire_error *err);
+
+/* One JSON-RPC message from MCP server `server` (initialize/discover results,
+ * notifications/reminder, notifications/message with _meta.harn.reminder,
+ * bridged notifications; everything else is ignored). */
+QUIRE_API quire_status quire_state_ingest_mcp(const quire_state *s, const char *server, const char *json,
+                                              size_t len, const quire_options *opts, quire_state **next,
+                                              quire_bytes *events, quire_error *err);
+/* One ACP JSON-RPC message to the agent (session/inject_reminder and its alias
+ * session/remind; everything else is ignored). A request gets its JSON-RPC
+ * response in *response: {"reminderId","dedupedCount"} or error -32602 with
+ * data {"code","field"}. */
+QUIRE_API quire_status quire_state_ingest_acp(const quire_state *s, const char *json, size_t len,
+                                              const quire_options *opts, quire_state **next,
+                                              quire_bytes *events, quire_bytes *response, quire_error *err);
+
+/* Direct injection of a reminder record (DESIGN 2.2 JSON; source default
+ * "host", origin default "host"). *reminder_id (optional) receives the id. */
+QUIRE_API quire_status quire_state_inject(const quire_state *s, const char *reminder_json, size_t len,
+                                          const quire_options *opts, quire_state **next, quire_bytes *events,
+                                          quire_bytes *reminder_id, quire_error *err);
+
+/* Clear: every live reminder matching all given (non-NULL) fields is removed
+ * with reminder_expired(cleared). At least one field must be given. */
+typedef struct quire_reminder_selector {
+    const char *id;
+    const char *tag;
+    const char *dedupe_key;
+    const char *origin;
+} quire_reminder_selector;
+QUIRE_API quire_status quire_state_clear(const quire_state *s, const quire_reminder_selector *sel,
+                                         const quire_options *opts, quire_state **next, quire_bytes *events,
+                                         quire_error *err);
+
+/* The state a sub-agent starts with: reminders with propagate "all", and
+ * "session" ones whose source is not "inherited", copied with source
+ * "inherited" and originatingAgentId = agent_id (kept when already set),
+ * firedAtTurn null and ttlRemaining = ttlTurns. turn starts at 0, seq continues
+ * the parent's; servers are not inherited; limits are. child_session_id NULL =
+ * the parent's. */
+QUIRE_API quire_status quire_state_propagate(const quire_state *parent, const char *agent_id,
+                                             const char *child_session_id, const quire_options *opts,
+                                             quire_state **child, quire_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Rendering — DESIGN 5                                                      */
 /* ------------------------------------------------------------------------ */
+
+/* Capability rows (DESIGN 5.1). The built-in table is data in the library; a
+ * user override file (JSON: {"rows": [ROW...]} or [ROW...]) is parsed into a
+ * quire_caps and consulted first. Each override row names provider and model
+ * (a glob) and the fields it changes; see docs/providers.md for the fields. */
+typedef struct quire_caps quire_caps;
+QUIRE_API quire_status quire_caps_parse(const char *json, size_t len, const quire_options *opts,
+                                        quire_caps **out, quire_error *err);
+QUIRE_API void quire_caps_free(quire_caps *c);
+/* The resolved row of (provider, model) as JSON (model NULL = the provider's default). */
+QUIRE_API quire_status quire_caps_resolve(const quire_caps *overrides, const char *provider, const char *model,
+                                          int pretty, quire_bytes *out, quire_error *err);
+/* The whole table (override rows first) as JSON. */
+QUIRE_API quire_status quire_caps_list(const quire_caps *overrides, int pretty, quire_bytes *out,
+                                       quire_error *err);
+
+#define QUIRE_PLACEMENT_TAIL 0        /* reminders at the tail each turn (default) */
+#define QUIRE_PLACEMENT_APPEND_ONLY 1 /* a reminder stays where it first fired */
+#define QUIRE_CACHE_MANAGED 0         /* quire places cache breakpoints (default) */
+#define QUIRE_CACHE_INPUT_ONLY 1      /* only the input's markers (within the limit) */
 
 typedef struct quire_render_options {
     size_t size;                    /* sizeof(quire_render_options) */
@@ -169,9 +284,13 @@ typedef struct quire_render_options {
     const char *model;              /* e.g. "claude-sonnet-4-5"; NULL = provider default */
     int pretty;                     /* two-space indented output */
     uint32_t max_tokens;            /* 0 = default (documented in docs/providers.md) */
-    /* @@RENDER-OPTIONS@@ (caps override, policy, lossy: added by the render module) */
+    const quire_caps *caps;         /* override rows consulted before the built-in table; NULL = none */
+    int allow_system_slot;          /* policy systemSlot "allow": system-slot reminders may change the system prompt */
+    int placement;                  /* QUIRE_PLACEMENT_TAIL (default) | QUIRE_PLACEMENT_APPEND_ONLY */
+    int cache_breakpoints;          /* QUIRE_CACHE_MANAGED (default) | QUIRE_CACHE_INPUT_ONLY */
+    int lossy;                      /* inexpressible content becomes an event instead of an error */
 } quire_render_options;
-#define QUIRE_RENDER_OPTIONS_INIT {sizeof(quire_render_options), NULL, NULL, 0, 0}
+#define QUIRE_RENDER_OPTIONS_INIT {sizeof(quire_render_options), NULL, NULL, 0, 0, NULL, 0, 0, 0, 0}
 
 typedef struct quire_render_result {
     quire_bytes request;    /* the request body, ready to POST */
@@ -186,9 +305,176 @@ QUIRE_API quire_status quire_render(const quire_transcript *t, const quire_state
                                     quire_render_result *out, quire_error *err);
 QUIRE_API void quire_render_result_free(quire_render_result *r);
 
-/* @@COMPACT-API@@ */
+/* Applies a render policy file to ro: {"systemSlot": "allow"|"demote",
+ * "placement": "tail"|"append_only", "cacheBreakpoints": "managed"|"input",
+ * "lossy": bool}. Unknown fields are rejected. */
+QUIRE_API quire_status quire_render_policy_apply(const char *json, size_t len, quire_render_options *ro,
+                                                 quire_error *err);
 
-/* @@REPLAY-API@@ */
+/* Input dialects: reads a request body in a provider's shape ("anthropic",
+ * "openai_chat", "openai_responses", "gemini") into a transcript. */
+QUIRE_API quire_status quire_transcript_parse_dialect(const char *dialect, const char *json, size_t len,
+                                                      const quire_options *opts, quire_transcript **out,
+                                                      quire_error *err);
+
+/* Checks a request body against its dialect's structural rules and the
+ * capability row of (ro->provider, ro->model, ro->caps). Returns QUIRE_OK, or
+ * QUIRE_E_VALIDATE with one line per violation in *report ("/pointer: message").
+ * Other statuses: the body is not JSON, or the target is unknown. */
+QUIRE_API quire_status quire_validate(const char *json, size_t len, const quire_render_options *ro,
+                                      const quire_options *opts, quire_bytes *report, quire_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Compaction — DESIGN 6, docs/compaction.md                                 */
+/* ------------------------------------------------------------------------ */
+
+/* A host-supplied token counter for text (replaces quire's estimator; the
+ * documented per-message, per-block and per-image overheads still apply). */
+typedef size_t (*quire_count_tokens_fn)(const char *text, size_t len, void *ud);
+
+/* Stage switches (quire_compact_policy.stages). */
+#define QUIRE_COMPACT_PRUNE_TOOL_OUTPUTS 0x1u /* stage 1: old tool outputs -> head/tail excerpt */
+#define QUIRE_COMPACT_SUMMARIZE 0x2u          /* stage 2: oldest turns -> one summary */
+#define QUIRE_COMPACT_CUT_OVERSIZED 0x4u      /* stage 3: oversized messages -> head/tail */
+#define QUIRE_COMPACT_ALL_STAGES 0x7u
+
+/* Result flag: the result transcript owns all its bytes (it is written and
+ * re-parsed) instead of borrowing strings from the input transcript. */
+#define QUIRE_COMPACT_OWN 0x1u
+
+typedef struct quire_compact_policy {
+    size_t size;                       /* sizeof(quire_compact_policy) */
+    uint64_t budget_tokens;            /* budgetTokens; 0 = no budget (only a supplied summary acts) */
+    uint32_t keep_last_turns;          /* keepLastTurns (default 4) */
+    uint32_t keep_first_turns;         /* keepFirstTurns (default 1: the task statement) */
+    uint32_t tool_output_excerpt_bytes;/* toolOutputExcerptBytes (default 1024: head + tail) */
+    uint32_t summary_tokens;           /* summaryTokens: room reserved for the summary (default 1024) */
+    uint32_t stages;                   /* QUIRE_COMPACT_* stage bits (default all) */
+    uint32_t flags;                    /* QUIRE_COMPACT_OWN */
+    quire_count_tokens_fn count_tokens;/* NULL = quire's estimator */
+    void *count_tokens_ud;
+    uint32_t summary_request_tokens;   /* summaryRequestTokens: most tokens of the plan's
+                                          summarisation request (default 100000) */
+} quire_compact_policy;
+#define QUIRE_COMPACT_POLICY_INIT \
+    {sizeof(quire_compact_policy), 0, 4, 1, 1024, 1024, QUIRE_COMPACT_ALL_STAGES, 0, NULL, NULL, 100000}
+
+/* Applies a JSON policy object (camelCase fields as in session-log `compact`
+ * events: budgetTokens, keepLastTurns, keepFirstTurns, toolOutputExcerptBytes,
+ * summaryTokens, summaryRequestTokens, stages {pruneToolOutputs, summarize,
+ * cutOversized}) on top of
+ * *p. Unknown fields are rejected with their JSON Pointer. */
+QUIRE_API quire_status quire_compact_policy_parse(const char *json, size_t len, quire_compact_policy *p,
+                                                  quire_error *err);
+
+typedef struct quire_compact_result {
+    /* The compacted transcript. It borrows strings from the input transcript
+     * (keep the input alive as long as this), unless QUIRE_COMPACT_OWN. */
+    quire_transcript *transcript;
+    quire_state *state;     /* the reminder state after compaction (fresh if none given) */
+    quire_bytes events;     /* JSONL: transcript_compacted, reminder_expired(compacted_out) */
+    quire_bytes report;     /* the report, one compact JSON object */
+    int changed;            /* 0: nothing to do (the transcript is the input, unchanged) */
+} quire_compact_result;
+
+/* Compacts t to policy->budget_tokens (DESIGN 6). summary (UTF-8, may be
+ * NULL) is a model-written summary of the span the policy selects; it is
+ * applied even when t is under budget. Without it a deterministic extractive
+ * digest stands in when the summary stage is needed. QUIRE_E_BUDGET when the
+ * budget cannot be met (the message gives the numbers); nothing is returned
+ * then. state may be NULL. Allocation follows t's allocator (opts may be NULL).
+ * docs/compaction.md describes the stages, the summary message and the report. */
+QUIRE_API quire_status quire_compact(const quire_transcript *t, const quire_state *state,
+                                     const quire_compact_policy *policy, const char *summary,
+                                     size_t summary_len, const quire_options *opts,
+                                     quire_compact_result *out, quire_error *err);
+QUIRE_API void quire_compact_result_free(quire_compact_result *r);
+
+/* The plan: what compaction would do without a summary (its report), the span
+ * a summary replaces (turns, message indexes and ids) and a ready
+ * summarisation transcript (quire.transcript/1: the fixed instruction + the
+ * span as text) for any provider. One JSON object (pretty when pretty != 0). */
+QUIRE_API quire_status quire_compact_plan(const quire_transcript *t, const quire_compact_policy *policy,
+                                          int pretty, const quire_options *opts, quire_bytes *out,
+                                          quire_error *err);
+
+/* Estimated tokens of t under policy's counter (what the budget is compared with). */
+QUIRE_API uint64_t quire_compact_estimate(const quire_transcript *t, const quire_compact_policy *policy);
+
+/* ------------------------------------------------------------------------ */
+/* Session logs, replay and import — DESIGN 7 (docs/replay.md)              */
+/* ------------------------------------------------------------------------ */
+
+#define QUIRE_REPLAY_DIGEST 0x1u  /* request lines carry "bytes" + "digest", not "body" */
+
+typedef struct quire_replay_options {
+    size_t size;            /* sizeof(quire_replay_options) */
+    const char *provider;   /* overrides the provider of every render (NULL = the log's) */
+    const char *model;      /* overrides the model of every render (NULL = the log's, or the
+                               provider's default when only the provider is overridden) */
+    int pretty;             /* request bodies two-space indented (step.request only) */
+    uint32_t max_tokens;    /* passed to quire_render (0 = default) */
+    uint32_t flags;         /* QUIRE_REPLAY_* */
+} quire_replay_options;
+#define QUIRE_REPLAY_OPTIONS_INIT {sizeof(quire_replay_options), NULL, NULL, 0, 0, 0}
+
+typedef struct quire_replay quire_replay;
+
+/* What one session-log line did. Pointers stay valid until the next call. */
+typedef struct quire_replay_step {
+    uint32_t line;            /* 1-based line of the session log just applied */
+    const char *type;         /* its event type: "session", "message", "render", ... */
+    const char *output;       /* the JSONL lines it produced (request, event, response,
+                                 compacted), each ending in '\n'; may be empty */
+    size_t output_len;
+    int64_t turn;             /* render: the turn rendered (1-based); 0 otherwise */
+    const char *request;      /* render: the request body */
+    size_t request_len;
+    const char *provider;     /* render: the target used */
+    const char *model;        /* render: NULL when the provider default was used */
+    uint32_t reminders;       /* render: reminder_emitted events of this turn */
+    uint32_t compactions;     /* compact: 1 */
+} quire_replay_step;
+
+/* Prepares a replay of a quire.session/1 log (copied unless QUIRE_PARSE_BORROW).
+ * Strings in ro must outlive the replay. */
+QUIRE_API quire_status quire_replay_open(const char *log, size_t len, const quire_replay_options *ro,
+                                         const quire_options *opts, quire_replay **out,
+                                         quire_error *err);
+/* Applies the next event line. *done = 1 (and step zeroed) at the end of the log.
+ * On failure err names the line, column and JSON Pointer; the replay cannot go on. */
+QUIRE_API quire_status quire_replay_next(quire_replay *r, quire_replay_step *step, int *done,
+                                         quire_error *err);
+QUIRE_API void quire_replay_free(quire_replay *r);
+
+/* The whole log in one call: the JSONL stream of DESIGN 7. */
+QUIRE_API quire_status quire_replay_run(const char *log, size_t len, const quire_replay_options *ro,
+                                        const quire_options *opts, quire_bytes *out,
+                                        quire_error *err);
+
+/* Stable digest used by `quire replay --digest`: 128-bit FNV-1a, written as 32
+ * lowercase hex digits and a NUL. */
+QUIRE_API void quire_digest128(const void *data, size_t len, char out[33]);
+
+#define QUIRE_IMPORT_LIFT_REMINDERS 0x1u /* inline <system-reminder> text -> reminder events */
+#define QUIRE_IMPORT_SKIP_INVALID 0x2u   /* skip (and report) lines that are not JSON */
+#define QUIRE_IMPORT_SIDECHAINS 0x4u     /* Claude Code: keep isSidechain lines */
+
+typedef struct quire_import_options {
+    size_t size;            /* sizeof(quire_import_options) */
+    const char *format;     /* "claude-code" or "codex" */
+    uint32_t flags;         /* QUIRE_IMPORT_* */
+    const char *provider;   /* target written into the log; NULL = the format's own
+                               ("anthropic" for claude-code, "openai_responses" for codex) */
+} quire_import_options;
+#define QUIRE_IMPORT_OPTIONS_INIT {sizeof(quire_import_options), NULL, 0, NULL}
+
+/* Converts a Claude Code session JSONL or a Codex rollout JSONL into a
+ * quire.session/1 log. report (may be NULL) receives one line per skipped or
+ * notable input line ("LINE: text") and a final "summary: ..." line. */
+QUIRE_API quire_status quire_import(const char *bytes, size_t len, const quire_import_options *io,
+                                    const quire_options *opts, quire_bytes *log,
+                                    quire_bytes *report, quire_error *err);
 
 #ifdef __cplusplus
 }

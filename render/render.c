@@ -1,23 +1,175 @@
+/* The render driver: resolve the capability row, plan slots and cache
+ * breakpoints, call the dialect encoder. */
 #include "render/render.h"
 
 #include <stdio.h>
 
-#define QR_DEFAULT_MAX_TOKENS 4096u
+/* ---- events ---- */
 
-void qr_event_dropped_block(qr_ctx *c, uint32_t msg, uint32_t block, const char *reason, const char *detail) {
-    if (!c->events) return;
-    qw w;
-    qw_init(&w, c->events, false);
-    qw_obj_begin(&w);
-    qw_key(&w, "sessionUpdate"); qw_strz(&w, "content_dropped");
-    qw_key(&w, "messageIndex"); qw_int(&w, msg);
-    qw_key(&w, "blockIndex"); qw_int(&w, block);
-    qw_key(&w, "reason"); qw_strz(&w, reason);
-    qw_key(&w, "detail"); qw_strz(&w, detail);
-    qw_obj_end(&w);
-    qw_dispose(&w);
+static void ev_begin(qr_ctx *c, qw *w, const char *kind) {
+    qw_init(w, c->events, false);
+    qw_obj_begin(w);
+    qw_key(w, "sessionUpdate"); qw_strz(w, kind);
+}
+static void ev_end(qr_ctx *c, qw *w) {
+    qw_obj_end(w);
+    qw_dispose(w);
     qbuf_putc(c->events, '\n');
 }
+
+static void ev_content_dropped(qr_ctx *c, uint32_t msg, int32_t block, int32_t part, const char *reason,
+                               const char *detail) {
+    if (!c->events) return;
+    qw w;
+    ev_begin(c, &w, "content_dropped");
+    qw_key(&w, "messageIndex"); qw_int(&w, msg < c->t->nmsgs ? c->t->msgs[msg].src_index : msg);
+    if (block >= 0) { qw_key(&w, "blockIndex"); qw_int(&w, block); }
+    if (part >= 0) { qw_key(&w, "partIndex"); qw_int(&w, part); }
+    qw_key(&w, "reason"); qw_strz(&w, reason);
+    qw_key(&w, "detail"); qw_strz(&w, detail);
+    ev_end(c, &w);
+}
+
+static bool unsupported_at(qr_ctx *c, uint32_t msg, int32_t block, int32_t part, const char *what);
+bool qr_unsupported(qr_ctx *c, uint32_t msg, int32_t block, const char *what) {
+    return unsupported_at(c, msg, block, -1, what);
+}
+bool qr_unsupported_part(qr_ctx *c, uint32_t msg, uint32_t block, uint32_t part, const char *what) {
+    return unsupported_at(c, msg, (int32_t)block, (int32_t)part, what);
+}
+static bool unsupported_at(qr_ctx *c, uint32_t msg, int32_t block, int32_t part, const char *what) {
+    char detail[256];
+    snprintf(detail, sizeof detail, "%s cannot be expressed for %s (%s)", what, qdialect_name(c->caps.dialect),
+             c->model);
+    if (c->ro->lossy) {
+        ev_content_dropped(c, msg, block, part, "not_expressible", detail);
+        return true;
+    }
+    if (!c->st) {
+        char ptr[96];
+        uint32_t src = msg < c->t->nmsgs ? c->t->msgs[msg].src_index : msg;
+        if (block >= 0 && part >= 0) snprintf(ptr, sizeof ptr, "/messages/%u/content/%d/content/%d", src, block, part);
+        else if (block >= 0) snprintf(ptr, sizeof ptr, "/messages/%u/content/%d", src, block);
+        else snprintf(ptr, sizeof ptr, "/messages/%u", src);
+        c->st = q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, ptr, "%s (use --lossy to drop it with an event)",
+                         detail);
+    }
+    return true;
+}
+
+void qr_drop_artefact(qr_ctx *c, uint32_t msg, uint32_t block, const char *detail) {
+    ev_content_dropped(c, msg, (int32_t)block, -1, "not_renderable", detail);
+}
+
+void qr_event_adjusted(qr_ctx *c, const char *change, uint32_t msg, const char *detail) {
+    if (!c->events) return;
+    qw w;
+    ev_begin(c, &w, "request_adjusted");
+    qw_key(&w, "change"); qw_strz(&w, change);
+    if (msg != UINT32_MAX) { qw_key(&w, "messageIndex"); qw_int(&w, msg < c->t->nmsgs ? c->t->msgs[msg].src_index : msg); }
+    qw_key(&w, "detail"); qw_strz(&w, detail);
+    ev_end(c, &w);
+}
+
+/* ---- string helpers ---- */
+
+qstr qr_plain(qr_ctx *c, qstr s) {
+    if (!s.esc || !s.p) return s;
+    size_t n = 0;
+    const char *p = qstr_plain_bytes(s, &c->scratch, &n);
+    if (!p) { c->w->b->oom = true; return qstr_lit(""); }
+    return qstr_plain(p, n);
+}
+
+qstr qr_system_joined(qr_ctx *c) {
+    const quire_transcript *t = c->t;
+    uint32_t n = t->has_system ? t->nsystem : 0;
+    if (n == 1 && !qstr_present(c->sys_extra)) return t->system[0].text;
+    if (n == 0 && qstr_present(c->sys_extra)) return c->sys_extra;
+    qbuf b;
+    qbuf_init(&b, c->scratch.a);
+    for (uint32_t i = 0; i < n; i++) {
+        if (i) qbuf_puts(&b, "\n\n");
+        qbuf_put_qstr(&b, t->system[i].text);
+    }
+    if (qstr_present(c->sys_extra)) {
+        if (n) qbuf_puts(&b, "\n\n");
+        qbuf_put(&b, c->sys_extra.p, c->sys_extra.len);
+    }
+    qstr r = qstr_lit("");
+    char *m = b.oom ? NULL : qarena_alloc(&c->scratch, b.len + 1);
+    if (m) {
+        if (b.len) memcpy(m, b.data, b.len);
+        m[b.len] = '\0';
+        r = qstr_plain(m, b.len);
+    } else {
+        c->w->b->oom = true;
+    }
+    qbuf_free(&b);
+    return r;
+}
+
+void qr_write_data_url(qr_ctx *c, qstr media_type, qstr data) {
+    qbuf *b = c->w->b;
+    /* a JSON string: "data:" media ";base64," data, both copied escaped */
+    qw_str_esc(c->w, "", 0);
+    b->len--; /* reopen the string: drop the closing quote */
+    qbuf_puts(b, "data:");
+    if (media_type.esc) qbuf_put(b, media_type.p, media_type.len);
+    else qj_escape(b, media_type.p ? media_type.p : "", media_type.len);
+    qbuf_puts(b, ";base64,");
+    if (data.esc) qbuf_put(b, data.p, data.len);
+    else qj_escape(b, data.p ? data.p : "", data.len);
+    qbuf_putc(b, '"');
+}
+
+void qr_write_value_as_string(qr_ctx *c, qval v) {
+    /* the value's exact bytes (compact when the input was compact; numbers and
+     * escapes untouched), as the content of a JSON string */
+    qbuf tmp;
+    qbuf_init(&tmp, c->scratch.a);
+    qw w2;
+    qw_init(&w2, &tmp, false);
+    qw_qval(&w2, v);
+    qw_dispose(&w2);
+    if (tmp.oom) { c->w->b->oom = true; qbuf_free(&tmp); return; }
+    qw_str(c->w, tmp.data ? tmp.data : "", tmp.len);
+    qbuf_free(&tmp);
+}
+
+qstr qr_tool_name_for(const qr_ctx *c, uint32_t before_msg, qstr call_id) {
+    const quire_transcript *t = c->t;
+    size_t idn = 0;
+    const char *idp = call_id.p;
+    char tmp[512];
+    if (call_id.esc) {
+        if (call_id.len >= sizeof tmp) return qstr_lit("");
+        idn = qj_unescape(call_id.p, call_id.len, tmp);
+        idp = tmp;
+    } else {
+        idn = call_id.len;
+    }
+    for (uint32_t k = before_msg; k-- > 0;) {
+        const qmsg *m = &t->msgs[k];
+        if (m->role != QR_ASSISTANT) continue;
+        for (uint32_t b = 0; b < m->nblocks; b++) {
+            const qblock *bl = &m->blocks[b];
+            if (bl->type != QB_TOOL_CALL) continue;
+            char t2[512];
+            const char *p2 = bl->id.p;
+            size_t n2 = bl->id.len;
+            if (bl->id.esc) {
+                if (n2 >= sizeof t2) continue;
+                n2 = qj_unescape(bl->id.p, bl->id.len, t2);
+                p2 = t2;
+            }
+            if (n2 == idn && memcmp(p2, idp, idn) == 0) return bl->name;
+        }
+    }
+    return qstr_lit("");
+}
+
+/* ---- result ---- */
 
 void quire_render_result_free(quire_render_result *r) {
     if (!r) return;
@@ -27,21 +179,168 @@ void quire_render_result_free(quire_render_result *r) {
     r->state = NULL;
 }
 
+/* ---- transcript checks every dialect needs (DESIGN principle 4) ----
+ * A request is valid by construction only if the transcript pairs its tool
+ * calls and results: every toolResult answers a toolCall of the assistant
+ * message right before its tool messages, once; every toolCall (except in the
+ * last assistant message) is answered before the next user or assistant
+ * message; toolCall ids are unique. Results keep their transcript order
+ * (providers accept any order within the turn, and logged requests use the
+ * order the tools finished in). Messages need at least one content block. */
+
+static bool ids_eq(qstr a, qstr b) {
+    if (a.esc == b.esc) return a.len == b.len && memcmp(a.p, b.p, a.len) == 0;
+    char ta[512], tb[512];
+    if (a.len >= sizeof ta || b.len >= sizeof tb) return false;
+    size_t na = a.esc ? qj_unescape(a.p, a.len, ta) : a.len, nb = b.esc ? qj_unescape(b.p, b.len, tb) : b.len;
+    return na == nb && memcmp(a.esc ? ta : a.p, b.esc ? tb : b.p, na) == 0;
+}
+
+static uint64_t id_hash(qstr s) {
+    /* hash of the decoded bytes (escapes decoded on the fly for the common ASCII case) */
+    char tmp[512];
+    const char *p = s.p;
+    size_t n = s.len;
+    if (s.esc && s.len < sizeof tmp) { n = qj_unescape(s.p, s.len, tmp); p = tmp; }
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) { h ^= (uint8_t)p[i]; h *= 1099511628211ull; }
+    return h;
+}
+
+/* msg = `<what> "<id>"<tail>` */
+static quire_status pair_err(qr_ctx *c, uint32_t mi, uint32_t bi, const char *field, const char *what, qstr id,
+                             const char *tail) {
+    char ptr[128];
+    snprintf(ptr, sizeof ptr, "/messages/%u/content/%u%s", c->t->msgs[mi].src_index, bi, field);
+    size_t n = 0;
+    const char *plain = qstr_plain_bytes(id, &c->scratch, &n);
+    char idb[80];
+    snprintf(idb, sizeof idb, "%.*s", (int)(n < 64 ? n : 64), plain ? plain : "");
+    return q_err_at(c->err, QUIRE_E_SCHEMA, SIZE_MAX, ptr, "%s \"%s\"%s", what, idb, tail);
+}
+
+static quire_status check_transcript(qr_ctx *c) {
+    const quire_transcript *t = c->t;
+    /* all toolCall ids: unique (open addressing over hashes) */
+    uint32_t ncalls = 0;
+    for (uint32_t k = 0; k < t->nmsgs; k++) {
+        if (t->msgs[k].nblocks == 0 && !(t->msgs[k].role == QR_ASSISTANT && k + 1 == t->nmsgs)) {
+            char ptr[64];
+            snprintf(ptr, sizeof ptr, "/messages/%u/content", t->msgs[k].src_index);
+            return q_err_at(c->err, QUIRE_E_SCHEMA, SIZE_MAX, ptr, "a message needs at least one content block");
+        }
+        if (t->msgs[k].role == QR_ASSISTANT)
+            for (uint32_t b = 0; b < t->msgs[k].nblocks; b++) ncalls += t->msgs[k].blocks[b].type == QB_TOOL_CALL;
+    }
+    if (ncalls) {
+        uint32_t cap = 16;
+        while (cap < ncalls * 2) cap *= 2;
+        const qblock **slots = qarena_calloc(&c->scratch, cap, sizeof *slots);
+        uint32_t *slot_msg = qarena_calloc(&c->scratch, cap, sizeof *slot_msg);
+        if (!slots || !slot_msg) return q_oom(c->err);
+        /* ids must be unique in one assistant turn everywhere; across the whole
+         * request for the dialects that match results by id request-wide */
+        bool global = c->caps.dialect == QD_ANTHROPIC_MESSAGES || c->caps.dialect == QD_BEDROCK_CONVERSE;
+        for (uint32_t k = 0; k < t->nmsgs; k++) {
+            if (t->msgs[k].role != QR_ASSISTANT) continue;
+            for (uint32_t b = 0; b < t->msgs[k].nblocks; b++) {
+                const qblock *bl = &t->msgs[k].blocks[b];
+                if (bl->type != QB_TOOL_CALL) continue;
+                uint32_t h = (uint32_t)id_hash(bl->id) & (cap - 1);
+                while (slots[h]) {
+                    if (ids_eq(slots[h]->id, bl->id) && (global || slot_msg[h] == k))
+                        return pair_err(c, k, b, "/id", "toolCall id", bl->id,
+                                        slot_msg[h] == k ? " is used twice in one assistant message"
+                                                         : " is used twice (ids must be unique in the request)");
+                    h = (h + 1) & (cap - 1);
+                }
+                slots[h] = bl;
+                slot_msg[h] = k;
+            }
+        }
+    }
+    /* pairing, turn by turn */
+    for (uint32_t k = 0; k < t->nmsgs; k++) {
+        const qmsg *m = &t->msgs[k];
+        if (m->role == QR_TOOL) {
+            /* results not preceded by an assistant turn with calls */
+            uint32_t p = k;
+            while (p > 0 && t->msgs[p - 1].role == QR_TOOL) p--;
+            bool has_calls = p > 0 && t->msgs[p - 1].role == QR_ASSISTANT;
+            if (!has_calls)
+                return pair_err(c, k, 0, "/toolCallId", "toolResult", m->blocks[0].tool_call_id,
+                                " answers no toolCall: no assistant message precedes it");
+            continue;
+        }
+        if (m->role != QR_ASSISTANT) continue;
+        uint32_t e = k + 1;
+        while (e < t->nmsgs && t->msgs[e].role == QR_TOOL) e++;
+        /* each call answered exactly once by the results in [k+1, e) */
+
+        for (uint32_t b = 0; b < m->nblocks; b++) {
+            const qblock *call = &m->blocks[b];
+            if (call->type != QB_TOOL_CALL) continue;
+            uint32_t seen = 0;
+            for (uint32_t q = k + 1; q < e; q++)
+                for (uint32_t r = 0; r < t->msgs[q].nblocks; r++)
+                    if (ids_eq(t->msgs[q].blocks[r].tool_call_id, call->id)) {
+                        if (++seen == 2)
+                            return pair_err(c, q, r, "/toolCallId", "toolCall", call->id, " has two toolResults");
+                    }
+            if (seen == 0 && e < t->nmsgs) {
+                const char *why = t->msgs[e].role == QR_ASSISTANT
+                                      ? " is separated from its result: another assistant message follows it"
+                                      : " has no toolResult before the next message";
+                return pair_err(c, k, b, "/id", "toolCall", call->id, why);
+            }
+        }
+        for (uint32_t q = k + 1; q < e; q++)
+            for (uint32_t r = 0; r < t->msgs[q].nblocks; r++) {
+                bool found = false;
+                for (uint32_t b = 0; b < m->nblocks && !found; b++)
+                    found = m->blocks[b].type == QB_TOOL_CALL && ids_eq(m->blocks[b].id, t->msgs[q].blocks[r].tool_call_id);
+                if (!found)
+                    return pair_err(c, q, r, "/toolCallId", "toolResult", t->msgs[q].blocks[r].tool_call_id,
+                                    " answers no toolCall of the assistant message before it");
+            }
+    }
+    return QUIRE_OK;
+}
+
+typedef quire_status (*qr_encoder)(qr_ctx *c);
+static const qr_encoder k_encoders[QD_COUNT_] = {
+    [QD_ANTHROPIC_MESSAGES] = qr_encode_anthropic,
+    [QD_OPENAI_CHAT] = qr_encode_openai_chat,
+    [QD_OPENAI_RESPONSES] = qr_encode_openai_responses,
+    [QD_GEMINI] = qr_encode_gemini,
+    [QD_BEDROCK_CONVERSE] = qr_encode_bedrock,
+    [QD_MISTRAL] = qr_encode_mistral,
+    [QD_OLLAMA] = qr_encode_ollama,
+};
+
 quire_status quire_render(const quire_transcript *t, const quire_state *state, const quire_render_options *ro,
                           const quire_options *opts, quire_render_result *res, quire_error *err) {
     memset(res, 0, sizeof *res);
-    quire_bytes *request = &res->request;
     if (!t || !ro) return q_err(err, QUIRE_E_INVALID, "quire_render: transcript and options are required");
     if (!ro->provider || !*ro->provider) return q_err(err, QUIRE_E_INVALID, "no provider given");
+    if (!qcaps_known_provider(ro->caps, ro->provider))
+        return q_err(err, QUIRE_E_INVALID,
+                     "unknown provider \"%s\" (expected anthropic, openai, openai_responses, gemini, bedrock, "
+                     "mistral, ollama, deepseek or openai_compatible)", ro->provider);
+    const char *model = ro->model && *ro->model ? ro->model : qcaps_default_model(ro->provider);
+    if (!model) return q_err(err, QUIRE_E_INVALID, "provider \"%s\" has no default model; give one", ro->provider);
+    qr_ctx c;
+    memset(&c, 0, sizeof c);
+    if (!qcaps_resolve(ro->caps, ro->provider, model, &c.caps, NULL, NULL))
+        return q_err(err, QUIRE_E_INVALID, "no capability row matches provider \"%s\" model \"%s\"", ro->provider,
+                     model);
     const quire_allocator *a = q_alloc_of(opts);
     qbuf out;
     qbuf_init(&out, a);
     qw w;
     qw_init(&w, &out, ro->pretty != 0);
-    qr_ctx c;
-    memset(&c, 0, sizeof c);
-    c.t = t; c.ro = ro; c.w = &w; c.err = err;
-    c.max_tokens = ro->max_tokens ? ro->max_tokens : QR_DEFAULT_MAX_TOKENS;
+    c.t = t; c.ro = ro; c.w = &w; c.err = err; c.model = model;
+    c.max_tokens = ro->max_tokens ? ro->max_tokens : c.caps.default_max_tokens;
     qarena_init(&c.scratch, a);
     qbuf events;
     qbuf_init(&events, a);
@@ -53,25 +352,114 @@ quire_status quire_render(const quire_transcript *t, const quire_state *state, c
     c.turn = c.next->turn + 1;
     c.rems = qs_live_for_turn(c.next, &c.scratch, &c.nrems);
     if (!c.rems) st = q_oom(err);
-    if (st) {
-    } else if (strcmp(ro->provider, "anthropic") == 0) {
-        c.model = ro->model ? ro->model : "claude-sonnet-4-5";
-        st = qr_encode_anthropic(&c);
-    } else {
-        st = q_err(err, QUIRE_E_INVALID, "unknown provider \"%s\"", ro->provider);
+    if (!st) st = check_transcript(&c);
+    if (!st) st = qr_plan_slots(&c);
+    if (!st) st = qr_plan_cache(&c);
+    if (!st) {
+        st = k_encoders[c.caps.dialect](&c);
+        if (!st && c.st) st = c.st;
     }
     qw_dispose(&w);
+    if (!st && ro->lossy && !out.oom) {
+        /* what --lossy dropped may leave a request its provider rejects (an
+         * emptied message): check our own output, never emit it invalid */
+        quire_render_options vro = *ro;
+        vro.model = model;
+        quire_bytes rep;
+        quire_error verr;
+        quire_options vo = QUIRE_OPTIONS_INIT;
+        vo.allocator = a;
+        quire_status vs = quire_validate(out.data ? out.data : "", out.len, &vro, &vo, &rep, &verr);
+        if (vs == QUIRE_E_VALIDATE) {
+            size_t n = 0;
+            while (n < rep.len && rep.data[n] != '\n') n++;
+            st = q_err(err, QUIRE_E_UNSUPPORTED, "after dropping what %s cannot express, the request is invalid: %.*s",
+                       qdialect_name(c.caps.dialect), (int)(n < 300 ? n : 300), rep.data);
+            quire_bytes_free(&rep);
+        } else if (vs == QUIRE_E_NOMEM) {
+            st = q_oom(err);
+        }
+    }
     if (st == QUIRE_OK) qs_after_render(c.next, &events);
     qarena_free(&c.scratch);
-    if (st == QUIRE_OK && (out.oom || events.oom || !qbuf_take(&out, request) || !qbuf_take(&events, &res->events)))
+    if (st == QUIRE_OK && (out.oom || events.oom || !qbuf_take(&out, &res->request) ||
+                           !qbuf_take(&events, &res->events)))
         st = q_oom(err);
     if (st) {
         qbuf_free(&out);
         qbuf_free(&events);
         quire_bytes_free(&res->request);
+        quire_bytes_free(&res->events);
         quire_state_free(c.next);
         return st;
     }
     res->state = c.next;
     return QUIRE_OK;
+}
+
+/* ---- wire segmentation ---- */
+#include "render/wire.h"
+
+qstr qr_wrap_instruction(qr_ctx *c, const qblock *b) {
+    qbuf tmp;
+    qbuf_init(&tmp, c->scratch.a);
+    qbuf_puts(&tmp, c->caps.xml ? "<system-reminder>\n" : "System reminder:\n");
+    qbuf_put_qstr(&tmp, b->text);
+    if (c->caps.xml) qbuf_puts(&tmp, "\n</system-reminder>");
+    qstr r = qstr_lit("");
+    char *m = tmp.oom ? NULL : qarena_alloc(&c->scratch, tmp.len + 1);
+    if (m) {
+        memcpy(m, tmp.data, tmp.len);
+        m[tmp.len] = '\0';
+        r = qstr_plain(m, tmp.len);
+    } else {
+        c->w->b->oom = true;
+    }
+    qbuf_free(&tmp);
+    return r;
+}
+
+static qwrole base_role(const qmsg *m) {
+    switch (m->role) {
+    case QR_ASSISTANT: return QW_ASSISTANT;
+    case QR_TOOL: return QW_TOOL;
+    case QR_SYSTEM: case QR_DEVELOPER: return QW_SYSTEM;
+    case QR_USER: return QW_USER;
+    }
+    return QW_USER;
+}
+
+qr_run *qr_segment(qr_ctx *c, const qr_seg_opts *o, uint32_t *nruns) {
+    const quire_transcript *t = c->t;
+    qr_run *r = qarena_calloc(&c->scratch, t->nmsgs ? t->nmsgs : 1, sizeof(qr_run));
+    *nruns = 0;
+    if (!r) { c->w->b->oom = true; return NULL; }
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < t->nmsgs; k++) {
+        qwrole role = base_role(&t->msgs[k]);
+        if (role == QW_SYSTEM) {
+            bool ok = o->mid_system;
+            if (ok && o->anthropic_rule) {
+                /* after a user turn, and before an assistant turn or at the end */
+                uint32_t p = k, q = k + 1;
+                while (p > 0 && qr_is_instruction(&t->msgs[p - 1])) p--;
+                while (q < t->nmsgs && qr_is_instruction(&t->msgs[q])) q++;
+                ok = p > 0 && (t->msgs[p - 1].role == QR_USER || t->msgs[p - 1].role == QR_TOOL) &&
+                     (q == t->nmsgs || t->msgs[q].role == QR_ASSISTANT);
+            } else if (ok) {
+                ok = k > 0 || !o->merge_user; /* never the first message where a user turn must open */
+            }
+            if (!ok) role = QW_USER;
+        }
+        if (role == QW_TOOL && o->merge_user) role = QW_USER;
+        bool merge = n > 0 && r[n - 1].role == role && role != QW_SYSTEM &&
+                     (role == QW_USER ? (o->merge_user || o->merge_same) : role == QW_ASSISTANT ? o->merge_same : false);
+        if (merge) { r[n - 1].j = k + 1; continue; }
+        r[n].role = role;
+        r[n].i = k;
+        r[n].j = k + 1;
+        n++;
+    }
+    *nruns = n;
+    return r;
 }

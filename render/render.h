@@ -1,30 +1,118 @@
 /* Rendering: transcript (+ reminders) -> one provider's request body.
- * The driver resolves the target, the dialect encoders write the body. */
+ *
+ * The driver (render.c) resolves the capability row, then builds a small plan:
+ *   - the slot of every reminder of this turn (slots.c), grouped into one
+ *     wrapped block per (anchor, slot): tail groups, plus earlier anchors under
+ *     the append_only placement;
+ *   - the cache breakpoints (cache.c): which tool / system block / message block
+ *     carries a marker, within the row's limit;
+ * and calls the dialect encoder (enc_<dialect>.c), which writes the body with
+ * c->w. Encoders branch on the dialect's rules and the row's fields only. */
 #ifndef QUIRE_RENDER_RENDER_H
 #define QUIRE_RENDER_RENDER_H
 
 #include "core/state.h"
 #include "core/transcript.h"
+#include "providers/caps.h"
+
+typedef enum qslot { QSLOT_SYSTEM, QSLOT_DEVELOPER, QSLOT_USER_BLOCK, QSLOT_EPHEMERAL_CACHE } qslot;
+const char *qslot_name(qslot s);
+
+#define QR_TAIL UINT32_MAX
+
+/* Reminders rendered together: one wrapped text block (or one developer message). */
+typedef struct qr_group {
+    qslot slot;         /* QSLOT_DEVELOPER, QSLOT_USER_BLOCK or QSLOT_EPHEMERAL_CACHE */
+    uint32_t anchor;    /* transcript message after which it sits; QR_TAIL = the tail */
+    qstr text;          /* the block's text, plain bytes (wrapper included for user blocks) */
+} qr_group;
+
+/* Where a cache breakpoint goes. */
+typedef enum qr_site { QRS_TOOL, QRS_SYSTEM, QRS_BLOCK } qr_site;
+typedef struct qr_mark {
+    qr_site site;
+    uint32_t a, b;      /* tool index | system block index | (message, block) */
+    qval input;         /* the marker given in the input (absent: managed) */
+    bool ttl_1h;        /* managed: needs "ttl":"1h" (a later 1h marker exists) */
+} qr_mark;
 
 typedef struct qr_ctx {
     const quire_transcript *t;
     const quire_render_options *ro;
+    qcaps caps;               /* the resolved capability row */
     const char *model;        /* resolved model name */
-    uint32_t max_tokens;      /* resolved */
+    uint32_t max_tokens;      /* 0 = not written */
     qw *w;
     qbuf *events;             /* JSONL lifecycle events, may be NULL */
     quire_error *err;
+    quire_status st;          /* sticky: first error of an encoder */
     qarena scratch;
     int64_t turn;             /* the turn being rendered: state->turn + 1 */
     const qreminder **rems;   /* reminders to render this turn, injection order */
     uint32_t nrems;
     quire_state *next;        /* the state after this call (being built) */
+    /* plan */
+    qstr sys_extra;           /* system-slot reminders (a paragraph), absent when none */
+    qr_group *groups;         /* sorted by anchor, tail last */
+    uint32_t ngroups;
+    qr_mark marks[16];
+    uint32_t nmarks;
+    uint32_t first_user;      /* first user-role message (system folding), UINT32_MAX = none */
 } qr_ctx;
 
 /* Dialect encoders: write the whole request body with c->w. */
 quire_status qr_encode_anthropic(qr_ctx *c);
+quire_status qr_encode_bedrock(qr_ctx *c);
+quire_status qr_encode_openai_chat(qr_ctx *c);
+quire_status qr_encode_mistral(qr_ctx *c);
+quire_status qr_encode_ollama(qr_ctx *c);
+quire_status qr_encode_openai_responses(qr_ctx *c);
+quire_status qr_encode_gemini(qr_ctx *c);
 
-/* Appends one event line {"sessionUpdate":"reminder_dropped",...}-style to c->events. */
-void qr_event_dropped_block(qr_ctx *c, uint32_t msg, uint32_t block, const char *reason, const char *detail);
+/* ---- slots.c ---- */
+/* Decides every reminder's slot, writes reminder_emitted events, builds
+ * c->sys_extra and c->groups, sets anchors in c->next (append_only). */
+quire_status qr_plan_slots(qr_ctx *c);
+/* Groups anchored after message k ([*first, *first + n)); k = QR_TAIL for the tail. */
+uint32_t qr_groups_at(const qr_ctx *c, uint32_t k, uint32_t *first);
+/* True when some tail group is a user block (user_block or ephemeral_cache). */
+bool qr_has_tail_user(const qr_ctx *c);
+bool qr_has_tail_developer(const qr_ctx *c);
+
+/* ---- cache.c ---- */
+quire_status qr_plan_cache(qr_ctx *c);
+const qr_mark *qr_mark_at(const qr_ctx *c, qr_site site, uint32_t a, uint32_t b);
+/* Writes the marker value ({"type":"ephemeral"...} or the input's). */
+void qr_write_cache_control(qr_ctx *c, const qr_mark *m);
+
+/* ---- shared helpers (render.c) ---- */
+/* Content that the target cannot express: an error naming the block, or with
+ * lossy an event. Returns true when the caller should skip it (lossy). */
+bool qr_unsupported(qr_ctx *c, uint32_t msg, int32_t block, const char *what);
+/* The same for part `part` of a tool result's content. */
+bool qr_unsupported_part(qr_ctx *c, uint32_t msg, uint32_t block, uint32_t part, const char *what);
+/* A model-private artefact (thinking, an opaque item of another provider)
+ * that the target has no slot for: dropped with an event. */
+void qr_drop_artefact(qr_ctx *c, uint32_t msg, uint32_t block, const char *detail);
+/* A structural change the renderer made for the dialect (merged messages,
+ * folded system prompt, inserted user turn), reported as an event. */
+void qr_event_adjusted(qr_ctx *c, const char *change, uint32_t msg, const char *detail);
+/* Joins the system blocks (and the system-slot paragraph) with blank lines. */
+qstr qr_system_joined(qr_ctx *c);
+/* Plain bytes of a qstr (decoded into scratch if escaped). */
+qstr qr_plain(qr_ctx *c, qstr s);
+/* Writes "data:<mediaType>;base64,<data>" as a JSON string. */
+void qr_write_data_url(qr_ctx *c, qstr media_type, qstr data);
+/* Writes a JSON value as a JSON string holding its exact bytes (tool arguments). */
+void qr_write_value_as_string(qr_ctx *c, qval v);
+/* Index of the tool call that a result answers, for names (Gemini, Ollama). */
+qstr qr_tool_name_for(const qr_ctx *c, uint32_t before_msg, qstr call_id);
+/* Whether the system prompt is folded into the first user message. */
+static inline bool qr_fold_system(const qr_ctx *c) {
+    return c->caps.system == QSYS_FIRST_USER && ((c->t->has_system && c->t->nsystem) || qstr_present(c->sys_extra));
+}
+static inline bool qr_has_system(const qr_ctx *c) {
+    return (c->t->has_system && c->t->nsystem) || qstr_present(c->sys_extra);
+}
 
 #endif

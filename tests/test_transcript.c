@@ -217,7 +217,7 @@ int main(void) {
         quire_transcript_free(t);
         quire_options o = QUIRE_OPTIONS_INIT;
         o.limits.max_string_bytes = 1u << 20;
-        CHECK(quire_transcript_parse(j, len, &o, &t, &e) == QUIRE_E_JSON);
+        CHECK(quire_transcript_parse(j, len, &o, &t, &e) == QUIRE_E_LIMIT);
         CHECK_STR(e.message, "string of 52428800 bytes exceeds the limit of 1048576 bytes");
         CHECK_STR(e.pointer, "/messages/0/content");
         free(j);

@@ -1,0 +1,99 @@
+/* The capability table (DESIGN 5.1): data, not branches.
+ *
+ * One const table of rows keyed by (provider, model glob); the first row whose
+ * provider equals and whose glob matches wins. User override rows (a JSON
+ * file) are consulted first; an override row patches the built-in row that the
+ * same (provider, model) resolves to, so it only names the fields it changes.
+ * Everything the renderer does differently per target comes from a row: the
+ * encoders switch on the wire dialect only, never on a provider name. */
+#ifndef QUIRE_PROVIDERS_CAPS_H
+#define QUIRE_PROVIDERS_CAPS_H
+
+#include "core/json.h"
+
+typedef enum qdialect {
+    QD_ANTHROPIC_MESSAGES, QD_OPENAI_CHAT, QD_OPENAI_RESPONSES, QD_GEMINI, QD_BEDROCK_CONVERSE,
+    QD_MISTRAL, QD_OLLAMA, QD_COUNT_
+} qdialect;
+
+/* How the system prompt is carried. */
+typedef enum qsys_carry {
+    QSYS_NATIVE,       /* the dialect's system field / role */
+    QSYS_FIRST_USER    /* folded into the first user message (Gemma, o1-mini, o1-preview) */
+} qsys_carry;
+
+/* How a `developer` instruction (and a mid-conversation system message) is carried. */
+typedef enum qdev_carry {
+    QDEV_DEVELOPER_ROLE, /* an OpenAI `developer` message */
+    QDEV_SYSTEM_ROLE,    /* a mid-conversation `system` message */
+    QDEV_NONE            /* not expressible: becomes a user_block */
+} qdev_carry;
+
+/* Where a tail user block sits. */
+typedef enum qtail {
+    QTAIL_LAST_USER,     /* a text block after the tool results of the last user message */
+    QTAIL_SEPARATE_USER, /* a separate user message after the tool messages */
+    QTAIL_LAST_TOOL      /* inside the last tool message (no user message right after a tool message) */
+} qtail;
+
+typedef enum qcache {
+    QCACHE_BLOCK_MARKERS, /* explicit per-block markers with a limit and TTLs (Anthropic cache_control) */
+    QCACHE_CACHE_POINTS,  /* explicit cache point blocks (Bedrock cachePoint) */
+    QCACHE_BREAKPOINTS,   /* explicit breakpoints on content parts (OpenAI prompt_cache_breakpoint, gpt-5.6+) */
+    QCACHE_AUTOMATIC,     /* automatic prefix caching (OpenAI, Gemini implicit, DeepSeek, Ollama) */
+    QCACHE_NONE
+} qcache;
+
+#define QCAPS_TTL_5M 0x1u
+#define QCAPS_TTL_1H 0x2u
+
+typedef struct qcaps {
+    const char *provider;
+    const char *model;        /* glob: '*' any run, '?' one byte */
+    qdialect dialect;
+    qsys_carry system;
+    const char *system_role;  /* role name of the system prompt where it is a message ("system" | "developer") */
+    qdev_carry developer;
+    qtail tail;
+    qcache cache;
+    uint32_t cache_limit;     /* explicit markers per request (0 = n/a) */
+    uint32_t cache_ttls;      /* QCAPS_TTL_* */
+    bool xml;                 /* prefers XML wrappers (<system-reminder>) */
+    bool tool_result_images;  /* images inside tool results */
+    bool documents;           /* document blocks */
+    bool image_urls;          /* images / documents by URL */
+    bool thinking;            /* thinking blocks round-trip */
+    uint32_t default_max_tokens; /* written when the dialect requires it (0 = only when given) */
+    const char *max_tokens_param; /* request field for an explicit max (openai_chat family) */
+    const char *note;         /* one line, shown in the dump */
+} qcaps;
+
+/* A parsed override file. */
+struct quire_caps {
+    qarena ar;
+    const quire_allocator *a;
+    qcaps *rows;
+    uint64_t *set;            /* per row: bit i = field i given */
+    uint32_t nrows;
+};
+
+const char *qdialect_name(qdialect d);
+/* -1 when unknown. */
+int qdialect_parse(const char *name, size_t n);
+
+/* Model used when none is given (NULL when the provider has no default). */
+const char *qcaps_default_model(const char *provider);
+/* True if the provider has at least one row (built-in or override). */
+bool qcaps_known_provider(const quire_caps *ov, const char *provider);
+/* Resolves (provider, model) into *out; false when no row matches. *src_index
+ * receives the built-in row index; *ov_index the override row (or -1). */
+bool qcaps_resolve(const quire_caps *ov, const char *provider, const char *model, qcaps *out,
+                   int *builtin_index, int *ov_index);
+/* Glob match ('*', '?'). */
+bool qcaps_glob(const char *pat, const char *s);
+/* Writes a row as a JSON object. */
+void qcaps_write(qw *w, const qcaps *c);
+
+const qcaps *qcaps_builtin(uint32_t *n);
+
+#endif

@@ -1,0 +1,288 @@
+/* Bedrock Converse encoder (dialect bedrock_converse).
+ *
+ * Key order: system, toolConfig, messages, inferenceConfig (only when a max
+ * is given). The model id is in the URL, not the body.
+ * Wire rules as Anthropic: user/assistant alternate (user, tool and wrapped
+ * instruction messages merge, toolResult blocks first), the first message is
+ * user. Blocks: text, image {format, source.bytes}, document {format, name,
+ * source.bytes}, toolUse {toolUseId, name, input}, toolResult {toolUseId,
+ * content, status}, reasoningContent {reasoningText {text, signature}} |
+ * {redactedContent}. Cache breakpoints are {"cachePoint":{"type":"default"}}
+ * blocks right after the marked block (system, tools, messages). */
+#include "render/wire.h"
+
+#include <stdio.h>
+
+static void cache_point(qw *w) {
+    qw_obj_begin(w);
+    qw_key(w, "cachePoint");
+    qw_obj_begin(w);
+    qw_key(w, "type"); qw_strz(w, "default");
+    qw_obj_end(w);
+    qw_obj_end(w);
+}
+
+static void point_after(qr_ctx *c, qr_site site, uint32_t a, uint32_t b) {
+    if (qr_mark_at(c, site, a, b)) cache_point(c->w);
+}
+
+static void text_block(qw *w, qstr s) {
+    qw_obj_begin(w);
+    qw_key(w, "text"); qw_qstr(w, s);
+    qw_obj_end(w);
+}
+
+static const struct { const char *mime, *fmt; } k_formats[] = {
+    {"image/png", "png"}, {"image/jpeg", "jpeg"}, {"image/gif", "gif"}, {"image/webp", "webp"},
+    {"application/pdf", "pdf"}, {"text/csv", "csv"}, {"application/msword", "doc"},
+    {"application/vnd.openxmlformats-officedocument.wordprocessingml.document", "docx"},
+    {"application/vnd.ms-excel", "xls"},
+    {"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", "xlsx"},
+    {"text/html", "html"}, {"text/plain", "txt"}, {"text/markdown", "md"},
+};
+
+static const char *format_of(qstr mt, bool image) {
+    for (size_t i = 0; i < Q_COUNTOF(k_formats); i++)
+        if (qstr_eq(mt, k_formats[i].mime) && (strncmp(k_formats[i].mime, "image/", 6) == 0) == image)
+            return k_formats[i].fmt;
+    return NULL;
+}
+
+static void media(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
+    qw *w = c->w;
+    bool image = b->type == QB_IMAGE;
+    if (!image && !c->caps.documents) { qr_unsupported(c, mi, (int32_t)bi, "a document block"); return; }
+    if (qstr_present(b->url)) { qr_unsupported(c, mi, (int32_t)bi, "a block by URL (Converse takes bytes or S3)"); return; }
+    const char *fmt = format_of(b->media_type, image);
+    if (!fmt) { qr_unsupported(c, mi, (int32_t)bi, image ? "an image of this media type" : "a document of this media type"); return; }
+    qw_obj_begin(w);
+    qw_key(w, image ? "image" : "document");
+    qw_obj_begin(w);
+    qw_key(w, "format"); qw_strz(w, fmt);
+    if (!image) {
+        qw_key(w, "name");
+        if (qstr_present(b->title)) qw_qstr(w, b->title);
+        else {
+            char nm[48];
+            snprintf(nm, sizeof nm, "document-%u-%u", mi < c->t->nmsgs ? c->t->msgs[mi].src_index : mi, bi);
+            qw_strz(w, nm);
+        }
+    }
+    qw_key(w, "source");
+    qw_obj_begin(w);
+    qw_key(w, "bytes"); qw_qstr(w, b->data);
+    qw_obj_end(w);
+    qw_obj_end(w);
+    qw_obj_end(w);
+}
+
+static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
+    qw *w = c->w;
+    switch (b->type) {
+    case QB_TEXT:
+        if (b->text.len == 0) { qr_unsupported(c, mi, (int32_t)bi, "an empty text block"); return; }
+        text_block(w, b->text);
+        break;
+    case QB_IMAGE: case QB_DOCUMENT: media(c, b, mi, bi); break;
+    case QB_TOOL_CALL:
+        qw_obj_begin(w);
+        qw_key(w, "toolUse");
+        qw_obj_begin(w);
+        qw_key(w, "toolUseId"); qw_qstr(w, b->id);
+        qw_key(w, "name"); qw_qstr(w, b->name);
+        qw_key(w, "input"); qw_qval(w, b->input);
+        qw_obj_end(w);
+        qw_obj_end(w);
+        break;
+    case QB_TOOL_RESULT:
+        qw_obj_begin(w);
+        qw_key(w, "toolResult");
+        qw_obj_begin(w);
+        qw_key(w, "toolUseId"); qw_qstr(w, b->tool_call_id);
+        qw_key(w, "content");
+        qw_arr_begin(w);
+        if (b->content_is_string) {
+            text_block(w, b->content_text);
+        } else {
+            for (uint32_t i = 0; i < b->nparts; i++) {
+                if (b->parts[i].type == QB_IMAGE && !c->caps.tool_result_images) {
+                    qr_unsupported_part(c, mi, bi, i, "an image inside a tool result");
+                    continue;
+                }
+                block(c, &b->parts[i], mi, bi);
+            }
+        }
+        qw_arr_end(w);
+        if (b->is_error >= 0) { qw_key(w, "status"); qw_strz(w, b->is_error == 1 ? "error" : "success"); }
+        qw_obj_end(w);
+        qw_obj_end(w);
+        break;
+    case QB_THINKING:
+        if (!c->caps.thinking) { qr_drop_artefact(c, mi, bi, "thinking block: the row has no thinking"); return; }
+        qw_obj_begin(w);
+        qw_key(w, "reasoningContent");
+        qw_obj_begin(w);
+        qw_key(w, "reasoningText");
+        qw_obj_begin(w);
+        qw_key(w, "text"); qw_qstr(w, b->text);
+        if (qstr_present(b->signature)) { qw_key(w, "signature"); qw_qstr(w, b->signature); }
+        qw_obj_end(w);
+        qw_obj_end(w);
+        qw_obj_end(w);
+        break;
+    case QB_REDACTED_THINKING:
+        if (!c->caps.thinking) { qr_drop_artefact(c, mi, bi, "redactedThinking block: the row has no thinking"); return; }
+        qw_obj_begin(w);
+        qw_key(w, "reasoningContent");
+        qw_obj_begin(w);
+        qw_key(w, "redactedContent"); qw_qstr(w, b->data);
+        qw_obj_end(w);
+        qw_obj_end(w);
+        break;
+    case QB_OPAQUE:
+        if (qstr_eq(b->provider, c->ro->provider) || qstr_eq(b->provider, "bedrock_converse")) { qw_qval(w, b->item); break; }
+        qr_drop_artefact(c, mi, bi, "opaque item of another provider");
+        return;
+    }
+    point_after(c, QRS_BLOCK, mi, bi);
+}
+
+static bool user_groups_at(const qr_ctx *c, uint32_t k) {
+    uint32_t f, n = qr_groups_at(c, k, &f);
+    for (uint32_t g = f; g < f + n; g++)
+        if (c->groups[g].slot != QSLOT_DEVELOPER) return true;
+    return false;
+}
+static void groups_after(qr_ctx *c, uint32_t k) {
+    uint32_t f, n = qr_groups_at(c, k, &f);
+    for (uint32_t g = f; g < f + n; g++)
+        if (c->groups[g].slot != QSLOT_DEVELOPER) text_block(c->w, c->groups[g].text);
+}
+
+static void message_begin(qw *w, const char *role) {
+    qw_obj_begin(w);
+    qw_key(w, "role"); qw_strz(w, role);
+    qw_key(w, "content");
+    qw_arr_begin(w);
+}
+static void message_end(qw *w) {
+    qw_arr_end(w);
+    qw_obj_end(w);
+}
+
+quire_status qr_encode_bedrock(qr_ctx *c) {
+    const quire_transcript *t = c->t;
+    qw *w = c->w;
+    bool fold = qr_fold_system(c);
+    qw_obj_begin(w);
+    if (!fold && qr_has_system(c)) {
+        qw_key(w, "system");
+        qw_arr_begin(w);
+        for (uint32_t i = 0; t->has_system && i < t->nsystem; i++) {
+            text_block(w, t->system[i].text);
+            point_after(c, QRS_SYSTEM, i, 0);
+        }
+        if (qstr_present(c->sys_extra)) text_block(w, c->sys_extra);
+        qw_arr_end(w);
+    }
+    if (t->has_tools && t->ntools) {
+        qw_key(w, "toolConfig");
+        qw_obj_begin(w);
+        qw_key(w, "tools");
+        qw_arr_begin(w);
+        for (uint32_t i = 0; i < t->ntools; i++) {
+            const qtool *tl = &t->tools[i];
+            qw_obj_begin(w);
+            qw_key(w, "toolSpec");
+            qw_obj_begin(w);
+            qw_key(w, "name"); qw_qstr(w, tl->name);
+            if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
+            qw_key(w, "inputSchema");
+            qw_obj_begin(w);
+            qw_key(w, "json"); qw_qval(w, tl->input_schema);
+            qw_obj_end(w);
+            qw_obj_end(w);
+            qw_obj_end(w);
+            point_after(c, QRS_TOOL, i, 0);
+        }
+        qw_arr_end(w);
+        qw_obj_end(w);
+    }
+    qr_seg_opts so = {true, true, false, false};
+    uint32_t nr = 0;
+    qr_run *runs = qr_segment(c, &so, &nr);
+    if (!runs) return q_oom(c->err);
+    qw_key(w, "messages");
+    qw_arr_begin(w);
+    uint32_t nwire = 0;
+    bool tail_user = qr_has_tail_user(c);
+    if (nr > 0 && runs[0].role != QW_USER) {
+        message_begin(w, "user");
+        if (fold) { text_block(w, qr_system_joined(c)); fold = false; }
+        else {
+            text_block(w, qstr_lit("(continued)"));
+            qr_event_adjusted(c, "inserted_user_turn", 0, "the first message must be a user message");
+        }
+        message_end(w);
+        nwire++;
+    }
+    for (uint32_t r = 0; r < nr; r++) {
+        const qr_run *run = &runs[r];
+        bool last = r + 1 == nr;
+        if (run->role == QW_ASSISTANT) {
+            message_begin(w, "assistant");
+            for (uint32_t k = run->i; k < run->j; k++)
+                for (uint32_t b = 0; b < t->msgs[k].nblocks; b++) block(c, &t->msgs[k].blocks[b], k, b);
+            message_end(w);
+            nwire++;
+            bool anchored = user_groups_at(c, run->j - 1);
+            if ((anchored && (last || runs[r + 1].role != QW_USER)) || (last && tail_user)) {
+                message_begin(w, "user");
+                groups_after(c, run->j - 1);
+                if (last && tail_user) { groups_after(c, QR_TAIL); tail_user = false; }
+                message_end(w);
+                nwire++;
+            }
+            continue;
+        }
+        message_begin(w, "user");
+        for (uint32_t k = run->i; k < run->j; k++) {
+            const qmsg *m = &t->msgs[k];
+            if (m->role != QR_TOOL) continue;
+            for (uint32_t b = 0; b < m->nblocks; b++) block(c, &m->blocks[b], k, b);
+        }
+        if (fold) { text_block(w, qr_system_joined(c)); fold = false; }
+        if (r > 0 && runs[r - 1].role == QW_ASSISTANT) groups_after(c, runs[r - 1].j - 1);
+        for (uint32_t k = run->i; k < run->j; k++) {
+            const qmsg *m = &t->msgs[k];
+            if (m->role != QR_TOOL) {
+                for (uint32_t b = 0; b < m->nblocks; b++) {
+                    if (qr_is_instruction(m)) text_block(w, qr_wrap_instruction(c, &m->blocks[b]));
+                    else block(c, &m->blocks[b], k, b);
+                }
+            }
+            groups_after(c, k);
+        }
+        if (last && tail_user) { groups_after(c, QR_TAIL); tail_user = false; }
+        message_end(w);
+        nwire++;
+    }
+    if (tail_user || (nr == 0 && fold)) {
+        message_begin(w, "user");
+        if (fold) text_block(w, qr_system_joined(c));
+        groups_after(c, QR_TAIL);
+        message_end(w);
+        nwire++;
+    }
+    qw_arr_end(w);
+    if (c->max_tokens) {
+        qw_key(w, "inferenceConfig");
+        qw_obj_begin(w);
+        qw_key(w, "maxTokens"); qw_int(w, c->max_tokens);
+        qw_obj_end(w);
+    }
+    qw_obj_end(w);
+    if (nwire == 0)
+        return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, "/messages", "a Converse request needs at least one message");
+    return QUIRE_OK;
+}

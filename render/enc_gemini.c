@@ -1,0 +1,292 @@
+/* Gemini generateContent encoder (dialect gemini; Gemini and Gemma).
+ *
+ * Key order: systemInstruction, tools, contents, generationConfig (only when
+ * a max is given). The model is in the URL, not the body.
+ * Contents: roles "user" and "model"; consecutive assistant messages merge
+ * into one model content; the results of one model turn's calls form one
+ * separate user content of functionResponse parts (in call order as given),
+ * never mixed with text; the first content is a user content (the folded
+ * system prompt on rows without a system instruction, else a placeholder).
+ * Parts: text, inlineData, fileData, functionCall {id, name, args},
+ * functionResponse {id, name, response: {"output"|"error": ...}, parts},
+ * thinking as {"text", "thought": true, "thoughtSignature"}.
+ * Reminder user blocks: a separate user content at the tail. */
+#include "render/wire.h"
+
+static void text_part(qw *w, qstr s) {
+    qw_obj_begin(w);
+    qw_key(w, "text"); qw_qstr(w, s);
+    qw_obj_end(w);
+}
+
+static void media_part(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
+    qw *w = c->w;
+    if (b->type == QB_DOCUMENT && !c->caps.documents) { qr_unsupported(c, mi, (int32_t)bi, "a document block"); return; }
+    if (qstr_present(b->url) && !c->caps.image_urls) { qr_unsupported(c, mi, (int32_t)bi, "a block by URL"); return; }
+    qw_obj_begin(w);
+    if (qstr_present(b->url)) {
+        qw_key(w, "fileData");
+        qw_obj_begin(w);
+        if (qstr_present(b->media_type)) { qw_key(w, "mimeType"); qw_qstr(w, b->media_type); }
+        qw_key(w, "fileUri"); qw_qstr(w, b->url);
+        qw_obj_end(w);
+    } else {
+        qw_key(w, "inlineData");
+        qw_obj_begin(w);
+        qw_key(w, "mimeType"); qw_qstr(w, b->media_type);
+        qw_key(w, "data"); qw_qstr(w, b->data);
+        qw_obj_end(w);
+    }
+    qw_obj_end(w);
+}
+
+static void user_part(qr_ctx *c, const qmsg *m, const qblock *b, uint32_t mi, uint32_t bi) {
+    if (qr_is_instruction(m)) { text_part(c->w, qr_wrap_instruction(c, b)); return; }
+    switch (b->type) {
+    case QB_TEXT: text_part(c->w, b->text); return;
+    case QB_IMAGE: case QB_DOCUMENT: media_part(c, b, mi, bi); return;
+    case QB_OPAQUE:
+        if (qstr_eq(b->provider, c->ro->provider) || qstr_eq(b->provider, "gemini")) qw_qval(c->w, b->item);
+        else qr_drop_artefact(c, mi, bi, "opaque item of another provider");
+        return;
+    case QB_TOOL_CALL: case QB_TOOL_RESULT: case QB_THINKING: case QB_REDACTED_THINKING: return;
+    }
+}
+
+/* A signature carried by an empty thinking block right before a text or call
+ * part (how a signed Gemini part is held in a transcript). */
+static qstr pending_sig(const qmsg *m, uint32_t bi) {
+    if (bi == 0) return (qstr){0};
+    const qblock *p = &m->blocks[bi - 1];
+    if (p->type == QB_THINKING && p->text.len == 0 && qstr_present(p->signature)) return p->signature;
+    return (qstr){0};
+}
+static bool is_carrier(const qmsg *m, uint32_t bi) {
+    const qblock *b = &m->blocks[bi];
+    if (b->type != QB_THINKING || b->text.len != 0 || !qstr_present(b->signature) || bi + 1 >= m->nblocks) return false;
+    qblock_type nt = m->blocks[bi + 1].type;
+    return nt == QB_TEXT || nt == QB_TOOL_CALL;
+}
+static void sig(qw *w, qstr s) {
+    if (!qstr_present(s)) return;
+    qw_key(w, "thoughtSignature");
+    qw_qstr(w, s);
+}
+
+static void model_part(qr_ctx *c, const qmsg *m, uint32_t mi, uint32_t bi) {
+    qw *w = c->w;
+    const qblock *b = &m->blocks[bi];
+    if (is_carrier(m, bi)) return;
+    switch (b->type) {
+    case QB_TEXT:
+        qw_obj_begin(w);
+        qw_key(w, "text"); qw_qstr(w, b->text);
+        sig(w, pending_sig(m, bi));
+        qw_obj_end(w);
+        return;
+    case QB_IMAGE: case QB_DOCUMENT: qr_unsupported(c, mi, (int32_t)bi, "an image or document in a model turn"); return;
+    case QB_TOOL_CALL:
+        if (qj_type_of(b->input.doc, b->input.idx) != QJ_OBJECT) {
+            qr_unsupported(c, mi, (int32_t)bi, "tool call input that is not a JSON object (functionCall.args)");
+            return;
+        }
+        qw_obj_begin(w);
+        qw_key(w, "functionCall");
+        qw_obj_begin(w);
+        qw_key(w, "id"); qw_qstr(w, b->id);
+        qw_key(w, "name"); qw_qstr(w, b->name);
+        qw_key(w, "args"); qw_qval(w, b->input);
+        qw_obj_end(w);
+        sig(w, pending_sig(m, bi));
+        qw_obj_end(w);
+        return;
+    case QB_THINKING:
+        if (!c->caps.thinking) { qr_drop_artefact(c, mi, bi, "thinking block: the row has no thinking"); return; }
+        qw_obj_begin(w);
+        qw_key(w, "text"); qw_qstr(w, b->text);
+        qw_key(w, "thought"); qw_bool(w, true);
+        if (qstr_present(b->signature)) { qw_key(w, "thoughtSignature"); qw_qstr(w, b->signature); }
+        qw_obj_end(w);
+        return;
+    case QB_REDACTED_THINKING:
+        qr_drop_artefact(c, mi, bi, "redactedThinking has no Gemini form");
+        return;
+    case QB_OPAQUE:
+        if (qstr_eq(b->provider, c->ro->provider) || qstr_eq(b->provider, "gemini")) { qw_qval(w, b->item); return; }
+        qr_drop_artefact(c, mi, bi, "opaque item of another provider");
+        return;
+    case QB_TOOL_RESULT:
+        return;
+    }
+}
+
+static void response_part(qr_ctx *c, const qblock *r, uint32_t mi, uint32_t bi) {
+    qw *w = c->w;
+    qw_obj_begin(w);
+    qw_key(w, "functionResponse");
+    qw_obj_begin(w);
+    qw_key(w, "id"); qw_qstr(w, r->tool_call_id);
+    qw_key(w, "name"); qw_qstr(w, qr_tool_name_for(c, mi, r->tool_call_id));
+    qw_key(w, "response");
+    qw_obj_begin(w);
+    qw_key(w, r->is_error == 1 ? "error" : "output");
+    uint32_t ntext = 0, nimg = 0;
+    if (r->content_is_string) {
+        qw_qstr(w, r->content_text);
+    } else {
+        for (uint32_t i = 0; i < r->nparts; i++) { if (r->parts[i].type == QB_TEXT) ntext++; else nimg++; }
+        if (ntext == 1) {
+            for (uint32_t i = 0; i < r->nparts; i++)
+                if (r->parts[i].type == QB_TEXT) qw_qstr(w, r->parts[i].text);
+        } else {
+            qw_arr_begin(w);
+            for (uint32_t i = 0; i < r->nparts; i++)
+                if (r->parts[i].type == QB_TEXT) qw_qstr(w, r->parts[i].text);
+            qw_arr_end(w);
+        }
+    }
+    qw_obj_end(w);
+    if (nimg) {
+        qw_key(w, "parts");
+        qw_arr_begin(w);
+        for (uint32_t i = 0; i < r->nparts; i++) {
+            const qblock *p = &r->parts[i];
+            if (p->type != QB_IMAGE) continue;
+            if (!c->caps.tool_result_images || qstr_present(p->url)) {
+                qr_unsupported_part(c, mi, bi, i, "an image inside a tool result");
+                continue;
+            }
+            qw_obj_begin(w);
+            qw_key(w, "inlineData");
+            qw_obj_begin(w);
+            qw_key(w, "mimeType"); qw_qstr(w, p->media_type);
+            qw_key(w, "data"); qw_qstr(w, p->data);
+            qw_obj_end(w);
+            qw_obj_end(w);
+        }
+        qw_arr_end(w);
+    }
+    qw_obj_end(w);
+    qw_obj_end(w);
+}
+
+static bool user_groups_at(const qr_ctx *c, uint32_t k) {
+    uint32_t f, n = qr_groups_at(c, k, &f);
+    for (uint32_t g = f; g < f + n; g++)
+        if (c->groups[g].slot != QSLOT_DEVELOPER) return true;
+    return false;
+}
+
+static void group_content(qr_ctx *c, uint32_t k) {
+    if (!user_groups_at(c, k)) return;
+    qw *w = c->w;
+    uint32_t f, n = qr_groups_at(c, k, &f);
+    qw_obj_begin(w);
+    qw_key(w, "role"); qw_strz(w, "user");
+    qw_key(w, "parts");
+    qw_arr_begin(w);
+    for (uint32_t g = f; g < f + n; g++)
+        if (c->groups[g].slot != QSLOT_DEVELOPER) text_part(w, c->groups[g].text);
+    qw_arr_end(w);
+    qw_obj_end(w);
+}
+
+static void content_begin(qw *w, const char *role) {
+    qw_obj_begin(w);
+    qw_key(w, "role"); qw_strz(w, role);
+    qw_key(w, "parts");
+    qw_arr_begin(w);
+}
+static void content_end(qw *w) {
+    qw_arr_end(w);
+    qw_obj_end(w);
+}
+
+quire_status qr_encode_gemini(qr_ctx *c) {
+    const quire_transcript *t = c->t;
+    qw *w = c->w;
+    bool fold = qr_fold_system(c);
+    qw_obj_begin(w);
+    if (!fold && qr_has_system(c)) {
+        qw_key(w, "systemInstruction");
+        qw_obj_begin(w);
+        qw_key(w, "parts");
+        qw_arr_begin(w);
+        for (uint32_t i = 0; t->has_system && i < t->nsystem; i++) text_part(w, t->system[i].text);
+        if (qstr_present(c->sys_extra)) text_part(w, c->sys_extra);
+        qw_arr_end(w);
+        qw_obj_end(w);
+    }
+    if (t->has_tools && t->ntools) {
+        qw_key(w, "tools");
+        qw_arr_begin(w);
+        qw_obj_begin(w);
+        qw_key(w, "functionDeclarations");
+        qw_arr_begin(w);
+        for (uint32_t i = 0; i < t->ntools; i++) {
+            const qtool *tl = &t->tools[i];
+            qw_obj_begin(w);
+            qw_key(w, "name"); qw_qstr(w, tl->name);
+            if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
+            qw_key(w, "parametersJsonSchema"); qw_qval(w, tl->input_schema);
+            qw_obj_end(w);
+        }
+        qw_arr_end(w);
+        qw_obj_end(w);
+        qw_arr_end(w);
+    }
+    qw_key(w, "contents");
+    qw_arr_begin(w);
+    uint32_t ncontents = 0;
+    if (t->nmsgs == 0 || t->msgs[0].role == QR_ASSISTANT || t->msgs[0].role == QR_TOOL) {
+        if (fold || t->nmsgs > 0) {
+            content_begin(w, "user");
+            if (fold) { text_part(w, qr_system_joined(c)); fold = false; }
+            else {
+                text_part(w, qstr_lit("(continued)"));
+                qr_event_adjusted(c, "inserted_user_turn", 0, "the first content must be a user content");
+            }
+            content_end(w);
+            ncontents++;
+        }
+    }
+    for (uint32_t k = 0; k < t->nmsgs;) {
+        const qmsg *m = &t->msgs[k];
+        uint32_t e = k + 1;
+        if (m->role == QR_ASSISTANT) {
+            /* consecutive assistant messages form one model content */
+            while (e < t->nmsgs && t->msgs[e].role == QR_ASSISTANT && !user_groups_at(c, e - 1)) e++;
+            content_begin(w, "model");
+            for (uint32_t q = k; q < e; q++)
+                for (uint32_t b = 0; b < t->msgs[q].nblocks; b++) model_part(c, &t->msgs[q], q, b);
+            content_end(w);
+        } else if (m->role == QR_TOOL) {
+            /* the results of one model turn: one content of functionResponse parts */
+            while (e < t->nmsgs && t->msgs[e].role == QR_TOOL && !user_groups_at(c, e - 1)) e++;
+            content_begin(w, "user");
+            for (uint32_t q = k; q < e; q++)
+                for (uint32_t b = 0; b < t->msgs[q].nblocks; b++) response_part(c, &t->msgs[q].blocks[b], q, b);
+            content_end(w);
+        } else {
+            content_begin(w, "user");
+            if (fold) { text_part(w, qr_system_joined(c)); fold = false; }
+            for (uint32_t b = 0; b < m->nblocks; b++) user_part(c, m, &m->blocks[b], k, b);
+            content_end(w);
+        }
+        ncontents++;
+        group_content(c, e - 1);
+        k = e;
+    }
+    if (user_groups_at(c, QR_TAIL)) { group_content(c, QR_TAIL); ncontents++; }
+    qw_arr_end(w);
+    if (c->max_tokens) {
+        qw_key(w, "generationConfig");
+        qw_obj_begin(w);
+        qw_key(w, "maxOutputTokens"); qw_int(w, c->max_tokens);
+        qw_obj_end(w);
+    }
+    qw_obj_end(w);
+    if (ncontents == 0)
+        return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, "/contents", "a Gemini request needs at least one content");
+    return QUIRE_OK;
+}

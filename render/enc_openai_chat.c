@@ -1,0 +1,440 @@
+/* OpenAI Chat Completions encoder (dialect openai_chat; also DeepSeek and
+ * OpenAI-compatible servers) and Mistral chat (dialect mistral): the two share
+ * the message model, with these differences (dialect rules, not providers):
+ *   mistral: tool messages carry the tool "name"; images are
+ *     {"type":"image_url","image_url":URL}; documents are document_url chunks;
+ *     an assistant message without text has no "content"; a final assistant
+ *     message gets "prefix": true (Mistral's prefill form).
+ *
+ * Key order: model, messages, tools, <max tokens param> (only when given or
+ * the row has a default).
+ * Wire rules: system prompt first (role from the row: system | developer) or
+ * folded into the first user message; each toolResult its own tool message,
+ * right after the assistant message with the calls; on rows with tailBlock
+ * last_tool_message, no user message follows a tool message: user content
+ * after tool messages (transcript text, wrapped instructions, reminder
+ * blocks) joins the last tool message as text parts, and user and tool
+ * contents are always arrays so that appending keeps earlier bytes. */
+#include "render/wire.h"
+
+typedef struct cctx {
+    qr_ctx *c;
+    bool mistral;
+    bool force_array;  /* user/tool contents always arrays */
+    bool fold;         /* system prompt folded into the first user message (pending) */
+} cctx;
+
+static void breakpoint(cctx *x, uint32_t mi, uint32_t bi) {
+    if (x->c->caps.cache != QCACHE_BREAKPOINTS) return;
+    const qr_mark *m = qr_mark_at(x->c, QRS_BLOCK, mi, bi);
+    if (!m) return;
+    qw_key(x->c->w, "prompt_cache_breakpoint");
+    qr_write_cache_control(x->c, m);
+}
+
+static void text_part(qw *w, qstr s) {
+    qw_obj_begin(w);
+    qw_key(w, "type"); qw_strz(w, "text");
+    qw_key(w, "text"); qw_qstr(w, s);
+    qw_obj_end(w);
+}
+
+static void url_value(cctx *x, const qblock *b) {
+    if (qstr_present(b->url)) qw_qstr(x->c->w, b->url);
+    else qr_write_data_url(x->c, b->media_type, b->data);
+}
+
+/* One user content part (text, image, document). */
+static void user_part(cctx *x, const qblock *b, uint32_t mi, uint32_t bi, bool in_tool) {
+    qr_ctx *c = x->c;
+    qw *w = c->w;
+    switch (b->type) {
+    case QB_TEXT:
+        qw_obj_begin(w);
+        qw_key(w, "type"); qw_strz(w, "text");
+        qw_key(w, "text"); qw_qstr(w, b->text);
+        breakpoint(x, mi, bi);
+        qw_obj_end(w);
+        return;
+    case QB_IMAGE:
+        if (in_tool && !c->caps.tool_result_images) { qr_unsupported(c, mi, (int32_t)bi, "an image inside a tool message"); return; }
+        if (qstr_present(b->url) && !c->caps.image_urls) { qr_unsupported(c, mi, (int32_t)bi, "an image by URL"); return; }
+        qw_obj_begin(w);
+        qw_key(w, "type"); qw_strz(w, "image_url");
+        qw_key(w, "image_url");
+        if (x->mistral) {
+            url_value(x, b);
+        } else {
+            qw_obj_begin(w);
+            qw_key(w, "url"); url_value(x, b);
+            qw_obj_end(w);
+        }
+        breakpoint(x, mi, bi);
+        qw_obj_end(w);
+        return;
+    case QB_DOCUMENT:
+        if (!c->caps.documents || in_tool) { qr_unsupported(c, mi, (int32_t)bi, "a document block"); return; }
+        if (x->mistral) {
+            qw_obj_begin(w);
+            qw_key(w, "type"); qw_strz(w, "document_url");
+            qw_key(w, "document_url"); url_value(x, b);
+            if (qstr_present(b->title)) { qw_key(w, "document_name"); qw_qstr(w, b->title); }
+            qw_obj_end(w);
+            return;
+        }
+        if (qstr_present(b->url)) { qr_unsupported(c, mi, (int32_t)bi, "a document by URL"); return; }
+        qw_obj_begin(w);
+        qw_key(w, "type"); qw_strz(w, "file");
+        qw_key(w, "file");
+        qw_obj_begin(w);
+        if (qstr_present(b->title)) { qw_key(w, "filename"); qw_qstr(w, b->title); }
+        qw_key(w, "file_data"); qr_write_data_url(c, b->media_type, b->data);
+        qw_obj_end(w);
+        breakpoint(x, mi, bi);
+        qw_obj_end(w);
+        return;
+    case QB_OPAQUE:
+        qr_drop_artefact(c, mi, bi, "opaque item: no form in this dialect");
+        return;
+    case QB_TOOL_CALL: case QB_TOOL_RESULT: case QB_THINKING: case QB_REDACTED_THINKING:
+        return;
+    }
+}
+
+static void user_groups(cctx *x, uint32_t k) {
+    uint32_t f, n = qr_groups_at(x->c, k, &f);
+    for (uint32_t g = f; g < f + n; g++)
+        if (x->c->groups[g].slot != QSLOT_DEVELOPER) text_part(x->c->w, x->c->groups[g].text);
+}
+static bool has_user_groups(const qr_ctx *c, uint32_t k) {
+    uint32_t f, n = qr_groups_at(c, k, &f);
+    for (uint32_t g = f; g < f + n; g++)
+        if (c->groups[g].slot != QSLOT_DEVELOPER) return true;
+    return false;
+}
+
+static void dev_groups(cctx *x, uint32_t k) {
+    qr_ctx *c = x->c;
+    uint32_t f, n = qr_groups_at(c, k, &f);
+    for (uint32_t g = f; g < f + n; g++) {
+        if (c->groups[g].slot != QSLOT_DEVELOPER) continue;
+        qw_obj_begin(c->w);
+        qw_key(c->w, "role"); qw_strz(c->w, c->caps.developer == QDEV_DEVELOPER_ROLE ? "developer" : "system");
+        qw_key(c->w, "content"); qw_qstr(c->w, c->groups[g].text);
+        qw_obj_end(c->w);
+    }
+}
+
+/* The content parts of a user-side transcript message (user text/media, or a
+ * wrapped instruction). */
+static void user_parts_of(cctx *x, uint32_t k, bool in_tool) {
+    const qmsg *m = &x->c->t->msgs[k];
+    for (uint32_t b = 0; b < m->nblocks; b++) {
+        if (qr_is_instruction(m)) text_part(x->c->w, qr_wrap_instruction(x->c, &m->blocks[b]));
+        else user_part(x, &m->blocks[b], k, b, in_tool);
+    }
+}
+
+static void fold_part(cctx *x) {
+    if (!x->fold) return;
+    text_part(x->c->w, qr_system_joined(x->c));
+    x->fold = false;
+}
+
+#define NOMSG (UINT32_MAX - 1)
+
+/* A user message for transcript message k (NOMSG: none) followed by the user
+ * blocks anchored at ga (NOMSG: none) and, with tail, the tail user blocks. */
+static void user_message(cctx *x, uint32_t k, uint32_t ga, bool tail) {
+    qr_ctx *c = x->c;
+    qw *w = c->w;
+    qw_obj_begin(w);
+    qw_key(w, "role"); qw_strz(w, "user");
+    qw_key(w, "content");
+    const qmsg *m = k != NOMSG ? &c->t->msgs[k] : NULL;
+    bool groups = ga != NOMSG && has_user_groups(c, ga);
+    bool tailg = tail && has_user_groups(c, QR_TAIL);
+    uint32_t ngroups = 0, single = 0;
+    if (!m && !x->fold && !x->force_array) {
+        uint32_t anchors[2] = {ga, tail ? QR_TAIL : NOMSG};
+        for (int a = 0; a < 2; a++) {
+            if (anchors[a] == NOMSG) continue;
+            uint32_t f, n = qr_groups_at(c, anchors[a], &f);
+            for (uint32_t g = f; g < f + n; g++)
+                if (c->groups[g].slot != QSLOT_DEVELOPER) { ngroups++; single = g; }
+        }
+    }
+    bool as_string = m && !x->fold && !groups && !tailg && !x->force_array && m->role == QR_USER && m->nblocks == 1 &&
+                     m->blocks[0].type == QB_TEXT && m->content_is_string && !qr_mark_at(c, QRS_BLOCK, k, 0);
+    if (as_string) {
+        qw_qstr(w, m->blocks[0].text);
+    } else if (!m && ngroups == 1) {
+        qw_qstr(w, c->groups[single].text);
+    } else {
+        qw_arr_begin(w);
+        fold_part(x);
+        if (m) user_parts_of(x, k, false);
+        if (ga != NOMSG) user_groups(x, ga);
+        if (tail) user_groups(x, QR_TAIL);
+        qw_arr_end(w);
+    }
+    qw_obj_end(w);
+}
+
+static void system_message(cctx *x) {
+    qr_ctx *c = x->c;
+    qw *w = c->w;
+    const quire_transcript *t = c->t;
+    qw_obj_begin(w);
+    qw_key(w, "role"); qw_strz(w, c->caps.system_role ? c->caps.system_role : "system");
+    qw_key(w, "content");
+    bool bp = c->caps.cache == QCACHE_BREAKPOINTS;
+    if (!bp || !t->has_system) {
+        qw_qstr(w, qr_system_joined(c));
+    } else {
+        qw_arr_begin(w);
+        for (uint32_t i = 0; i < t->nsystem; i++) {
+            qw_obj_begin(w);
+            qw_key(w, "type"); qw_strz(w, "text");
+            qw_key(w, "text"); qw_qstr(w, t->system[i].text);
+            const qr_mark *mk = qr_mark_at(c, QRS_SYSTEM, i, 0);
+            if (mk) { qw_key(w, "prompt_cache_breakpoint"); qr_write_cache_control(c, mk); }
+            qw_obj_end(w);
+        }
+        if (qstr_present(c->sys_extra)) text_part(w, c->sys_extra);
+        qw_arr_end(w);
+    }
+    qw_obj_end(w);
+}
+
+static void instruction_message(cctx *x, uint32_t k) {
+    qr_ctx *c = x->c;
+    const qmsg *m = &c->t->msgs[k];
+    qw *w = c->w;
+    qw_obj_begin(w);
+    qw_key(w, "role"); qw_strz(w, c->caps.developer == QDEV_DEVELOPER_ROLE ? "developer" : "system");
+    qw_key(w, "content");
+    if (m->nblocks == 1) {
+        qw_qstr(w, m->blocks[0].text);
+    } else {
+        qw_arr_begin(w);
+        for (uint32_t b = 0; b < m->nblocks; b++) text_part(w, m->blocks[b].text);
+        qw_arr_end(w);
+    }
+    qw_obj_end(w);
+}
+
+static void assistant_message(cctx *x, uint32_t k, bool prefix) {
+    qr_ctx *c = x->c;
+    const qmsg *m = &c->t->msgs[k];
+    qw *w = c->w;
+    uint32_t ntext = 0, ncalls = 0;
+    for (uint32_t b = 0; b < m->nblocks; b++) {
+        const qblock *bl = &m->blocks[b];
+        switch (bl->type) {
+        case QB_TEXT: ntext++; break;
+        case QB_TOOL_CALL: ncalls++; break;
+        case QB_THINKING: case QB_REDACTED_THINKING:
+            qr_drop_artefact(c, k, b, "thinking has no form in this dialect");
+            break;
+        case QB_OPAQUE:
+            qr_drop_artefact(c, k, b, "opaque item of another provider");
+            break;
+        case QB_IMAGE: case QB_DOCUMENT:
+            qr_unsupported(c, k, (int32_t)b, "an image or document in an assistant message");
+            break;
+        case QB_TOOL_RESULT:
+            break;
+        }
+    }
+    qw_obj_begin(w);
+    qw_key(w, "role"); qw_strz(w, "assistant");
+    if (ntext == 1) {
+        qw_key(w, "content");
+        for (uint32_t b = 0; b < m->nblocks; b++)
+            if (m->blocks[b].type == QB_TEXT) qw_qstr(w, m->blocks[b].text);
+    } else if (ntext > 1) {
+        qw_key(w, "content");
+        qw_arr_begin(w);
+        for (uint32_t b = 0; b < m->nblocks; b++)
+            if (m->blocks[b].type == QB_TEXT) text_part(w, m->blocks[b].text);
+        qw_arr_end(w);
+    } else if (!x->mistral) {
+        qw_key(w, "content"); qw_null(w);
+    }
+    if (ncalls) {
+        qw_key(w, "tool_calls");
+        qw_arr_begin(w);
+        for (uint32_t b = 0; b < m->nblocks; b++) {
+            const qblock *bl = &m->blocks[b];
+            if (bl->type != QB_TOOL_CALL) continue;
+            qw_obj_begin(w);
+            qw_key(w, "id"); qw_qstr(w, bl->id);
+            qw_key(w, "type"); qw_strz(w, "function");
+            qw_key(w, "function");
+            qw_obj_begin(w);
+            qw_key(w, "name"); qw_qstr(w, bl->name);
+            qw_key(w, "arguments"); qr_write_value_as_string(c, bl->input);
+            qw_obj_end(w);
+            qw_obj_end(w);
+        }
+        qw_arr_end(w);
+    }
+    if (prefix) { qw_key(w, "prefix"); qw_bool(w, true); }
+    qw_obj_end(w);
+}
+
+/* One tool message per toolResult block; the last one of a tool run may
+ * absorb the user content that follows (last_tool_message rows). */
+static void tool_result_message(cctx *x, uint32_t k, uint32_t b, uint32_t absorb_from, uint32_t absorb_to,
+                                bool absorb_groups_k, bool absorb_tail) {
+    qr_ctx *c = x->c;
+    const qblock *r = &c->t->msgs[k].blocks[b];
+    qw *w = c->w;
+    qw_obj_begin(w);
+    qw_key(w, "role"); qw_strz(w, "tool");
+    qw_key(w, "tool_call_id"); qw_qstr(w, r->tool_call_id);
+    if (x->mistral) {
+        qstr name = qr_tool_name_for(c, k, r->tool_call_id);
+        if (name.len) { qw_key(w, "name"); qw_qstr(w, name); }
+    }
+    qw_key(w, "content");
+    bool marked = qr_mark_at(c, QRS_BLOCK, k, b) != NULL;
+    bool extra = absorb_from < absorb_to || absorb_groups_k || absorb_tail;
+    if (r->content_is_string && !x->force_array && !marked && !extra) {
+        qw_qstr(w, r->content_text);
+    } else {
+        qw_arr_begin(w);
+        if (r->content_is_string) {
+            qw_obj_begin(w);
+            qw_key(w, "type"); qw_strz(w, "text");
+            qw_key(w, "text"); qw_qstr(w, r->content_text);
+            breakpoint(x, k, b);
+            qw_obj_end(w);
+        } else {
+            for (uint32_t i = 0; i < r->nparts; i++) {
+                const qblock *p = &r->parts[i];
+                if (p->type != QB_TEXT) { qr_unsupported_part(c, k, b, i, "an image inside a tool result"); continue; }
+                qw_obj_begin(w);
+                qw_key(w, "type"); qw_strz(w, "text");
+                qw_key(w, "text"); qw_qstr(w, p->text);
+                if (i + 1 == r->nparts) breakpoint(x, k, b);
+                qw_obj_end(w);
+            }
+        }
+        for (uint32_t u = absorb_from; u < absorb_to; u++) {
+            user_parts_of(x, u, true);
+            user_groups(x, u);
+        }
+        if (absorb_groups_k) user_groups(x, k);
+        if (absorb_tail) user_groups(x, QR_TAIL);
+        qw_arr_end(w);
+    }
+    qw_obj_end(w);
+}
+
+static quire_status encode(qr_ctx *c, bool mistral) {
+    const quire_transcript *t = c->t;
+    qw *w = c->w;
+    cctx x = {c, mistral, c->caps.tail == QTAIL_LAST_TOOL || c->caps.cache == QCACHE_BREAKPOINTS, qr_fold_system(c)};
+    bool no_user_after_tool = c->caps.tail == QTAIL_LAST_TOOL;
+    qw_obj_begin(w);
+    qw_key(w, "model"); qw_strz(w, c->model);
+    qw_key(w, "messages");
+    qw_arr_begin(w);
+    uint32_t nwire = 0;
+    if (!x.fold && qr_has_system(c)) { system_message(&x); nwire++; }
+    if (x.fold && (t->nmsgs == 0 || t->msgs[0].role != QR_USER)) {
+        /* no user message opens the conversation: the system text opens it */
+        qw_obj_begin(w);
+        qw_key(w, "role"); qw_strz(w, "user");
+        qw_key(w, "content"); qw_qstr(w, qr_system_joined(c));
+        qw_obj_end(w);
+        x.fold = false;
+        nwire++;
+    }
+    bool tail_done = !qr_has_tail_user(c);
+    for (uint32_t k = 0; k < t->nmsgs; k++) {
+        const qmsg *m = &t->msgs[k];
+        bool last = k + 1 == t->nmsgs;
+        switch (m->role) {
+        case QR_ASSISTANT:
+            assistant_message(&x, k, mistral && last && tail_done && !qr_has_tail_developer(c));
+            nwire++;
+            if (has_user_groups(c, k)) user_message(&x, NOMSG, k, false); /* anchored after an assistant */
+            break;
+        case QR_TOOL: {
+            /* the tool run [k, e) and, on no-user-after-tool rows, the user-side
+             * messages that follow it up to the next assistant/tool message */
+            uint32_t e = k + 1;
+            while (e < t->nmsgs && t->msgs[e].role == QR_TOOL) e++;
+            uint32_t u = e;
+            bool instr_ok = c->caps.developer != QDEV_NONE;
+            if (no_user_after_tool)
+                while (u < t->nmsgs && (t->msgs[u].role == QR_USER || (qr_is_instruction(&t->msgs[u]) && !instr_ok))) u++;
+            bool run_is_last = u == t->nmsgs;
+            for (uint32_t q = k; q < e; q++) {
+                const qmsg *tm = &t->msgs[q];
+                for (uint32_t b = 0; b < tm->nblocks; b++) {
+                    bool final = q + 1 == e && b + 1 == tm->nblocks;
+                    bool absorb = final && no_user_after_tool;
+                    tool_result_message(&x, q, b, absorb ? e : 0, absorb ? u : 0, absorb,
+                                        absorb && run_is_last && !tail_done);
+                    nwire++;
+                }
+                if (!no_user_after_tool && has_user_groups(c, q)) user_message(&x, NOMSG, q, false);
+                dev_groups(&x, q);
+            }
+            if (no_user_after_tool) {
+                if (u > e) qr_event_adjusted(c, "merged_into_tool_message", e,
+                                             "no user message may follow a tool message: its content joins the last tool message");
+                for (uint32_t q = e; q < u; q++) dev_groups(&x, q);
+                if (run_is_last) tail_done = true;
+            }
+            k = (no_user_after_tool ? u : e) - 1;
+            break;
+        }
+        case QR_SYSTEM:
+        case QR_DEVELOPER:
+            if (c->caps.developer != QDEV_NONE) { instruction_message(&x, k); nwire++; dev_groups(&x, k); break; }
+            /* fallthrough */
+        case QR_USER: {
+            bool tail_here = last && !tail_done && c->caps.tail == QTAIL_LAST_TOOL;
+            user_message(&x, k, no_user_after_tool ? k : NOMSG, tail_here);
+            if (tail_here) tail_done = true;
+            nwire++;
+            if (!no_user_after_tool && has_user_groups(c, k)) user_message(&x, NOMSG, k, false);
+            dev_groups(&x, k);
+            break;
+        }
+        }
+    }
+    if (!tail_done) { user_message(&x, NOMSG, NOMSG, true); nwire++; }
+    dev_groups(&x, QR_TAIL);
+    qw_arr_end(w);
+    if (t->has_tools && t->ntools) {
+        qw_key(w, "tools");
+        qw_arr_begin(w);
+        for (uint32_t i = 0; i < t->ntools; i++) {
+            const qtool *tl = &t->tools[i];
+            qw_obj_begin(w);
+            qw_key(w, "type"); qw_strz(w, "function");
+            qw_key(w, "function");
+            qw_obj_begin(w);
+            qw_key(w, "name"); qw_qstr(w, tl->name);
+            if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
+            qw_key(w, "parameters"); qw_qval(w, tl->input_schema);
+            qw_obj_end(w);
+            qw_obj_end(w);
+        }
+        qw_arr_end(w);
+    }
+    if (c->max_tokens && c->caps.max_tokens_param) { qw_key(w, c->caps.max_tokens_param); qw_int(w, c->max_tokens); }
+    qw_obj_end(w);
+    if (nwire == 0)
+        return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, "/messages", "a chat request needs at least one message");
+    return QUIRE_OK;
+}
+
+quire_status qr_encode_openai_chat(qr_ctx *c) { return encode(c, false); }
+quire_status qr_encode_mistral(qr_ctx *c) { return encode(c, true); }

@@ -1,0 +1,321 @@
+/* OpenAI Responses encoder (dialect openai_responses).
+ *
+ * Key order: model, input, tools, max_output_tokens (only when given).
+ * Input items, in transcript order:
+ *   system prompt   {"type":"message","role":<systemRole>,"content":...} first
+ *                   (or folded into the first user message);
+ *   user            {"type":"message","role":"user","content": string | [input_text|input_image|input_file]}
+ *   assistant text  {"type":"message","role":"assistant","content":"..."}, one per text block
+ *   tool call       {"type":"function_call","call_id","name","arguments":"<input JSON text>"}
+ *   tool result     {"type":"function_call_output","call_id","output": string | [input_text|input_image]}
+ *   opaque items of this dialect (encrypted reasoning) verbatim; thinking
+ *   blocks have no item without an id and are dropped with an event;
+ *   instructions    developer / system messages per the row, else wrapped user text.
+ * Reminder user blocks: a separate user message after the function outputs. */
+#include "render/wire.h"
+
+static bool opaque_mine(const qr_ctx *c, const qblock *b) {
+    return qstr_eq(b->provider, c->ro->provider) || qstr_eq(b->provider, "openai_responses");
+}
+
+static void bp(qr_ctx *c, uint32_t mi, uint32_t bi) {
+    if (c->caps.cache != QCACHE_BREAKPOINTS) return;
+    const qr_mark *m = qr_mark_at(c, QRS_BLOCK, mi, bi);
+    if (!m) return;
+    qw_key(c->w, "prompt_cache_breakpoint");
+    qr_write_cache_control(c, m);
+}
+
+static void input_text(qw *w, qstr s) {
+    qw_obj_begin(w);
+    qw_key(w, "type"); qw_strz(w, "input_text");
+    qw_key(w, "text"); qw_qstr(w, s);
+    qw_obj_end(w);
+}
+
+static void input_part(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool mark) {
+    qw *w = c->w;
+    switch (b->type) {
+    case QB_TEXT:
+        qw_obj_begin(w);
+        qw_key(w, "type"); qw_strz(w, "input_text");
+        qw_key(w, "text"); qw_qstr(w, b->text);
+        if (mark) bp(c, mi, bi);
+        qw_obj_end(w);
+        return;
+    case QB_IMAGE:
+        if (qstr_present(b->url) && !c->caps.image_urls) { qr_unsupported(c, mi, (int32_t)bi, "an image by URL"); return; }
+        qw_obj_begin(w);
+        qw_key(w, "type"); qw_strz(w, "input_image");
+        qw_key(w, "image_url");
+        if (qstr_present(b->url)) qw_qstr(w, b->url); else qr_write_data_url(c, b->media_type, b->data);
+        qw_key(w, "detail"); qw_strz(w, "auto");
+        if (mark) bp(c, mi, bi);
+        qw_obj_end(w);
+        return;
+    case QB_DOCUMENT:
+        if (!c->caps.documents) { qr_unsupported(c, mi, (int32_t)bi, "a document block"); return; }
+        qw_obj_begin(w);
+        qw_key(w, "type"); qw_strz(w, "input_file");
+        if (qstr_present(b->title)) { qw_key(w, "filename"); qw_qstr(w, b->title); }
+        if (qstr_present(b->url)) { qw_key(w, "file_url"); qw_qstr(w, b->url); }
+        else { qw_key(w, "file_data"); qr_write_data_url(c, b->media_type, b->data); }
+        if (mark) bp(c, mi, bi);
+        qw_obj_end(w);
+        return;
+    case QB_TOOL_CALL: case QB_TOOL_RESULT: case QB_THINKING: case QB_REDACTED_THINKING: case QB_OPAQUE:
+        return;
+    }
+}
+
+static bool user_groups_at(const qr_ctx *c, uint32_t k) {
+    uint32_t f, n = qr_groups_at(c, k, &f);
+    for (uint32_t g = f; g < f + n; g++)
+        if (c->groups[g].slot != QSLOT_DEVELOPER) return true;
+    return false;
+}
+
+/* A user message holding the reminder blocks anchored at k. */
+static void group_message(qr_ctx *c, uint32_t k) {
+    if (!user_groups_at(c, k)) return;
+    qw *w = c->w;
+    uint32_t f, n = qr_groups_at(c, k, &f), users = 0, one = f;
+    for (uint32_t g = f; g < f + n; g++)
+        if (c->groups[g].slot != QSLOT_DEVELOPER) { users++; one = g; }
+    qw_obj_begin(w);
+    qw_key(w, "type"); qw_strz(w, "message");
+    qw_key(w, "role"); qw_strz(w, "user");
+    qw_key(w, "content");
+    if (users == 1 && c->caps.cache != QCACHE_BREAKPOINTS) {
+        qw_qstr(w, c->groups[one].text);
+    } else {
+        qw_arr_begin(w);
+        for (uint32_t g = f; g < f + n; g++)
+            if (c->groups[g].slot != QSLOT_DEVELOPER) input_text(w, c->groups[g].text);
+        qw_arr_end(w);
+    }
+    qw_obj_end(w);
+}
+
+static void dev_messages(qr_ctx *c, uint32_t k) {
+    qw *w = c->w;
+    uint32_t f, n = qr_groups_at(c, k, &f);
+    for (uint32_t g = f; g < f + n; g++) {
+        if (c->groups[g].slot != QSLOT_DEVELOPER) continue;
+        qw_obj_begin(w);
+        qw_key(w, "type"); qw_strz(w, "message");
+        qw_key(w, "role"); qw_strz(w, c->caps.developer == QDEV_DEVELOPER_ROLE ? "developer" : "system");
+        qw_key(w, "content"); qw_qstr(w, c->groups[g].text);
+        qw_obj_end(w);
+    }
+}
+
+static void user_message_range(qr_ctx *c, uint32_t k, bool *fold, uint32_t b0, uint32_t b1);
+
+/* A user message; opaque items of this dialect among its blocks (tool outputs
+ * of other kinds, ...) are input items of their own, in place. */
+static void user_message(qr_ctx *c, uint32_t k, bool *fold) {
+    const qmsg *m = &c->t->msgs[k];
+    uint32_t start = 0;
+    for (uint32_t b = 0; b <= m->nblocks; b++) {
+        bool opq = b < m->nblocks && m->blocks[b].type == QB_OPAQUE;
+        if (b < m->nblocks && !opq) continue;
+        if (b > start || (b == m->nblocks && start == 0)) user_message_range(c, k, fold, start, b);
+        if (opq) {
+            if (opaque_mine(c, &m->blocks[b])) qw_qval(c->w, m->blocks[b].item);
+            else qr_drop_artefact(c, k, b, "opaque item of another provider");
+        }
+        start = b + 1;
+    }
+}
+
+static void user_message_range(qr_ctx *c, uint32_t k, bool *fold, uint32_t b0, uint32_t b1) {
+    const qmsg *m = &c->t->msgs[k];
+    qw *w = c->w;
+    bool force = c->caps.cache == QCACHE_BREAKPOINTS;
+    qw_obj_begin(w);
+    qw_key(w, "type"); qw_strz(w, "message");
+    qw_key(w, "role"); qw_strz(w, "user");
+    qw_key(w, "content");
+    if (!*fold && !force && m->role == QR_USER && m->content_is_string && m->nblocks == 1 && m->blocks[0].type == QB_TEXT) {
+        qw_qstr(w, m->blocks[0].text);
+    } else {
+        qw_arr_begin(w);
+        if (*fold) { input_text(w, qr_system_joined(c)); *fold = false; }
+        for (uint32_t b = b0; b < b1; b++) {
+            if (qr_is_instruction(m)) input_text(w, qr_wrap_instruction(c, &m->blocks[b]));
+            else input_part(c, &m->blocks[b], k, b, true);
+        }
+        qw_arr_end(w);
+    }
+    qw_obj_end(w);
+}
+
+static void assistant_items(qr_ctx *c, uint32_t k) {
+    const qmsg *m = &c->t->msgs[k];
+    qw *w = c->w;
+    for (uint32_t b = 0; b < m->nblocks; b++) {
+        const qblock *bl = &m->blocks[b];
+        switch (bl->type) {
+        case QB_TEXT:
+            qw_obj_begin(w);
+            qw_key(w, "type"); qw_strz(w, "message");
+            qw_key(w, "role"); qw_strz(w, "assistant");
+            qw_key(w, "content"); qw_qstr(w, bl->text);
+            qw_obj_end(w);
+            break;
+        case QB_TOOL_CALL:
+            qw_obj_begin(w);
+            qw_key(w, "type"); qw_strz(w, "function_call");
+            qw_key(w, "call_id"); qw_qstr(w, bl->id);
+            qw_key(w, "name"); qw_qstr(w, bl->name);
+            qw_key(w, "arguments"); qr_write_value_as_string(c, bl->input);
+            qw_obj_end(w);
+            break;
+        case QB_OPAQUE:
+            if (opaque_mine(c, bl)) qw_qval(w, bl->item);
+            else qr_drop_artefact(c, k, b, "opaque item of another provider");
+            break;
+        case QB_THINKING: case QB_REDACTED_THINKING:
+            qr_drop_artefact(c, k, b, "thinking has no Responses item without an id (pass reasoning items as opaque)");
+            break;
+        case QB_IMAGE: case QB_DOCUMENT:
+            qr_unsupported(c, k, (int32_t)b, "an image or document in an assistant message");
+            break;
+        case QB_TOOL_RESULT:
+            break;
+        }
+    }
+}
+
+static void tool_outputs(qr_ctx *c, uint32_t k) {
+    const qmsg *m = &c->t->msgs[k];
+    qw *w = c->w;
+    for (uint32_t b = 0; b < m->nblocks; b++) {
+        const qblock *r = &m->blocks[b];
+        qw_obj_begin(w);
+        qw_key(w, "type"); qw_strz(w, "function_call_output");
+        qw_key(w, "call_id"); qw_qstr(w, r->tool_call_id);
+        qw_key(w, "output");
+        bool marked = qr_mark_at(c, QRS_BLOCK, k, b) != NULL;
+        if (r->content_is_string && !marked) {
+            qw_qstr(w, r->content_text);
+        } else if (r->content_is_string) {
+            qw_arr_begin(w);
+            qw_obj_begin(w);
+            qw_key(w, "type"); qw_strz(w, "input_text");
+            qw_key(w, "text"); qw_qstr(w, r->content_text);
+            bp(c, k, b);
+            qw_obj_end(w);
+            qw_arr_end(w);
+        } else {
+            qw_arr_begin(w);
+            for (uint32_t i = 0; i < r->nparts; i++) {
+                if (r->parts[i].type == QB_IMAGE && !c->caps.tool_result_images) {
+                    qr_unsupported_part(c, k, b, i, "an image inside a tool result");
+                    continue;
+                }
+                input_part(c, &r->parts[i], k, b, false);
+            }
+            qw_arr_end(w);
+        }
+        qw_obj_end(w);
+    }
+}
+
+quire_status qr_encode_openai_responses(qr_ctx *c) {
+    const quire_transcript *t = c->t;
+    qw *w = c->w;
+    bool fold = qr_fold_system(c);
+    qw_obj_begin(w);
+    qw_key(w, "model"); qw_strz(w, c->model);
+    qw_key(w, "input");
+    qw_arr_begin(w);
+    uint32_t nitems = 0;
+    if (!fold && qr_has_system(c)) {
+        qw_obj_begin(w);
+        qw_key(w, "type"); qw_strz(w, "message");
+        qw_key(w, "role"); qw_strz(w, c->caps.system_role ? c->caps.system_role : "system");
+        qw_key(w, "content");
+        if (c->caps.cache == QCACHE_BREAKPOINTS && t->has_system) {
+            qw_arr_begin(w);
+            for (uint32_t i = 0; i < t->nsystem; i++) {
+                qw_obj_begin(w);
+                qw_key(w, "type"); qw_strz(w, "input_text");
+                qw_key(w, "text"); qw_qstr(w, t->system[i].text);
+                const qr_mark *mk = qr_mark_at(c, QRS_SYSTEM, i, 0);
+                if (mk) { qw_key(w, "prompt_cache_breakpoint"); qr_write_cache_control(c, mk); }
+                qw_obj_end(w);
+            }
+            if (qstr_present(c->sys_extra)) input_text(w, c->sys_extra);
+            qw_arr_end(w);
+        } else {
+            qw_qstr(w, qr_system_joined(c));
+        }
+        qw_obj_end(w);
+        nitems++;
+    }
+    if (fold && (t->nmsgs == 0 || t->msgs[0].role != QR_USER)) {
+        qw_obj_begin(w);
+        qw_key(w, "type"); qw_strz(w, "message");
+        qw_key(w, "role"); qw_strz(w, "user");
+        qw_key(w, "content"); qw_qstr(w, qr_system_joined(c));
+        qw_obj_end(w);
+        fold = false;
+        nitems++;
+    }
+    for (uint32_t k = 0; k < t->nmsgs; k++) {
+        const qmsg *m = &t->msgs[k];
+        switch (m->role) {
+        case QR_ASSISTANT: assistant_items(c, k); break;
+        case QR_TOOL: tool_outputs(c, k); break;
+        case QR_SYSTEM: case QR_DEVELOPER:
+            if (c->caps.developer != QDEV_NONE) {
+                /* one instruction message; its blocks are its parts */
+                qw_obj_begin(w);
+                qw_key(w, "type"); qw_strz(w, "message");
+                qw_key(w, "role"); qw_strz(w, c->caps.developer == QDEV_DEVELOPER_ROLE ? "developer" : "system");
+                qw_key(w, "content");
+                if (m->nblocks == 1 && m->content_is_string) {
+                    qw_qstr(w, m->blocks[0].text);
+                } else {
+                    qw_arr_begin(w);
+                    for (uint32_t b = 0; b < m->nblocks; b++) input_text(w, m->blocks[b].text);
+                    qw_arr_end(w);
+                }
+                qw_obj_end(w);
+                break;
+            }
+            user_message(c, k, &fold);
+            break;
+        case QR_USER: user_message(c, k, &fold); break;
+        }
+        nitems++;
+        group_message(c, k);
+        dev_messages(c, k);
+    }
+    group_message(c, QR_TAIL);
+    dev_messages(c, QR_TAIL);
+    if (c->ngroups) nitems++;
+    qw_arr_end(w);
+    if (t->has_tools && t->ntools) {
+        qw_key(w, "tools");
+        qw_arr_begin(w);
+        for (uint32_t i = 0; i < t->ntools; i++) {
+            const qtool *tl = &t->tools[i];
+            qw_obj_begin(w);
+            qw_key(w, "type"); qw_strz(w, "function");
+            qw_key(w, "name"); qw_qstr(w, tl->name);
+            if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
+            qw_key(w, "parameters"); qw_qval(w, tl->input_schema);
+            qw_key(w, "strict"); qw_bool(w, false);
+            qw_obj_end(w);
+        }
+        qw_arr_end(w);
+    }
+    if (c->max_tokens && c->caps.max_tokens_param) { qw_key(w, c->caps.max_tokens_param); qw_int(w, c->max_tokens); }
+    qw_obj_end(w);
+    if (nitems == 0)
+        return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, "/input", "a Responses request needs at least one input item");
+    return QUIRE_OK;
+}

@@ -1,0 +1,795 @@
+/* Input dialects (quire render --from): a request body in a provider's shape
+ * decoded into a quire.transcript/1 transcript, so a conversation can be
+ * converted from one provider to another. Strings stay escaped slices of the
+ * input; tool inputs stay byte-exact (OpenAI's JSON-string arguments are
+ * parsed from their decoded text, whose number text is kept). What the
+ * transcript has no block for becomes an opaque block of the source dialect
+ * (re-emitted unchanged to the same dialect, dropped with an event for
+ * others). Request parameters outside the conversation (temperature, ...)
+ * are not part of a transcript and are not carried. */
+#include "render/render.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+typedef struct fctx {
+    quire_transcript *t;
+    const qj_doc *d;
+    const quire_options *opts;
+    quire_error *err;
+    const char *provider; /* opaque blocks' provider */
+} fctx;
+
+static quire_status Q_PRINTF(4, 5) ferr(fctx *f, uint32_t node, const char *ptr, const char *fmt, ...) {
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    q_err_at(f->err, QUIRE_E_SCHEMA, node == QJ_NONE ? 0 : qj_offset(f->d, node), ptr, "%s", msg);
+    q_err_locate(f->err, f->d->src, f->d->len);
+    return QUIRE_E_SCHEMA;
+}
+
+static uint32_t get(const fctx *f, uint32_t obj, const char *k) {
+    if (obj == QJ_NONE || qj_type_of(f->d, obj) != QJ_OBJECT) return QJ_NONE;
+    return qj_get(f->d, obj, k);
+}
+static bool is(const fctx *f, uint32_t n, qj_type t) { return n != QJ_NONE && qj_type_of(f->d, n) == t; }
+static bool str_is(const fctx *f, uint32_t n, const char *s) { return is(f, n, QJ_STRING) && qj_str_eq(f->d, n, s); }
+static uint32_t len_of(const fctx *f, uint32_t arr) { return is(f, arr, QJ_ARRAY) ? qj_at(f->d, arr)->n : 0; }
+static qstr S(const fctx *f, uint32_t n) { return is(f, n, QJ_STRING) ? qstr_node(f->d, n) : (qstr){0}; }
+
+static void ptr_idx(char *out, size_t cap, const char *base, uint32_t i, const char *tail) {
+    snprintf(out, cap, "%s/%u%s", base, i, tail ? tail : "");
+}
+
+static qblock *blocks_new(fctx *f, uint32_t n) {
+    qblock *b = qarena_calloc(&f->t->ar, n ? n : 1, sizeof(qblock));
+    if (b) for (uint32_t i = 0; i < (n ? n : 1); i++) b[i].is_error = -1;
+    return b;
+}
+
+static qmsg *push(fctx *f, qrole role, qblock *blocks, uint32_t n, uint32_t src) {
+    qmsg *m = qtr_push_msg(f->t);
+    if (!m) return NULL;
+    m->role = role;
+    m->blocks = blocks;
+    m->nblocks = n;
+    m->src_index = src;
+    return m;
+}
+
+static qblock opaque(fctx *f, uint32_t node) {
+    qblock b;
+    memset(&b, 0, sizeof b);
+    b.is_error = -1;
+    b.type = QB_OPAQUE;
+    b.provider = qstr_lit(f->provider);
+    b.item = qval_of(f->d, node);
+    return b;
+}
+
+/* A data: URL string node -> mediaType + data slices (escaped, unchanged). */
+static bool data_url(const fctx *f, uint32_t n, qblock *b) {
+    if (!is(f, n, QJ_STRING)) return false;
+    const qj_node *x = qj_at(f->d, n);
+    if (x->len < 5 || memcmp(x->p, "data:", 5) != 0) {
+        b->url = qstr_node(f->d, n);
+        return true;
+    }
+    const char *semi = memchr(x->p, ';', x->len);
+    const char *comma = memchr(x->p, ',', x->len);
+    if (!semi || !comma || comma < semi || (size_t)(comma - semi) != 7 || memcmp(semi, ";base64", 7) != 0) {
+        b->url = qstr_node(f->d, n); /* a non-base64 data URL: kept as a URL */
+        return true;
+    }
+    uint8_t esc = (x->flags & QJ_F_ESC) ? 1 : 0;
+    b->media_type = (qstr){x->p + 5, (uint32_t)(semi - x->p - 5), esc};
+    b->data = (qstr){comma + 1, (uint32_t)(x->p + x->len - comma - 1), esc};
+    return true;
+}
+
+/* A tool input given as a JSON string (OpenAI arguments): parsed from its
+ * decoded text; the text's numbers and escapes are kept. */
+static quire_status parse_arguments(fctx *f, uint32_t n, const char *ptr, qval *out) {
+    if (is(f, n, QJ_OBJECT)) { *out = qval_of(f->d, n); return QUIRE_OK; }
+    if (!is(f, n, QJ_STRING)) return ferr(f, n, ptr, "expected a JSON string of the arguments");
+    size_t len = 0;
+    const char *txt = qj_str_decode(f->d, n, &f->t->ar, &len);
+    if (!txt) return q_oom(f->err);
+    if (len == 0) txt = "{}", len = 2;
+    quire_error e2;
+    qj_doc *ad = qtr_parse_doc(f->t, txt, len, true, f->opts, &e2);
+    if (!ad) {
+        if (e2.code == QUIRE_E_NOMEM) return q_oom(f->err);
+        return ferr(f, n, ptr, "arguments are not valid JSON: %s", e2.message);
+    }
+    *out = qval_of(ad, 0);
+    return QUIRE_OK;
+}
+
+static qval empty_object(fctx *f) {
+    quire_error e2;
+    qj_doc *ad = qtr_parse_doc(f->t, "{}", 2, true, f->opts, &e2);
+    return ad ? qval_of(ad, 0) : (qval){0};
+}
+
+/* ======================================================================== */
+/* Anthropic Messages                                                        */
+/* ======================================================================== */
+
+static quire_status a_block(fctx *f, uint32_t n, qblock *b, const char *ptr, bool in_result) {
+    uint32_t ty = get(f, n, "type");
+    memset(b, 0, sizeof *b);
+    b->is_error = -1;
+    b->cache_control = qval_of(f->d, QJ_NONE);
+    uint32_t cc = get(f, n, "cache_control");
+    b->cache_control = cc != QJ_NONE ? qval_of(f->d, cc) : (qval){0};
+    if (str_is(f, ty, "text")) {
+        b->type = QB_TEXT;
+        b->text = S(f, get(f, n, "text"));
+        if (!b->text.p) return ferr(f, n, ptr, "text block without \"text\"");
+        return QUIRE_OK;
+    }
+    if (str_is(f, ty, "image") || str_is(f, ty, "document")) {
+        b->type = str_is(f, ty, "image") ? QB_IMAGE : QB_DOCUMENT;
+        uint32_t src = get(f, n, "source"), st = get(f, src, "type");
+        if (str_is(f, st, "base64") || str_is(f, st, "text")) {
+            b->media_type = S(f, get(f, src, "media_type"));
+            b->data = S(f, get(f, src, "data"));
+        } else if (str_is(f, st, "url")) {
+            b->url = S(f, get(f, src, "url"));
+        } else {
+            *b = opaque(f, n);
+            return QUIRE_OK;
+        }
+        if (!b->data.p && !b->url.p) return ferr(f, n, ptr, "image/document source without data or url");
+        if (b->type == QB_DOCUMENT) b->title = S(f, get(f, n, "title"));
+        return QUIRE_OK;
+    }
+    if (in_result) { *b = opaque(f, n); return QUIRE_OK; }
+    if (str_is(f, ty, "tool_use")) {
+        b->type = QB_TOOL_CALL;
+        b->id = S(f, get(f, n, "id"));
+        b->name = S(f, get(f, n, "name"));
+        uint32_t in = get(f, n, "input");
+        if (!b->id.p || !b->name.p || in == QJ_NONE) return ferr(f, n, ptr, "tool_use needs id, name and input");
+        b->input = qval_of(f->d, in);
+        return QUIRE_OK;
+    }
+    if (str_is(f, ty, "thinking")) {
+        b->type = QB_THINKING;
+        b->text = S(f, get(f, n, "thinking"));
+        b->signature = S(f, get(f, n, "signature"));
+        if (!b->text.p) return ferr(f, n, ptr, "thinking block without \"thinking\"");
+        return QUIRE_OK;
+    }
+    if (str_is(f, ty, "redacted_thinking")) {
+        b->type = QB_REDACTED_THINKING;
+        b->data = S(f, get(f, n, "data"));
+        return QUIRE_OK;
+    }
+    *b = opaque(f, n);
+    return QUIRE_OK;
+}
+
+static quire_status a_result(fctx *f, uint32_t n, qblock *b, const char *ptr) {
+    memset(b, 0, sizeof *b);
+    b->type = QB_TOOL_RESULT;
+    b->is_error = -1;
+    b->tool_call_id = S(f, get(f, n, "tool_use_id"));
+    if (!b->tool_call_id.p) return ferr(f, n, ptr, "tool_result without \"tool_use_id\"");
+    uint32_t ie = get(f, n, "is_error");
+    if (is(f, ie, QJ_TRUE)) b->is_error = 1;
+    else if (is(f, ie, QJ_FALSE)) b->is_error = 0;
+    uint32_t cc = get(f, n, "cache_control");
+    if (cc != QJ_NONE) b->cache_control = qval_of(f->d, cc);
+    uint32_t ct = get(f, n, "content");
+    if (ct == QJ_NONE) { b->content_is_string = true; b->content_text = qstr_lit(""); return QUIRE_OK; }
+    if (is(f, ct, QJ_STRING)) { b->content_is_string = true; b->content_text = qstr_node(f->d, ct); return QUIRE_OK; }
+    uint32_t k = len_of(f, ct);
+    b->parts = blocks_new(f, k);
+    if (!b->parts) return q_oom(f->err);
+    b->nparts = k;
+    uint32_t e = ct + 1;
+    for (uint32_t i = 0; i < k; i++, e = qj_next(f->d, e)) {
+        char p[300];
+        ptr_idx(p, sizeof p, ptr, i, NULL);
+        quire_status st = a_block(f, e, &b->parts[i], p, true);
+        if (st) return st;
+        if (b->parts[i].type != QB_TEXT && b->parts[i].type != QB_IMAGE)
+            return ferr(f, e, p, "a tool result holds only text and image blocks");
+    }
+    return QUIRE_OK;
+}
+
+static quire_status from_anthropic(fctx *f) {
+    const qj_doc *d = f->d;
+    quire_transcript *t = f->t;
+    if (!is(f, 0, QJ_OBJECT)) return ferr(f, 0, "", "expected an Anthropic Messages request object");
+    uint32_t sys = get(f, 0, "system");
+    if (is(f, sys, QJ_STRING)) {
+        quire_status st = qtr_decode_system(t, d, sys, "/system", f->err);
+        if (st) return st;
+    } else if (is(f, sys, QJ_ARRAY)) {
+        uint32_t k = len_of(f, sys);
+        t->has_system = true;
+        t->system = blocks_new(f, k);
+        if (!t->system) return q_oom(f->err);
+        t->nsystem = k;
+        uint32_t e = sys + 1;
+        for (uint32_t i = 0; i < k; i++, e = qj_next(d, e)) {
+            char p[64];
+            ptr_idx(p, sizeof p, "/system", i, NULL);
+            quire_status st = a_block(f, e, &t->system[i], p, false);
+            if (st) return st;
+            if (t->system[i].type != QB_TEXT) return ferr(f, e, p, "the system prompt holds only text blocks");
+        }
+    }
+    uint32_t tools = get(f, 0, "tools");
+    if (is(f, tools, QJ_ARRAY)) {
+        uint32_t k = len_of(f, tools);
+        t->has_tools = true;
+        t->tools = qarena_calloc(&t->ar, k ? k : 1, sizeof(qtool));
+        if (!t->tools) return q_oom(f->err);
+        uint32_t e = tools + 1;
+        for (uint32_t i = 0; i < k; i++, e = qj_next(d, e)) {
+            char p[64];
+            ptr_idx(p, sizeof p, "/tools", i, NULL);
+            uint32_t schema = get(f, e, "input_schema");
+            if (!is(f, schema, QJ_OBJECT)) return ferr(f, e, p, "only custom tools with an input_schema convert");
+            qtool *tl = &t->tools[t->ntools++];
+            tl->name = S(f, get(f, e, "name"));
+            tl->description = S(f, get(f, e, "description"));
+            tl->input_schema = qval_of(d, schema);
+            uint32_t cc = get(f, e, "cache_control");
+            if (cc != QJ_NONE) tl->cache_control = qval_of(d, cc);
+        }
+    }
+    uint32_t msgs = get(f, 0, "messages");
+    if (!is(f, msgs, QJ_ARRAY)) return ferr(f, msgs == QJ_NONE ? 0 : msgs, "/messages", "expected an array of messages");
+    uint32_t e = msgs + 1;
+    for (uint32_t i = 0; i < len_of(f, msgs); i++, e = qj_next(d, e)) {
+        char p[64];
+        ptr_idx(p, sizeof p, "/messages", i, NULL);
+        uint32_t role = get(f, e, "role"), ct = get(f, e, "content");
+        qrole r = str_is(f, role, "assistant") ? QR_ASSISTANT : str_is(f, role, "system") ? QR_SYSTEM : QR_USER;
+        if (!str_is(f, role, "user") && !str_is(f, role, "assistant") && !str_is(f, role, "system"))
+            return ferr(f, role == QJ_NONE ? e : role, strcat(p, "/role"), "role must be user, assistant or system");
+        if (is(f, ct, QJ_STRING)) {
+            qblock *b = blocks_new(f, 1);
+            if (!b) return q_oom(f->err);
+            b->type = QB_TEXT;
+            b->text = qstr_node(d, ct);
+            qmsg *m = push(f, r, b, 1, i);
+            if (!m) return q_oom(f->err);
+            m->content_is_string = true;
+            continue;
+        }
+        if (!is(f, ct, QJ_ARRAY)) return ferr(f, ct == QJ_NONE ? e : ct, p, "expected content string or array");
+        uint32_t k = len_of(f, ct), nres = 0;
+        qblock *res = blocks_new(f, k), *rest = blocks_new(f, k);
+        if (!res || !rest) return q_oom(f->err);
+        uint32_t nrest = 0, b = ct + 1;
+        for (uint32_t j = 0; j < k; j++, b = qj_next(d, b)) {
+            char pb[96];
+            snprintf(pb, sizeof pb, "%s/content/%u", p, j);
+            quire_status st = r != QR_ASSISTANT && str_is(f, get(f, b, "type"), "tool_result")
+                                  ? a_result(f, b, &res[nres++], pb)
+                                  : a_block(f, b, &rest[nrest++], pb, false);
+            if (st) return st;
+        }
+        if (nres && !push(f, QR_TOOL, res, nres, i)) return q_oom(f->err);
+        if ((nrest || !nres) && !push(f, r, rest, nrest, i)) return q_oom(f->err);
+    }
+    return QUIRE_OK;
+}
+
+/* ======================================================================== */
+/* OpenAI Chat Completions                                                   */
+/* ======================================================================== */
+
+static quire_status c_part(fctx *f, uint32_t n, qblock *b, const char *ptr) {
+    memset(b, 0, sizeof *b);
+    b->is_error = -1;
+    uint32_t ty = get(f, n, "type");
+    if (str_is(f, ty, "text") || str_is(f, ty, "input_text") || str_is(f, ty, "output_text")) {
+        b->type = QB_TEXT;
+        b->text = S(f, get(f, n, "text"));
+        if (!b->text.p) return ferr(f, n, ptr, "text part without \"text\"");
+        return QUIRE_OK;
+    }
+    if (str_is(f, ty, "image_url")) {
+        b->type = QB_IMAGE;
+        uint32_t iu = get(f, n, "image_url");
+        uint32_t url = is(f, iu, QJ_OBJECT) ? get(f, iu, "url") : iu;
+        if (!data_url(f, url, b)) return ferr(f, n, ptr, "image_url without a url");
+        return QUIRE_OK;
+    }
+    if (str_is(f, ty, "input_image")) {
+        b->type = QB_IMAGE;
+        if (!data_url(f, get(f, n, "image_url"), b)) { *b = opaque(f, n); }
+        return QUIRE_OK;
+    }
+    if (str_is(f, ty, "file") || str_is(f, ty, "input_file")) {
+        b->type = QB_DOCUMENT;
+        uint32_t fo = str_is(f, ty, "file") ? get(f, n, "file") : n;
+        uint32_t fd = get(f, fo, "file_data"), fu = get(f, fo, "file_url");
+        if (fd != QJ_NONE) {
+            if (!data_url(f, fd, b) || qstr_present(b->url)) {
+                /* bare base64 without a data: prefix: the media type is unknown */
+                if (!is(f, fd, QJ_STRING)) return ferr(f, n, ptr, "file_data must be a string");
+                memset(b, 0, sizeof *b);
+                b->is_error = -1;
+                b->type = QB_DOCUMENT;
+                b->media_type = qstr_lit("application/pdf");
+                b->data = qstr_node(f->d, fd);
+            }
+        } else if (fu != QJ_NONE) {
+            b->url = S(f, fu);
+        } else {
+            *b = opaque(f, n); /* file_id references */
+            return QUIRE_OK;
+        }
+        b->title = S(f, get(f, fo, "filename"));
+        return QUIRE_OK;
+    }
+    *b = opaque(f, n);
+    return QUIRE_OK;
+}
+
+static quire_status c_content(fctx *f, uint32_t ct, const char *ptr, qblock **out, uint32_t *nout, bool *is_string) {
+    *is_string = false;
+    if (is(f, ct, QJ_STRING)) {
+        qblock *b = blocks_new(f, 1);
+        if (!b) return q_oom(f->err);
+        b->type = QB_TEXT;
+        b->text = qstr_node(f->d, ct);
+        *out = b;
+        *nout = 1;
+        *is_string = true;
+        return QUIRE_OK;
+    }
+    if (ct == QJ_NONE || is(f, ct, QJ_NULL)) { *out = blocks_new(f, 1); *nout = 0; return *out ? QUIRE_OK : q_oom(f->err); }
+    if (!is(f, ct, QJ_ARRAY)) return ferr(f, ct, ptr, "expected content string or array of parts");
+    uint32_t k = len_of(f, ct);
+    qblock *b = blocks_new(f, k);
+    if (!b) return q_oom(f->err);
+    uint32_t e = ct + 1;
+    for (uint32_t j = 0; j < k; j++, e = qj_next(f->d, e)) {
+        char pb[96];
+        ptr_idx(pb, sizeof pb, ptr, j, NULL);
+        quire_status st = c_part(f, e, &b[j], pb);
+        if (st) return st;
+    }
+    *out = b;
+    *nout = k;
+    return QUIRE_OK;
+}
+
+static quire_status add_system(fctx *f, qblock *b, uint32_t n, bool is_string) {
+    quire_transcript *t = f->t;
+    qblock *all = blocks_new(f, t->nsystem + n);
+    if (!all) return q_oom(f->err);
+    if (t->nsystem) memcpy(all, t->system, (size_t)t->nsystem * sizeof(qblock));
+    for (uint32_t i = 0; i < n; i++) {
+        if (b[i].type != QB_TEXT) continue;
+        all[t->nsystem++] = b[i];
+    }
+    t->system = all;
+    t->system_is_string = !t->has_system && is_string && t->nsystem == 1;
+    if (t->has_system) t->system_is_string = false;
+    t->has_system = true;
+    return QUIRE_OK;
+}
+
+static quire_status function_tools(fctx *f, uint32_t tools, bool nested) {
+    quire_transcript *t = f->t;
+    uint32_t k = len_of(f, tools);
+    if (!k) return QUIRE_OK;
+    t->has_tools = true;
+    t->tools = qarena_calloc(&t->ar, k, sizeof(qtool));
+    if (!t->tools) return q_oom(f->err);
+    uint32_t e = tools + 1;
+    for (uint32_t i = 0; i < k; i++, e = qj_next(f->d, e)) {
+        char p[64];
+        ptr_idx(p, sizeof p, "/tools", i, NULL);
+        if (!str_is(f, get(f, e, "type"), "function")) return ferr(f, e, p, "only function tools convert");
+        uint32_t fn = nested ? get(f, e, "function") : e;
+        qtool *tl = &t->tools[t->ntools++];
+        tl->name = S(f, get(f, fn, "name"));
+        if (!tl->name.p) return ferr(f, e, p, "function tool without a name");
+        tl->description = S(f, get(f, fn, "description"));
+        uint32_t params = get(f, fn, "parameters");
+        tl->input_schema = is(f, params, QJ_OBJECT) ? qval_of(f->d, params) : empty_object(f);
+    }
+    return QUIRE_OK;
+}
+
+static quire_status from_openai_chat(fctx *f) {
+    const qj_doc *d = f->d;
+    if (!is(f, 0, QJ_OBJECT)) return ferr(f, 0, "", "expected a Chat Completions request object");
+    quire_status st = function_tools(f, get(f, 0, "tools"), true);
+    if (st) return st;
+    uint32_t msgs = get(f, 0, "messages");
+    if (!is(f, msgs, QJ_ARRAY)) return ferr(f, msgs == QJ_NONE ? 0 : msgs, "/messages", "expected an array of messages");
+    bool started = false;
+    uint32_t e = msgs + 1;
+    for (uint32_t i = 0; i < len_of(f, msgs); i++, e = qj_next(d, e)) {
+        char p[64], pc[80];
+        ptr_idx(p, sizeof p, "/messages", i, NULL);
+        ptr_idx(pc, sizeof pc, "/messages", i, "/content");
+        uint32_t role = get(f, e, "role");
+        qblock *b;
+        uint32_t n;
+        bool is_string;
+        if ((st = c_content(f, get(f, e, "content"), pc, &b, &n, &is_string))) return st;
+        if (str_is(f, role, "system") || str_is(f, role, "developer")) {
+            if (!started) { if ((st = add_system(f, b, n, is_string))) return st; continue; }
+            qmsg *m = push(f, str_is(f, role, "system") ? QR_SYSTEM : QR_DEVELOPER, b, n, i);
+            if (!m) return q_oom(f->err);
+            m->content_is_string = is_string;
+            continue;
+        }
+        started = true;
+        if (str_is(f, role, "user")) {
+            qmsg *m = push(f, QR_USER, b, n, i);
+            if (!m) return q_oom(f->err);
+            m->content_is_string = is_string;
+        } else if (str_is(f, role, "assistant")) {
+            uint32_t tc = get(f, e, "tool_calls");
+            uint32_t nc = len_of(f, tc);
+            qblock *all = blocks_new(f, n + nc);
+            if (!all) return q_oom(f->err);
+            if (n) memcpy(all, b, (size_t)n * sizeof(qblock));
+            uint32_t c = tc + 1;
+            for (uint32_t j = 0; j < nc; j++, c = qj_next(d, c)) {
+                char pt[96];
+                snprintf(pt, sizeof pt, "%s/tool_calls/%u", p, j);
+                qblock *x = &all[n + j];
+                uint32_t fn = get(f, c, "function");
+                x->type = QB_TOOL_CALL;
+                x->id = S(f, get(f, c, "id"));
+                x->name = S(f, get(f, fn, "name"));
+                if (!x->id.p || !x->name.p) return ferr(f, c, pt, "tool call needs id and function.name");
+                char pa[128];
+                snprintf(pa, sizeof pa, "%s/function/arguments", pt);
+                if ((st = parse_arguments(f, get(f, fn, "arguments"), pa, &x->input))) return st;
+            }
+            qmsg *m = push(f, QR_ASSISTANT, all, n + nc, i);
+            if (!m) return q_oom(f->err);
+            m->content_is_string = is_string && nc == 0;
+        } else if (str_is(f, role, "tool")) {
+            qblock *r = blocks_new(f, 1);
+            if (!r) return q_oom(f->err);
+            r->type = QB_TOOL_RESULT;
+            r->tool_call_id = S(f, get(f, e, "tool_call_id"));
+            if (!r->tool_call_id.p) return ferr(f, e, p, "tool message without tool_call_id");
+            if (is_string) { r->content_is_string = true; r->content_text = b[0].text; }
+            else { r->parts = b; r->nparts = n; }
+            if (!push(f, QR_TOOL, r, 1, i)) return q_oom(f->err);
+        } else {
+            return ferr(f, role == QJ_NONE ? e : role, strcat(p, "/role"), "role must be system, developer, user, assistant or tool");
+        }
+    }
+    return QUIRE_OK;
+}
+
+/* ======================================================================== */
+/* OpenAI Responses                                                          */
+/* ======================================================================== */
+
+static quire_status from_openai_responses(fctx *f) {
+    const qj_doc *d = f->d;
+    quire_status st;
+    if (!is(f, 0, QJ_OBJECT)) return ferr(f, 0, "", "expected a Responses request object");
+    if ((st = function_tools(f, get(f, 0, "tools"), false))) return st;
+    uint32_t ins = get(f, 0, "instructions");
+    if (is(f, ins, QJ_STRING) && (st = qtr_decode_system(f->t, d, ins, "/instructions", f->err))) return st;
+    uint32_t in = get(f, 0, "input");
+    if (is(f, in, QJ_STRING)) {
+        qblock *b = blocks_new(f, 1);
+        if (!b) return q_oom(f->err);
+        b->type = QB_TEXT;
+        b->text = qstr_node(d, in);
+        qmsg *m = push(f, QR_USER, b, 1, 0);
+        if (!m) return q_oom(f->err);
+        m->content_is_string = true;
+        return QUIRE_OK;
+    }
+    if (!is(f, in, QJ_ARRAY)) return ferr(f, in == QJ_NONE ? 0 : in, "/input", "expected a string or an array of input items");
+    bool started = false;
+    qmsg *asst = NULL; /* the assistant message being built from consecutive output items */
+    uint32_t n = len_of(f, in), e = in + 1;
+    for (uint32_t i = 0; i < n; i++, e = qj_next(d, e)) {
+        char p[64], pc[80];
+        ptr_idx(p, sizeof p, "/input", i, NULL);
+        ptr_idx(pc, sizeof pc, "/input", i, "/content");
+        uint32_t ty = get(f, e, "type"), role = get(f, e, "role");
+        bool message = (ty == QJ_NONE && role != QJ_NONE) || str_is(f, ty, "message");
+        qblock one;
+        memset(&one, 0, sizeof one);
+        one.is_error = -1;
+        if (message && !str_is(f, role, "assistant")) {
+            asst = NULL;
+            qblock *b;
+            uint32_t nb;
+            bool is_string;
+            if ((st = c_content(f, get(f, e, "content"), pc, &b, &nb, &is_string))) return st;
+            if (str_is(f, role, "system") || str_is(f, role, "developer")) {
+                if (!started) { if ((st = add_system(f, b, nb, is_string))) return st; continue; }
+                qmsg *m = push(f, str_is(f, role, "system") ? QR_SYSTEM : QR_DEVELOPER, b, nb, i);
+                if (!m) return q_oom(f->err);
+                m->content_is_string = is_string;
+                continue;
+            }
+            if (!str_is(f, role, "user"))
+                return ferr(f, role == QJ_NONE ? e : role, strcat(p, "/role"), "role must be user, assistant, system or developer");
+            started = true;
+            qmsg *m = push(f, QR_USER, b, nb, i);
+            if (!m) return q_oom(f->err);
+            m->content_is_string = is_string;
+            continue;
+        }
+        started = true;
+        if (str_is(f, ty, "function_call_output")) {
+            asst = NULL;
+            qblock *r = blocks_new(f, 1);
+            if (!r) return q_oom(f->err);
+            r->type = QB_TOOL_RESULT;
+            r->tool_call_id = S(f, get(f, e, "call_id"));
+            if (!r->tool_call_id.p) return ferr(f, e, p, "function_call_output without call_id");
+            uint32_t out = get(f, e, "output");
+            if (is(f, out, QJ_STRING)) { r->content_is_string = true; r->content_text = qstr_node(d, out); }
+            else {
+                qblock *b;
+                uint32_t nb;
+                bool is_string;
+                char po[80];
+                ptr_idx(po, sizeof po, "/input", i, "/output");
+                if ((st = c_content(f, out, po, &b, &nb, &is_string))) return st;
+                r->parts = b;
+                r->nparts = nb;
+            }
+            /* consecutive outputs share one tool message */
+            if (f->t->nmsgs && f->t->msgs[f->t->nmsgs - 1].role == QR_TOOL) {
+                qmsg *tm = &f->t->msgs[f->t->nmsgs - 1];
+                qblock *all = blocks_new(f, tm->nblocks + 1);
+                if (!all) return q_oom(f->err);
+                memcpy(all, tm->blocks, (size_t)tm->nblocks * sizeof(qblock));
+                all[tm->nblocks] = *r;
+                tm->blocks = all;
+                tm->nblocks++;
+            } else if (!push(f, QR_TOOL, r, 1, i)) {
+                return q_oom(f->err);
+            }
+            continue;
+        }
+        /* assistant output: message text, function_call, reasoning and others */
+        qblock *add = NULL;
+        uint32_t nadd = 0;
+        if (message) {
+            bool is_string;
+            if ((st = c_content(f, get(f, e, "content"), pc, &add, &nadd, &is_string))) return st;
+        } else if (str_is(f, ty, "function_call")) {
+            one.type = QB_TOOL_CALL;
+            one.id = S(f, get(f, e, "call_id"));
+            one.name = S(f, get(f, e, "name"));
+            if (!one.id.p || !one.name.p) return ferr(f, e, p, "function_call needs call_id and name");
+            char pa[96];
+            ptr_idx(pa, sizeof pa, "/input", i, "/arguments");
+            if ((st = parse_arguments(f, get(f, e, "arguments"), pa, &one.input))) return st;
+            add = &one;
+            nadd = 1;
+        } else {
+            one = opaque(f, e);
+            add = &one;
+            nadd = 1;
+        }
+        if (!asst) {
+            asst = push(f, QR_ASSISTANT, blocks_new(f, 1), 0, i);
+            if (!asst || !asst->blocks) return q_oom(f->err);
+        }
+        qblock *all = blocks_new(f, asst->nblocks + nadd);
+        if (!all) return q_oom(f->err);
+        if (asst->nblocks) memcpy(all, asst->blocks, (size_t)asst->nblocks * sizeof(qblock));
+        memcpy(all + asst->nblocks, add, (size_t)nadd * sizeof(qblock));
+        asst->blocks = all;
+        asst->nblocks += nadd;
+    }
+    return QUIRE_OK;
+}
+
+/* ======================================================================== */
+/* Gemini                                                                    */
+/* ======================================================================== */
+
+static quire_status from_gemini(fctx *f) {
+    const qj_doc *d = f->d;
+    quire_transcript *t = f->t;
+    if (!is(f, 0, QJ_OBJECT)) return ferr(f, 0, "", "expected a generateContent request object");
+    uint32_t si = get(f, 0, "systemInstruction");
+    if (si == QJ_NONE) si = get(f, 0, "system_instruction");
+    uint32_t sparts = get(f, si, "parts");
+    if (is(f, sparts, QJ_ARRAY)) {
+        uint32_t k = len_of(f, sparts);
+        t->has_system = true;
+        t->system = blocks_new(f, k);
+        if (!t->system) return q_oom(f->err);
+        uint32_t e = sparts + 1;
+        for (uint32_t i = 0; i < k; i++, e = qj_next(d, e)) {
+            qstr tx = S(f, get(f, e, "text"));
+            if (!tx.p) return ferr(f, e, "/systemInstruction/parts", "system instruction parts must be text");
+            t->system[t->nsystem].type = QB_TEXT;
+            t->system[t->nsystem++].text = tx;
+        }
+    }
+    uint32_t tools = get(f, 0, "tools");
+    uint32_t ntools = 0, e = tools + 1;
+    for (uint32_t i = 0; i < len_of(f, tools); i++, e = qj_next(d, e)) ntools += len_of(f, get(f, e, "functionDeclarations"));
+    if (ntools) {
+        t->has_tools = true;
+        t->tools = qarena_calloc(&t->ar, ntools, sizeof(qtool));
+        if (!t->tools) return q_oom(f->err);
+        e = tools + 1;
+        for (uint32_t i = 0; i < len_of(f, tools); i++, e = qj_next(d, e)) {
+            uint32_t fd = get(f, e, "functionDeclarations"), x = fd + 1;
+            for (uint32_t j = 0; j < len_of(f, fd); j++, x = qj_next(d, x)) {
+                qtool *tl = &t->tools[t->ntools++];
+                tl->name = S(f, get(f, x, "name"));
+                tl->description = S(f, get(f, x, "description"));
+                uint32_t ps = get(f, x, "parametersJsonSchema");
+                if (ps == QJ_NONE) ps = get(f, x, "parameters");
+                tl->input_schema = is(f, ps, QJ_OBJECT) ? qval_of(d, ps) : empty_object(f);
+            }
+        }
+    }
+    uint32_t cs = get(f, 0, "contents");
+    if (!is(f, cs, QJ_ARRAY)) return ferr(f, cs == QJ_NONE ? 0 : cs, "/contents", "expected an array of contents");
+    /* pending calls of the last model content, for responses without ids */
+    qstr pend_name[64], pend_id[64];
+    bool pend_used[64];
+    uint32_t npend = 0;
+    e = cs + 1;
+    for (uint32_t i = 0; i < len_of(f, cs); i++, e = qj_next(d, e)) {
+        char p[64];
+        ptr_idx(p, sizeof p, "/contents", i, NULL);
+        bool model = str_is(f, get(f, e, "role"), "model");
+        uint32_t parts = get(f, e, "parts");
+        uint32_t k = len_of(f, parts);
+        qblock *res = blocks_new(f, k), *rest = blocks_new(f, 2 * k); /* + one signature block per part */
+        if (!res || !rest) return q_oom(f->err);
+        uint32_t nres = 0, nrest = 0, x = parts + 1;
+        if (model) npend = 0;
+        for (uint32_t j = 0; j < k; j++, x = qj_next(d, x)) {
+            char pp[96];
+            snprintf(pp, sizeof pp, "%s/parts/%u", p, j);
+            uint32_t v;
+            qblock b;
+            memset(&b, 0, sizeof b);
+            b.is_error = -1;
+            if ((v = get(f, x, "text")) != QJ_NONE) {
+                if (is(f, get(f, x, "thought"), QJ_TRUE)) {
+                    b.type = QB_THINKING;
+                    b.text = S(f, v);
+                    b.signature = S(f, get(f, x, "thoughtSignature"));
+                } else {
+                    b.type = QB_TEXT;
+                    b.text = S(f, v);
+                }
+            } else if ((v = get(f, x, "inlineData")) != QJ_NONE || (v = get(f, x, "fileData")) != QJ_NONE) {
+                b.media_type = S(f, get(f, v, "mimeType"));
+                b.data = S(f, get(f, v, "data"));
+                b.url = S(f, get(f, v, "fileUri"));
+                b.type = qstr_present(b.media_type) && b.media_type.len >= 6 && memcmp(b.media_type.p, "image/", 6) == 0
+                             ? QB_IMAGE : QB_DOCUMENT;
+                if (model) b = opaque(f, x);
+            } else if ((v = get(f, x, "functionCall")) != QJ_NONE && model) {
+                b.type = QB_TOOL_CALL;
+                b.name = S(f, get(f, v, "name"));
+                b.id = S(f, get(f, v, "id"));
+                if (!b.id.p) {
+                    char *id = qarena_alloc(&t->ar, 32);
+                    if (!id) return q_oom(f->err);
+                    int l = snprintf(id, 32, "call_%u_%u", i, j);
+                    b.id = qstr_plain(id, (size_t)l);
+                }
+                uint32_t args = get(f, v, "args");
+                b.input = is(f, args, QJ_OBJECT) ? qval_of(d, args) : empty_object(f);
+                if (npend < 64) { pend_name[npend] = b.name; pend_id[npend] = b.id; pend_used[npend] = false; npend++; }
+            } else if ((v = get(f, x, "functionResponse")) != QJ_NONE && !model) {
+                b.type = QB_TOOL_RESULT;
+                b.tool_call_id = S(f, get(f, v, "id"));
+                qstr name = S(f, get(f, v, "name"));
+                if (!b.tool_call_id.p) {
+                    size_t nl = 0;
+                    const char *nm = qstr_plain_bytes(name, &t->ar, &nl);
+                    for (uint32_t q = 0; q < npend && nm; q++) {
+                        size_t pl = 0;
+                        const char *pn = qstr_plain_bytes(pend_name[q], &t->ar, &pl);
+                        if (!pend_used[q] && pn && pl == nl && memcmp(pn, nm, nl) == 0) {
+                            b.tool_call_id = pend_id[q];
+                            pend_used[q] = true;
+                            break;
+                        }
+                    }
+                    if (!b.tool_call_id.p) return ferr(f, v, pp, "functionResponse answers no call of the previous model content");
+                }
+                uint32_t r = get(f, v, "response");
+                uint32_t out = get(f, r, "output");
+                if (out == QJ_NONE) out = get(f, r, "content");
+                if (out == QJ_NONE) out = get(f, r, "result");
+                uint32_t er = get(f, r, "error");
+                if (er != QJ_NONE && is(f, r, QJ_OBJECT) && qj_at(d, r)->n == 1) { out = er; b.is_error = 1; }
+                if (is(f, out, QJ_STRING) && qj_at(d, r)->n == 1) {
+                    b.content_is_string = true;
+                    b.content_text = qstr_node(d, out);
+                } else {
+                    /* the whole response object as JSON text */
+                    qbuf jb;
+                    qbuf_init(&jb, t->a);
+                    qw w;
+                    qw_init(&w, &jb, false);
+                    if (r != QJ_NONE) qw_node(&w, d, r); else qw_raw_value(&w, "{}", 2);
+                    qw_dispose(&w);
+                    char *txt = jb.oom ? NULL : qarena_strndup(&t->ar, jb.data, jb.len);
+                    size_t tl = jb.len;
+                    qbuf_free(&jb);
+                    if (!txt) return q_oom(f->err);
+                    b.content_is_string = true;
+                    b.content_text = qstr_plain(txt, tl);
+                }
+            } else {
+                b = opaque(f, x);
+            }
+            if (model && b.type != QB_THINKING && b.type != QB_OPAQUE && get(f, x, "thoughtSignature") != QJ_NONE) {
+                /* a signed text or call: the signature rides on an empty thinking block before it */
+                qblock th;
+                memset(&th, 0, sizeof th);
+                th.is_error = -1;
+                th.type = QB_THINKING;
+                th.text = qstr_lit("");
+                th.signature = S(f, get(f, x, "thoughtSignature"));
+                rest[nrest++] = th;
+            }
+            if (b.type == QB_TOOL_RESULT) res[nres++] = b;
+            else rest[nrest++] = b;
+        }
+        if (nres && !push(f, QR_TOOL, res, nres, i)) return q_oom(f->err);
+        if ((nrest || !nres) && !push(f, model ? QR_ASSISTANT : QR_USER, rest, nrest, i)) return q_oom(f->err);
+    }
+    return QUIRE_OK;
+}
+
+/* ======================================================================== */
+
+quire_status quire_transcript_parse_dialect(const char *dialect, const char *json, size_t len,
+                                            const quire_options *opts, quire_transcript **out, quire_error *err) {
+    *out = NULL;
+    if (!dialect) return q_err(err, QUIRE_E_INVALID, "no input dialect given");
+    quire_status (*fn)(fctx *) = NULL;
+    const char *prov = NULL;
+    if (strcmp(dialect, "anthropic") == 0 || strcmp(dialect, "anthropic_messages") == 0) { fn = from_anthropic; prov = "anthropic"; }
+    else if (strcmp(dialect, "openai_chat") == 0 || strcmp(dialect, "openai") == 0) { fn = from_openai_chat; prov = "openai"; }
+    else if (strcmp(dialect, "openai_responses") == 0) { fn = from_openai_responses; prov = "openai_responses"; }
+    else if (strcmp(dialect, "gemini") == 0) { fn = from_gemini; prov = "gemini"; }
+    else if (strcmp(dialect, "quire") == 0) return quire_transcript_parse(json, len, opts, out, err);
+    else return q_err(err, QUIRE_E_INVALID,
+                      "unknown input dialect \"%s\" (expected anthropic, openai_chat, openai_responses or gemini)", dialect);
+    quire_transcript *t = qtr_new(q_alloc_of(opts));
+    if (!t) return q_oom(err);
+    bool borrow = opts && (opts->flags & QUIRE_PARSE_BORROW);
+    qj_doc *d = qtr_parse_doc(t, json, len, borrow, opts, err);
+    if (!d) { quire_transcript_free(t); return err ? err->code : QUIRE_E_JSON; }
+    fctx f = {t, d, opts, err, prov};
+    quire_status st = fn(&f);
+    if (!st) {
+        quire_limits l = q_limits(opts);
+        if (t->nmsgs > l.max_messages)
+            st = q_err_at(err, QUIRE_E_LIMIT, 0, "", "%u messages exceed the limit of %u", t->nmsgs, l.max_messages);
+    }
+    if (st) { quire_transcript_free(t); return st; }
+    *out = t;
+    return QUIRE_OK;
+}

@@ -1,0 +1,193 @@
+/* Slot choice (DESIGN 5.2) and placement (5.4).
+ *
+ * Per reminder: start from roleHint, then the capability row and the policy
+ * decide; every decision is reported in reminder_emitted (slot, requestedSlot,
+ * reason). Reminders of one slot that sit at the same place are grouped into
+ * one block, in injection order, bodies separated by one blank line:
+ *
+ *   <system-reminder>\nBODY1\n\nBODY2\n</system-reminder>      (xmlWrappers)
+ *   System reminder:\nBODY1\n\nBODY2                            (otherwise)
+ *
+ * The developer slot carries the bare bodies (joined the same way) as one
+ * developer / mid-conversation system message; the system slot appends them as
+ * one paragraph after the system prompt.
+ *
+ * Reasons: "requested", "system_demoted_for_cache" (default policy keeps the
+ * system prompt byte-identical), "no_prompt_cache" (system allowed because the
+ * row has no prompt caching), "policy_allows_system", "no_developer_slot",
+ * "no_explicit_cache" (ephemeral_cache without explicit breakpoints). */
+#include "render/render.h"
+
+static const char *const k_slots[] = {"system", "developer", "user_block", "ephemeral_cache"};
+const char *qslot_name(qslot s) { return (unsigned)s < Q_COUNTOF(k_slots) ? k_slots[s] : "?"; }
+
+static qslot strongest_in_conversation(const qcaps *caps) {
+    return caps->developer != QDEV_NONE ? QSLOT_DEVELOPER : QSLOT_USER_BLOCK;
+}
+
+static qslot decide(const qr_ctx *c, const qreminder *r, const char **reason) {
+    const qcaps *caps = &c->caps;
+    switch (r->role_hint) {
+    case QRH_SYSTEM:
+        if (c->ro->allow_system_slot) { *reason = "policy_allows_system"; return QSLOT_SYSTEM; }
+        if (caps->cache == QCACHE_NONE) { *reason = "no_prompt_cache"; return QSLOT_SYSTEM; }
+        *reason = "system_demoted_for_cache";
+        return strongest_in_conversation(caps);
+    case QRH_DEVELOPER:
+        if (caps->developer != QDEV_NONE) { *reason = "requested"; return QSLOT_DEVELOPER; }
+        *reason = "no_developer_slot";
+        return QSLOT_USER_BLOCK;
+    case QRH_USER_BLOCK:
+        *reason = "requested";
+        return QSLOT_USER_BLOCK;
+    case QRH_EPHEMERAL_CACHE:
+        if (caps->cache == QCACHE_BLOCK_MARKERS || caps->cache == QCACHE_CACHE_POINTS ||
+            caps->cache == QCACHE_BREAKPOINTS) {
+            *reason = "requested";
+            return QSLOT_EPHEMERAL_CACHE;
+        }
+        *reason = "no_explicit_cache";
+        return QSLOT_USER_BLOCK;
+    }
+    *reason = "requested";
+    return QSLOT_USER_BLOCK;
+}
+
+static int slot_order(qslot s) {
+    /* within one anchor: user blocks first (they join the last user/tool
+     * content), then the ephemeral block, then the developer message */
+    switch (s) {
+    case QSLOT_USER_BLOCK: return 0;
+    case QSLOT_EPHEMERAL_CACHE: return 1;
+    case QSLOT_DEVELOPER: return 2;
+    case QSLOT_SYSTEM: return 3;
+    }
+    return 3;
+}
+
+typedef struct pick {
+    const qreminder *r;
+    qslot slot;
+    uint32_t anchor;
+    uint32_t order; /* injection order */
+} pick;
+
+static bool pick_before(const pick *x, const pick *y) {
+    /* anchors ascending with the tail (UINT32_MAX) last, then slot, then injection order */
+    if (x->anchor != y->anchor) return x->anchor < y->anchor;
+    if (x->slot != y->slot) return slot_order(x->slot) < slot_order(y->slot);
+    return x->order < y->order;
+}
+
+static qstr build_text(qr_ctx *c, const pick *p, uint32_t n, qslot slot) {
+    qbuf b;
+    qbuf_init(&b, c->scratch.a);
+    bool wrap = slot == QSLOT_USER_BLOCK || slot == QSLOT_EPHEMERAL_CACHE;
+    if (wrap) qbuf_puts(&b, c->caps.xml ? "<system-reminder>\n" : "System reminder:\n");
+    for (uint32_t i = 0; i < n; i++) {
+        if (i) qbuf_puts(&b, "\n\n");
+        qbuf_put(&b, p[i].r->body, p[i].r->body_len);
+    }
+    if (wrap && c->caps.xml) qbuf_puts(&b, "\n</system-reminder>");
+    qstr s = {0};
+    if (!b.oom) {
+        char *m = qarena_alloc(&c->scratch, b.len + 1);
+        if (m) {
+            if (b.len) memcpy(m, b.data, b.len);
+            m[b.len] = '\0';
+            s = qstr_plain(m, b.len);
+        }
+    }
+    qbuf_free(&b);
+    return s;
+}
+
+quire_status qr_plan_slots(qr_ctx *c) {
+    uint32_t n = c->nrems;
+    c->groups = NULL;
+    c->ngroups = 0;
+    c->sys_extra = (qstr){0};
+    if (!n) return QUIRE_OK;
+    pick *p = qarena_calloc(&c->scratch, n, sizeof(pick));
+    if (!p) return q_oom(c->err);
+    bool append_only = c->ro->placement == QUIRE_PLACEMENT_APPEND_ONLY;
+    uint32_t last = c->t->nmsgs ? c->t->nmsgs - 1 : QR_TAIL;
+    for (uint32_t i = 0; i < n; i++) {
+        const qreminder *r = c->rems[i];
+        const char *reason = "requested";
+        qslot s = decide(c, r, &reason);
+        p[i].r = r;
+        p[i].slot = s;
+        p[i].order = i;
+        p[i].anchor = QR_TAIL;
+        if (append_only && s != QSLOT_SYSTEM) {
+            if (r->anchor_msg != UINT32_MAX && r->anchor_msg < last) {
+                p[i].anchor = r->anchor_msg; /* stays where it first fired */
+            } else if (c->next && r >= c->next->rems && r < c->next->rems + c->next->nrems) {
+                /* first fired now: remember where (the message it follows) */
+                c->next->rems[r - c->next->rems].anchor_msg = last;
+            }
+        }
+        qev_reminder_emitted(c->events, r, c->turn, qslot_name(s), qrole_hint_name(r->role_hint), reason);
+    }
+    /* stable insertion sort: n is small */
+    for (uint32_t i = 1; i < n; i++) {
+        pick x = p[i];
+        uint32_t j = i;
+        while (j > 0 && pick_before(&x, &p[j - 1])) { p[j] = p[j - 1]; j--; }
+        p[j] = x;
+    }
+    c->groups = qarena_calloc(&c->scratch, n, sizeof(qr_group));
+    if (!c->groups) return q_oom(c->err);
+    /* system slot: one paragraph, in injection order */
+    uint32_t nsys = 0;
+    pick *sys = qarena_calloc(&c->scratch, n, sizeof(pick));
+    if (!sys) return q_oom(c->err);
+    for (uint32_t i = 0; i < n; i++)
+        if (p[i].slot == QSLOT_SYSTEM) sys[nsys++] = p[i];
+    if (nsys) {
+        for (uint32_t i = 1; i < nsys; i++) {
+            pick x = sys[i];
+            uint32_t j = i;
+            while (j > 0 && x.order < sys[j - 1].order) { sys[j] = sys[j - 1]; j--; }
+            sys[j] = x;
+        }
+        c->sys_extra = build_text(c, sys, nsys, QSLOT_SYSTEM);
+        if (!c->sys_extra.p) return q_oom(c->err);
+    }
+    for (uint32_t i = 0; i < n;) {
+        if (p[i].slot == QSLOT_SYSTEM) { i++; continue; }
+        uint32_t j = i + 1;
+        while (j < n && p[j].anchor == p[i].anchor && p[j].slot == p[i].slot) j++;
+        qr_group *g = &c->groups[c->ngroups++];
+        g->slot = p[i].slot;
+        g->anchor = p[i].anchor;
+        g->text = build_text(c, p + i, j - i, p[i].slot);
+        if (!g->text.p) return q_oom(c->err);
+        i = j;
+    }
+    return QUIRE_OK;
+}
+
+uint32_t qr_groups_at(const qr_ctx *c, uint32_t k, uint32_t *first) {
+    uint32_t i = 0;
+    while (i < c->ngroups && c->groups[i].anchor < k) i++;
+    *first = i;
+    uint32_t j = i;
+    while (j < c->ngroups && c->groups[j].anchor == k) j++;
+    return j - i;
+}
+
+bool qr_has_tail_user(const qr_ctx *c) {
+    uint32_t f, n = qr_groups_at(c, QR_TAIL, &f);
+    for (uint32_t i = f; i < f + n; i++)
+        if (c->groups[i].slot != QSLOT_DEVELOPER) return true;
+    return false;
+}
+
+bool qr_has_tail_developer(const qr_ctx *c) {
+    uint32_t f, n = qr_groups_at(c, QR_TAIL, &f);
+    for (uint32_t i = f; i < f + n; i++)
+        if (c->groups[i].slot == QSLOT_DEVELOPER) return true;
+    return false;
+}

@@ -1,0 +1,726 @@
+/* quire validate: a request body against its dialect's structural rules and
+ * the capability row (DESIGN 5, principle 4). Every violation is one line
+ * "/json/pointer: message"; the checks are the rules the encoders meet by
+ * construction, so every rendered request passes. */
+#include "render/render.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+typedef struct vctx {
+    const qj_doc *d;
+    qcaps caps;
+    qbuf *out;
+    uint32_t n;
+    uint32_t marks;     /* cache markers seen */
+    bool seen_5m;       /* a marker with the default/5m TTL was seen */
+    bool ttl_reported;
+} vctx;
+
+static void Q_PRINTF(3, 4) viol(vctx *v, const char *ptr, const char *fmt, ...) {
+    if (v->n >= 200) { v->n++; return; }
+    qbuf_puts(v->out, ptr && *ptr ? ptr : "/");
+    qbuf_puts(v->out, ": ");
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    qbuf_puts(v->out, msg);
+    qbuf_putc(v->out, '\n');
+    v->n++;
+}
+
+/* ---- helpers ---- */
+typedef struct vp { char s[256]; } vp; /* a JSON Pointer being built */
+static vp P(const char *base) { vp p; snprintf(p.s, sizeof p.s, "%s", base); return p; }
+static vp PK(vp p, const char *k) { q_ptr_push_key(p.s, sizeof p.s, k, strlen(k)); return p; }
+static vp PI(vp p, uint32_t i) { q_ptr_push_index(p.s, sizeof p.s, i); return p; }
+
+static uint32_t get(const vctx *v, uint32_t obj, const char *k) {
+    if (obj == QJ_NONE || qj_type_of(v->d, obj) != QJ_OBJECT) return QJ_NONE;
+    return qj_get(v->d, obj, k);
+}
+static bool is(const vctx *v, uint32_t n, qj_type t) { return n != QJ_NONE && qj_type_of(v->d, n) == t; }
+static bool str_is(const vctx *v, uint32_t n, const char *s) { return is(v, n, QJ_STRING) && qj_str_eq(v->d, n, s); }
+static uint32_t count_of(const vctx *v, uint32_t arr) { return is(v, arr, QJ_ARRAY) ? qj_at(v->d, arr)->n : 0; }
+/* i-th element: iterate with first/next instead where hot. */
+static uint32_t first(uint32_t arr) { return arr + 1; }
+static uint32_t next(const vctx *v, uint32_t e) { return qj_next(v->d, e); }
+
+static bool need_type(vctx *v, uint32_t n, qj_type t, vp p, const char *what) {
+    if (n == QJ_NONE) { viol(v, p.s, "missing %s", what); return false; }
+    if (qj_type_of(v->d, n) != t) {
+        viol(v, p.s, "expected %s, got %s", qj_type_name(t), qj_type_name(qj_type_of(v->d, n)));
+        return false;
+    }
+    return true;
+}
+
+/* Short decoded copy of a string node (ids, names). */
+static void sval(const vctx *v, uint32_t n, char *out, size_t cap) {
+    out[0] = '\0';
+    if (!is(v, n, QJ_STRING)) return;
+    const qj_node *x = qj_at(v->d, n);
+    if (x->len >= cap) { memcpy(out, x->p, cap - 1); out[cap - 1] = '\0'; return; }
+    size_t k = qj_unescape(x->p, x->len, out);
+    out[k] = '\0';
+}
+
+/* The pending tool call ids of one assistant turn; results answer them in any
+ * order (providers accept any order, and logged requests carry the order the
+ * tools finished in), each exactly once, before the next turn. */
+typedef struct idlist {
+    char ids[64][96];
+    bool done[64];
+    uint32_t n, next; /* next = how many answered */
+} idlist;
+
+static void ids_add(idlist *l, const vctx *v, uint32_t n) {
+    if (l->n < 64) { sval(v, n, l->ids[l->n], sizeof l->ids[0]); l->done[l->n] = false; l->n++; }
+}
+static void ids_answer(idlist *l, vctx *v, uint32_t n, vp p, const char *what) {
+    char id[96];
+    sval(v, n, id, sizeof id);
+    for (uint32_t i = 0; i < l->n; i++) {
+        if (strcmp(l->ids[i], id) != 0) continue;
+        if (l->done[i]) { viol(v, p.s, "%s \"%s\" answers a tool call that already has a result", what, id); return; }
+        l->done[i] = true;
+        l->next++;
+        return;
+    }
+    viol(v, p.s, "%s \"%s\" answers no pending tool call of the preceding assistant turn", what, id);
+}
+static void ids_close(idlist *l, vctx *v, vp p) {
+    for (uint32_t i = 0; i < l->n; i++)
+        if (!l->done[i]) { viol(v, p.s, "tool call \"%s\" has no result right after its turn", l->ids[i]); break; }
+    l->n = l->next = 0;
+}
+
+/* ---- Anthropic Messages ---- */
+static void a_cache(vctx *v, uint32_t obj, vp p) {
+    uint32_t cc = get(v, obj, "cache_control");
+    if (cc == QJ_NONE) return;
+    vp q = PK(p, "cache_control");
+    if (!is(v, cc, QJ_OBJECT)) { viol(v, q.s, "expected object"); return; }
+    if (v->caps.cache != QCACHE_BLOCK_MARKERS) viol(v, q.s, "cache_control on a row without block markers");
+    v->marks++;
+    if (v->marks == v->caps.cache_limit + 1)
+        viol(v, q.s, "more than %u cache_control markers in the request", v->caps.cache_limit);
+    uint32_t ttl = get(v, cc, "ttl");
+    bool h1 = str_is(v, ttl, "1h");
+    if (h1 && v->seen_5m && !v->ttl_reported) {
+        viol(v, q.s, "a 1h cache_control after a shorter one (longer TTLs must come first)");
+        v->ttl_reported = true;
+    }
+    if (!h1) v->seen_5m = true;
+}
+
+static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
+    if (!is(v, b, QJ_OBJECT)) { viol(v, p.s, "expected object (a content block)"); return; }
+    uint32_t ty = get(v, b, "type");
+    vp pt = PK(p, "type");
+    if (!need_type(v, ty, QJ_STRING, pt, "\"type\"")) return;
+    if (str_is(v, ty, "text")) {
+        uint32_t tx = get(v, b, "text");
+        if (need_type(v, tx, QJ_STRING, PK(p, "text"), "\"text\"") && qj_at(v->d, tx)->len == 0)
+            viol(v, PK(p, "text").s, "text content blocks must be non-empty");
+        a_cache(v, b, p);
+    } else if (str_is(v, ty, "image") || str_is(v, ty, "document")) {
+        bool doc = str_is(v, ty, "document");
+        if (assistant) viol(v, pt.s, "%s blocks belong in user messages", doc ? "document" : "image");
+        if (doc && !v->caps.documents) viol(v, pt.s, "document blocks are not supported by this model row");
+        if (in_result && !doc && !v->caps.tool_result_images) viol(v, pt.s, "images inside tool results are not supported by this model row");
+        uint32_t src = get(v, b, "source");
+        if (need_type(v, src, QJ_OBJECT, PK(p, "source"), "\"source\"")) {
+            uint32_t st = get(v, src, "type");
+            if (!is(v, st, QJ_STRING)) viol(v, PK(PK(p, "source"), "type").s, "missing source type");
+            else if (str_is(v, st, "base64") || str_is(v, st, "text")) {
+                need_type(v, get(v, src, "media_type"), QJ_STRING, PK(PK(p, "source"), "media_type"), "\"media_type\"");
+                need_type(v, get(v, src, "data"), QJ_STRING, PK(PK(p, "source"), "data"), "\"data\"");
+            } else if (str_is(v, st, "url")) {
+                need_type(v, get(v, src, "url"), QJ_STRING, PK(PK(p, "source"), "url"), "\"url\"");
+            }
+        }
+        a_cache(v, b, p);
+    } else if (str_is(v, ty, "tool_use")) {
+        if (!assistant) viol(v, pt.s, "tool_use blocks belong in assistant messages");
+        need_type(v, get(v, b, "id"), QJ_STRING, PK(p, "id"), "\"id\"");
+        need_type(v, get(v, b, "name"), QJ_STRING, PK(p, "name"), "\"name\"");
+        need_type(v, get(v, b, "input"), QJ_OBJECT, PK(p, "input"), "\"input\"");
+        a_cache(v, b, p);
+    } else if (str_is(v, ty, "tool_result")) {
+        if (assistant) viol(v, pt.s, "tool_result blocks belong in user messages");
+        need_type(v, get(v, b, "tool_use_id"), QJ_STRING, PK(p, "tool_use_id"), "\"tool_use_id\"");
+        uint32_t ct = get(v, b, "content");
+        if (is(v, ct, QJ_ARRAY)) {
+            uint32_t e = first(ct);
+            for (uint32_t i = 0; i < count_of(v, ct); i++, e = next(v, e)) a_block(v, e, PI(PK(p, "content"), i), false, true);
+        } else if (ct != QJ_NONE && !is(v, ct, QJ_STRING)) {
+            viol(v, PK(p, "content").s, "expected string or array");
+        }
+        a_cache(v, b, p);
+    } else if (str_is(v, ty, "thinking") || str_is(v, ty, "redacted_thinking")) {
+        if (!assistant) viol(v, pt.s, "thinking blocks belong in assistant messages");
+        if (get(v, b, "cache_control") != QJ_NONE) viol(v, PK(p, "cache_control").s, "thinking blocks cannot carry cache_control");
+        if (str_is(v, ty, "thinking")) need_type(v, get(v, b, "thinking"), QJ_STRING, PK(p, "thinking"), "\"thinking\"");
+        else need_type(v, get(v, b, "data"), QJ_STRING, PK(p, "data"), "\"data\"");
+    } else {
+        a_cache(v, b, p); /* other block types (server tools, search results): carried as given */
+    }
+}
+
+static void v_anthropic(vctx *v, uint32_t root) {
+    vp r = P("");
+    uint32_t model = get(v, root, "model"), mt = get(v, root, "max_tokens"), msgs = get(v, root, "messages");
+    need_type(v, model, QJ_STRING, PK(r, "model"), "\"model\"");
+    int64_t x;
+    if (need_type(v, mt, QJ_NUMBER, PK(r, "max_tokens"), "\"max_tokens\"") && (!qj_int64(v->d, mt, &x) || x < 1))
+        viol(v, "/max_tokens", "expected an integer >= 1");
+    uint32_t tools = get(v, root, "tools");
+    if (tools != QJ_NONE && need_type(v, tools, QJ_ARRAY, PK(r, "tools"), "\"tools\"")) {
+        uint32_t e = first(tools);
+        for (uint32_t i = 0; i < count_of(v, tools); i++, e = next(v, e)) {
+            vp p = PI(PK(r, "tools"), i);
+            need_type(v, get(v, e, "name"), QJ_STRING, PK(p, "name"), "\"name\"");
+            if (get(v, e, "type") == QJ_NONE) need_type(v, get(v, e, "input_schema"), QJ_OBJECT, PK(p, "input_schema"), "\"input_schema\"");
+            a_cache(v, e, p);
+        }
+    }
+    uint32_t sys = get(v, root, "system");
+    if (sys != QJ_NONE) {
+        if (is(v, sys, QJ_ARRAY)) {
+            uint32_t e = first(sys);
+            for (uint32_t i = 0; i < count_of(v, sys); i++, e = next(v, e)) {
+                vp p = PI(PK(r, "system"), i);
+                if (!str_is(v, get(v, e, "type"), "text")) viol(v, PK(p, "type").s, "the system prompt holds only text blocks");
+                else a_block(v, e, p, false, false);
+            }
+        } else if (!is(v, sys, QJ_STRING)) {
+            viol(v, "/system", "expected string or array of text blocks");
+        }
+    }
+    if (!need_type(v, msgs, QJ_ARRAY, PK(r, "messages"), "\"messages\"")) return;
+    uint32_t n = count_of(v, msgs);
+    if (n == 0) viol(v, "/messages", "at least one message is required");
+    idlist ids;
+    ids.n = ids.next = 0;
+    const char *prev = NULL;
+    uint32_t e = first(msgs);
+    for (uint32_t i = 0; i < n; i++, e = next(v, e)) {
+        vp p = PI(PK(r, "messages"), i);
+        uint32_t role = get(v, e, "role"), content = get(v, e, "content");
+        if (!need_type(v, role, QJ_STRING, PK(p, "role"), "\"role\"")) continue;
+        const char *rn = str_is(v, role, "user") ? "user" : str_is(v, role, "assistant") ? "assistant"
+                       : str_is(v, role, "system") ? "system" : NULL;
+        if (!rn) { viol(v, PK(p, "role").s, "role must be user or assistant"); continue; }
+        if (i == 0 && strcmp(rn, "user") != 0) viol(v, PK(p, "role").s, "the first message must be a user message");
+        if (strcmp(rn, "system") == 0) {
+            if (v->caps.developer != QDEV_SYSTEM_ROLE) {
+                viol(v, PK(p, "role").s, "mid-conversation system messages are not supported by this model row");
+            } else {
+                /* after a user turn, before an assistant turn or at the end */
+                const char *nx = NULL;
+                uint32_t f = next(v, e);
+                for (uint32_t k = i + 1; k < n; k++, f = next(v, f)) {
+                    uint32_t rr = get(v, f, "role");
+                    if (str_is(v, rr, "system")) continue;
+                    nx = str_is(v, rr, "assistant") ? "assistant" : "user";
+                    break;
+                }
+                if (!prev || strcmp(prev, "user") != 0 || (nx && strcmp(nx, "assistant") != 0))
+                    viol(v, PK(p, "role").s, "a mid-conversation system message must follow a user turn and precede an assistant turn or end the messages");
+            }
+            continue;
+        }
+        if (prev && strcmp(prev, rn) == 0) viol(v, PK(p, "role").s, "roles must alternate: two %s messages in a row", rn);
+        bool assistant = strcmp(rn, "assistant") == 0;
+        if (!assistant) {
+            /* tool results first, answering the previous assistant's calls in order */
+            bool others = false;
+            if (is(v, content, QJ_ARRAY)) {
+                uint32_t b = first(content);
+                for (uint32_t j = 0; j < count_of(v, content); j++, b = next(v, b)) {
+                    vp pb = PI(PK(p, "content"), j);
+                    if (str_is(v, get(v, b, "type"), "tool_result")) {
+                        if (others) viol(v, pb.s, "tool_result blocks must come before any other content of the message");
+                        ids_answer(&ids, v, get(v, b, "tool_use_id"), PK(pb, "tool_use_id"), "tool_result");
+                    } else {
+                        others = true;
+                    }
+                }
+            }
+            ids_close(&ids, v, PK(p, "content"));
+        } else {
+            ids_close(&ids, v, p);
+        }
+        if (is(v, content, QJ_STRING)) {
+            if (qj_at(v->d, content)->len == 0 && !(assistant && i + 1 == n))
+                viol(v, PK(p, "content").s, "content must be non-empty");
+        } else if (need_type(v, content, QJ_ARRAY, PK(p, "content"), "\"content\"")) {
+            if (count_of(v, content) == 0 && !(assistant && i + 1 == n)) viol(v, PK(p, "content").s, "content must be non-empty");
+            uint32_t b = first(content);
+            for (uint32_t j = 0; j < count_of(v, content); j++, b = next(v, b)) {
+                vp pb = PI(PK(p, "content"), j);
+                a_block(v, b, pb, assistant, false);
+                if (assistant && str_is(v, get(v, b, "type"), "tool_use")) ids_add(&ids, v, get(v, b, "id"));
+            }
+        }
+        prev = rn;
+    }
+    if (ids.n > ids.next && prev && strcmp(prev, "assistant") != 0) ids_close(&ids, v, P("/messages"));
+}
+
+/* ---- Bedrock Converse ---- */
+static void b_point(vctx *v, uint32_t blk, vp p) {
+    if (get(v, blk, "cachePoint") == QJ_NONE) return;
+    if (v->caps.cache != QCACHE_CACHE_POINTS) viol(v, p.s, "cachePoint on a row without prompt caching");
+    v->marks++;
+    if (v->marks == v->caps.cache_limit + 1) viol(v, p.s, "more than %u cachePoint blocks in the request", v->caps.cache_limit);
+}
+
+static const char *const k_bedrock_keys[] = {"text", "image", "document", "toolUse", "toolResult", "reasoningContent",
+                                             "cachePoint", "guardContent", "video", "citationsContent"};
+
+static void b_block(vctx *v, uint32_t b, vp p, bool assistant) {
+    if (!is(v, b, QJ_OBJECT) || qj_at(v->d, b)->n != 1) { viol(v, p.s, "a content block has exactly one member"); return; }
+    bool known = false;
+    for (size_t i = 0; i < Q_COUNTOF(k_bedrock_keys); i++) if (get(v, b, k_bedrock_keys[i]) != QJ_NONE) known = true;
+    if (!known) { viol(v, p.s, "unknown content block"); return; }
+    b_point(v, b, p);
+    uint32_t x;
+    if ((x = get(v, b, "text")) != QJ_NONE && need_type(v, x, QJ_STRING, PK(p, "text"), "text") && qj_at(v->d, x)->len == 0)
+        viol(v, PK(p, "text").s, "text blocks must be non-empty");
+    if ((x = get(v, b, "toolUse")) != QJ_NONE) {
+        if (!assistant) viol(v, PK(p, "toolUse").s, "toolUse blocks belong in assistant messages");
+        need_type(v, get(v, x, "toolUseId"), QJ_STRING, PK(PK(p, "toolUse"), "toolUseId"), "\"toolUseId\"");
+        need_type(v, get(v, x, "name"), QJ_STRING, PK(PK(p, "toolUse"), "name"), "\"name\"");
+        if (get(v, x, "input") == QJ_NONE) viol(v, PK(PK(p, "toolUse"), "input").s, "missing \"input\"");
+    }
+    if ((x = get(v, b, "toolResult")) != QJ_NONE) {
+        if (assistant) viol(v, PK(p, "toolResult").s, "toolResult blocks belong in user messages");
+        uint32_t ct = get(v, x, "content");
+        if (need_type(v, ct, QJ_ARRAY, PK(PK(p, "toolResult"), "content"), "\"content\"")) {
+            uint32_t e = first(ct);
+            for (uint32_t i = 0; i < count_of(v, ct); i++, e = next(v, e))
+                if (get(v, e, "image") != QJ_NONE && !v->caps.tool_result_images)
+                    viol(v, PI(PK(PK(p, "toolResult"), "content"), i).s, "images inside tool results are not supported by this model row");
+        }
+        uint32_t st = get(v, x, "status");
+        if (st != QJ_NONE && !str_is(v, st, "success") && !str_is(v, st, "error"))
+            viol(v, PK(PK(p, "toolResult"), "status").s, "expected \"success\" or \"error\"");
+    }
+    if ((x = get(v, b, "image")) != QJ_NONE && assistant) viol(v, PK(p, "image").s, "images belong in user messages");
+    if ((x = get(v, b, "document")) != QJ_NONE) {
+        if (!v->caps.documents) viol(v, PK(p, "document").s, "documents are not supported by this model row");
+        need_type(v, get(v, x, "name"), QJ_STRING, PK(PK(p, "document"), "name"), "\"name\"");
+    }
+    if ((x = get(v, b, "reasoningContent")) != QJ_NONE && !assistant)
+        viol(v, PK(p, "reasoningContent").s, "reasoning belongs in assistant messages");
+}
+
+static void v_bedrock(vctx *v, uint32_t root) {
+    vp r = P("");
+    uint32_t sys = get(v, root, "system");
+    if (sys != QJ_NONE && need_type(v, sys, QJ_ARRAY, PK(r, "system"), "\"system\"")) {
+        uint32_t e = first(sys);
+        for (uint32_t i = 0; i < count_of(v, sys); i++, e = next(v, e)) {
+            vp p = PI(PK(r, "system"), i);
+            if (get(v, e, "text") == QJ_NONE && get(v, e, "cachePoint") == QJ_NONE && get(v, e, "guardContent") == QJ_NONE)
+                viol(v, p.s, "a system block is text, cachePoint or guardContent");
+            b_point(v, e, p);
+        }
+    }
+    uint32_t tc = get(v, root, "toolConfig");
+    if (tc != QJ_NONE) {
+        uint32_t tools = get(v, tc, "tools");
+        if (need_type(v, tools, QJ_ARRAY, P("/toolConfig/tools"), "\"tools\"")) {
+            uint32_t e = first(tools);
+            for (uint32_t i = 0; i < count_of(v, tools); i++, e = next(v, e)) {
+                vp p = PI(P("/toolConfig/tools"), i);
+                uint32_t spec = get(v, e, "toolSpec");
+                if (spec != QJ_NONE) {
+                    need_type(v, get(v, spec, "name"), QJ_STRING, PK(PK(p, "toolSpec"), "name"), "\"name\"");
+                    need_type(v, get(v, get(v, spec, "inputSchema"), "json"), QJ_OBJECT, PK(PK(PK(p, "toolSpec"), "inputSchema"), "json"), "\"inputSchema.json\"");
+                } else if (get(v, e, "cachePoint") == QJ_NONE) {
+                    viol(v, p.s, "a tool is toolSpec or cachePoint");
+                }
+                b_point(v, e, p);
+            }
+        }
+    }
+    uint32_t msgs = get(v, root, "messages");
+    if (!need_type(v, msgs, QJ_ARRAY, PK(r, "messages"), "\"messages\"")) return;
+    uint32_t n = count_of(v, msgs);
+    if (n == 0) viol(v, "/messages", "at least one message is required");
+    idlist ids;
+    ids.n = ids.next = 0;
+    const char *prev = NULL;
+    uint32_t e = first(msgs);
+    for (uint32_t i = 0; i < n; i++, e = next(v, e)) {
+        vp p = PI(PK(r, "messages"), i);
+        uint32_t role = get(v, e, "role"), content = get(v, e, "content");
+        const char *rn = str_is(v, role, "user") ? "user" : str_is(v, role, "assistant") ? "assistant" : NULL;
+        if (!rn) { viol(v, PK(p, "role").s, "role must be user or assistant"); continue; }
+        if (i == 0 && strcmp(rn, "user") != 0) viol(v, PK(p, "role").s, "the first message must be a user message");
+        if (prev && strcmp(prev, rn) == 0) viol(v, PK(p, "role").s, "roles must alternate: two %s messages in a row", rn);
+        bool assistant = strcmp(rn, "assistant") == 0;
+        if (!need_type(v, content, QJ_ARRAY, PK(p, "content"), "\"content\"")) { prev = rn; continue; }
+        if (count_of(v, content) == 0) viol(v, PK(p, "content").s, "content must be non-empty");
+        uint32_t b = first(content);
+        for (uint32_t j = 0; j < count_of(v, content); j++, b = next(v, b)) {
+            vp pb = PI(PK(p, "content"), j);
+            b_block(v, b, pb, assistant);
+            uint32_t x;
+            if (!assistant && (x = get(v, b, "toolResult")) != QJ_NONE)
+                ids_answer(&ids, v, get(v, x, "toolUseId"), PK(PK(pb, "toolResult"), "toolUseId"), "toolResult");
+        }
+        ids_close(&ids, v, PK(p, "content"));
+        if (assistant) {
+            b = first(content);
+            for (uint32_t j = 0; j < count_of(v, content); j++, b = next(v, b)) {
+                uint32_t x = get(v, b, "toolUse");
+                if (x != QJ_NONE) ids_add(&ids, v, get(v, x, "toolUseId"));
+            }
+        }
+        prev = rn;
+    }
+}
+
+/* ---- OpenAI Chat, Mistral, Ollama (the chat family) ---- */
+static void chat_part(vctx *v, uint32_t part, vp p, const char *role) {
+    uint32_t ty = get(v, part, "type");
+    if (!is(v, ty, QJ_STRING)) { viol(v, PK(p, "type").s, "missing content part type"); return; }
+    bool text = str_is(v, ty, "text");
+    if (strcmp(role, "user") != 0 && !text && !(strcmp(role, "assistant") == 0 && str_is(v, ty, "refusal")) &&
+        !(strcmp(role, "assistant") == 0 && str_is(v, ty, "thinking")))
+        viol(v, PK(p, "type").s, "%s messages take only text parts", role);
+    if (strcmp(role, "tool") == 0 && !text && !v->caps.tool_result_images)
+        viol(v, PK(p, "type").s, "images inside tool results are not supported by this model row");
+    if (text) need_type(v, get(v, part, "text"), QJ_STRING, PK(p, "text"), "\"text\"");
+    if ((str_is(v, ty, "file") || str_is(v, ty, "document_url")) && !v->caps.documents)
+        viol(v, PK(p, "type").s, "documents are not supported by this model row");
+    uint32_t bp = get(v, part, "prompt_cache_breakpoint");
+    if (bp != QJ_NONE) {
+        if (v->caps.cache != QCACHE_BREAKPOINTS) viol(v, PK(p, "prompt_cache_breakpoint").s, "prompt_cache_breakpoint on a row without explicit breakpoints");
+        v->marks++;
+        if (v->marks == v->caps.cache_limit + 1)
+            viol(v, PK(p, "prompt_cache_breakpoint").s, "more than %u explicit cache breakpoints in the request", v->caps.cache_limit);
+    }
+}
+
+static void v_chat(vctx *v, uint32_t root, qdialect dialect) {
+    vp r = P("");
+    need_type(v, get(v, root, "model"), QJ_STRING, PK(r, "model"), "\"model\"");
+    uint32_t msgs = get(v, root, "messages");
+    if (!need_type(v, msgs, QJ_ARRAY, PK(r, "messages"), "\"messages\"")) return;
+    uint32_t n = count_of(v, msgs);
+    if (n == 0) viol(v, "/messages", "at least one message is required");
+    bool ollama = dialect == QD_OLLAMA, mistral = dialect == QD_MISTRAL;
+    idlist ids;
+    ids.n = ids.next = 0;
+    const char *prev = NULL;
+    bool seen_non_system = false;
+    uint32_t e = first(msgs);
+    for (uint32_t i = 0; i < n; i++, e = next(v, e)) {
+        vp p = PI(PK(r, "messages"), i);
+        uint32_t role = get(v, e, "role"), content = get(v, e, "content");
+        static const char *const roles[] = {"system", "developer", "user", "assistant", "tool"};
+        const char *rn = NULL;
+        for (size_t k = 0; k < Q_COUNTOF(roles); k++) if (str_is(v, role, roles[k])) rn = roles[k];
+        if (!rn || ((ollama || mistral) && strcmp(rn, "developer") == 0)) {
+            viol(v, PK(p, "role").s, "unknown role for this dialect");
+            continue;
+        }
+        bool instr = strcmp(rn, "system") == 0 || strcmp(rn, "developer") == 0;
+        if (instr) {
+            if (v->caps.system == QSYS_FIRST_USER)
+                viol(v, PK(p, "role").s, "this model takes neither system nor developer messages");
+            else if (seen_non_system && v->caps.developer == QDEV_NONE)
+                viol(v, PK(p, "role").s, "mid-conversation %s messages are not supported by this model row", rn);
+        } else {
+            seen_non_system = true;
+        }
+        /* tool messages answer the preceding assistant's calls, in order */
+        if (strcmp(rn, "tool") == 0) {
+            if (ollama) {
+                if (ids.next < ids.n) ids.done[ids.next++] = true; /* Ollama pairs by order (no ids) */
+                else viol(v, PK(p, "role").s, "tool message without a pending tool call");
+            } else {
+                ids_answer(&ids, v, get(v, e, "tool_call_id"), PK(p, "tool_call_id"), "tool message");
+            }
+        } else {
+            ids_close(&ids, v, p);
+        }
+        if (strcmp(rn, "user") == 0 && prev && strcmp(prev, "tool") == 0 && v->caps.tail == QTAIL_LAST_TOOL)
+            viol(v, PK(p, "role").s, "a user message may not follow a tool message for this model row");
+        /* content */
+        if (ollama) {
+            if (content != QJ_NONE) need_type(v, content, QJ_STRING, PK(p, "content"), "\"content\"");
+            uint32_t im = get(v, e, "images");
+            if (im != QJ_NONE && strcmp(rn, "user") != 0) viol(v, PK(p, "images").s, "images belong in user messages");
+        } else if (is(v, content, QJ_ARRAY)) {
+            if (count_of(v, content) == 0) viol(v, PK(p, "content").s, "content arrays must be non-empty");
+            uint32_t b = first(content);
+            for (uint32_t j = 0; j < count_of(v, content); j++, b = next(v, b)) chat_part(v, b, PI(PK(p, "content"), j), rn);
+        } else if (is(v, content, QJ_NULL) || content == QJ_NONE) {
+            if (strcmp(rn, "assistant") != 0 || get(v, e, "tool_calls") == QJ_NONE)
+                viol(v, PK(p, "content").s, "content is required");
+        } else if (!is(v, content, QJ_STRING)) {
+            viol(v, PK(p, "content").s, "expected string or array of content parts");
+        }
+        if (strcmp(rn, "assistant") == 0) {
+            uint32_t tc = get(v, e, "tool_calls");
+            if (tc != QJ_NONE && need_type(v, tc, QJ_ARRAY, PK(p, "tool_calls"), "\"tool_calls\"")) {
+                uint32_t c = first(tc);
+                for (uint32_t j = 0; j < count_of(v, tc); j++, c = next(v, c)) {
+                    vp pc = PI(PK(p, "tool_calls"), j);
+                    uint32_t fn = get(v, c, "function");
+                    if (!need_type(v, fn, QJ_OBJECT, PK(pc, "function"), "\"function\"")) continue;
+                    need_type(v, get(v, fn, "name"), QJ_STRING, PK(PK(pc, "function"), "name"), "\"name\"");
+                    uint32_t args = get(v, fn, "arguments");
+                    if (ollama) need_type(v, args, QJ_OBJECT, PK(PK(pc, "function"), "arguments"), "\"arguments\"");
+                    else if (!is(v, args, QJ_STRING) && !(mistral && is(v, args, QJ_OBJECT)))
+                        viol(v, PK(PK(pc, "function"), "arguments").s, "expected a JSON string of the arguments");
+                    if (ollama) { if (ids.n < 64) { ids.ids[ids.n][0] = '\0'; ids.done[ids.n++] = false; } }
+                    else ids_add(&ids, v, get(v, c, "id"));
+                }
+            }
+            if (mistral && get(v, e, "prefix") != QJ_NONE && i + 1 != n)
+                viol(v, PK(p, "prefix").s, "only the last assistant message may be a prefix");
+        } else if (strcmp(rn, "tool") == 0 && !ollama) {
+            need_type(v, get(v, e, "tool_call_id"), QJ_STRING, PK(p, "tool_call_id"), "\"tool_call_id\"");
+        }
+        prev = rn;
+    }
+    for (uint32_t i = 0; i < ids.n; i++) {
+        if (ids.done[i]) continue;
+        char pp[64];
+        snprintf(pp, sizeof pp, "/messages/%u", n ? n - 1 : 0);
+        viol(v, pp, "tool call \"%s\" has no result", ollama ? "?" : ids.ids[i]);
+        break;
+    }
+    if (mistral && prev && strcmp(prev, "assistant") == 0) {
+        uint32_t last = first(msgs);
+        for (uint32_t i = 0; i + 1 < n; i++) last = next(v, last);
+        if (!is(v, get(v, last, "prefix"), QJ_TRUE))
+            viol(v, "/messages", "the last message must be user or tool (or an assistant prefix)");
+    }
+}
+
+/* ---- OpenAI Responses ---- */
+static void v_responses(vctx *v, uint32_t root) {
+    vp r = P("");
+    need_type(v, get(v, root, "model"), QJ_STRING, PK(r, "model"), "\"model\"");
+    uint32_t in = get(v, root, "input");
+    if (is(v, in, QJ_STRING)) return;
+    if (!need_type(v, in, QJ_ARRAY, PK(r, "input"), "\"input\"")) return;
+    idlist ids;
+    ids.n = ids.next = 0;
+    bool seen_non_system = false;
+    uint32_t n = count_of(v, in), e = first(in);
+    for (uint32_t i = 0; i < n; i++, e = next(v, e)) {
+        vp p = PI(PK(r, "input"), i);
+        uint32_t ty = get(v, e, "type"), role = get(v, e, "role");
+        bool message = (ty == QJ_NONE && role != QJ_NONE) || str_is(v, ty, "message");
+        if (message) {
+            bool instr = str_is(v, role, "system") || str_is(v, role, "developer");
+            if (!str_is(v, role, "user") && !str_is(v, role, "assistant") && !instr) viol(v, PK(p, "role").s, "unknown role");
+            if (instr) {
+                if (v->caps.system == QSYS_FIRST_USER) viol(v, PK(p, "role").s, "this model takes neither system nor developer messages");
+                else if (seen_non_system && v->caps.developer == QDEV_NONE)
+                    viol(v, PK(p, "role").s, "mid-conversation instructions are not supported by this model row");
+            } else {
+                seen_non_system = true;
+            }
+            ids_close(&ids, v, p);
+            uint32_t ct = get(v, e, "content");
+            if (is(v, ct, QJ_ARRAY)) {
+                uint32_t b = first(ct);
+                for (uint32_t j = 0; j < count_of(v, ct); j++, b = next(v, b)) {
+                    vp pb = PI(PK(p, "content"), j);
+                    uint32_t bt = get(v, b, "type");
+                    if (str_is(v, role, "assistant") ? !(str_is(v, bt, "output_text") || str_is(v, bt, "refusal"))
+                                                     : !(str_is(v, bt, "input_text") || str_is(v, bt, "input_image") ||
+                                                         str_is(v, bt, "input_file") || str_is(v, bt, "input_audio")))
+                        viol(v, PK(pb, "type").s, "content part type not allowed for this role");
+                    if (get(v, b, "prompt_cache_breakpoint") != QJ_NONE) {
+                        if (v->caps.cache != QCACHE_BREAKPOINTS) viol(v, pb.s, "prompt_cache_breakpoint on a row without explicit breakpoints");
+                        if (++v->marks == v->caps.cache_limit + 1)
+                            viol(v, pb.s, "more than %u explicit cache breakpoints in the request", v->caps.cache_limit);
+                    }
+                }
+            } else if (!is(v, ct, QJ_STRING)) {
+                viol(v, PK(p, "content").s, "expected string or array of content parts");
+            }
+        } else if (str_is(v, ty, "function_call")) {
+            if (ids.next > 0 && ids.next == ids.n) ids.n = ids.next = 0; /* a new turn of calls */
+            need_type(v, get(v, e, "call_id"), QJ_STRING, PK(p, "call_id"), "\"call_id\"");
+            need_type(v, get(v, e, "name"), QJ_STRING, PK(p, "name"), "\"name\"");
+            need_type(v, get(v, e, "arguments"), QJ_STRING, PK(p, "arguments"), "\"arguments\" (a JSON string)");
+            ids_add(&ids, v, get(v, e, "call_id"));
+            seen_non_system = true;
+        } else if (str_is(v, ty, "function_call_output")) {
+            ids_answer(&ids, v, get(v, e, "call_id"), PK(p, "call_id"), "function_call_output");
+            uint32_t out = get(v, e, "output");
+            if (!is(v, out, QJ_STRING) && !is(v, out, QJ_ARRAY)) viol(v, PK(p, "output").s, "expected string or array");
+        } else if (!is(v, ty, QJ_STRING)) {
+            viol(v, PK(p, "type").s, "missing item type");
+        } else {
+            seen_non_system = true; /* reasoning and other items: carried as given */
+        }
+    }
+    ids_close(&ids, v, PK(r, "input"));
+}
+
+/* ---- Gemini ---- */
+static const char *const k_gemini_data[] = {"text", "inlineData", "fileData", "functionCall", "functionResponse",
+                                            "executableCode", "codeExecutionResult"};
+static const char *const k_gemini_part_keys[] = {"text", "inlineData", "fileData", "functionCall", "functionResponse",
+                                                 "executableCode", "codeExecutionResult", "thought",
+                                                 "thoughtSignature", "partMetadata", "videoMetadata"};
+static const char *const k_gemini_top[] = {"model", "contents", "tools", "toolConfig", "safetySettings",
+                                           "systemInstruction", "generationConfig", "cachedContent"};
+
+static void unknown_keys(vctx *v, uint32_t obj, const char *const *names, size_t nn, vp p) {
+    if (!is(v, obj, QJ_OBJECT)) return;
+    uint32_t k = obj + 1;
+    for (uint32_t m = 0; m < qj_at(v->d, obj)->n; m++, k = qj_next(v->d, k + 1)) {
+        bool ok = false;
+        for (size_t i = 0; i < nn; i++) if (qj_str_eq(v->d, k, names[i])) ok = true;
+        if (!ok) {
+            char key[64];
+            sval(v, k, key, sizeof key);
+            viol(v, PK(p, key).s, "unknown field \"%s\"", key);
+        }
+    }
+}
+
+static void v_gemini(vctx *v, uint32_t root) {
+    vp r = P("");
+    unknown_keys(v, root, k_gemini_top, Q_COUNTOF(k_gemini_top), r);
+    uint32_t si = get(v, root, "systemInstruction");
+    if (si != QJ_NONE && v->caps.system == QSYS_FIRST_USER)
+        viol(v, "/systemInstruction", "this model takes no system instruction");
+    uint32_t cs = get(v, root, "contents");
+    if (!need_type(v, cs, QJ_ARRAY, PK(r, "contents"), "\"contents\"")) return;
+    uint32_t n = count_of(v, cs);
+    if (n == 0) viol(v, "/contents", "at least one content is required");
+    char pending[64][96];
+    bool used[64];
+    uint32_t npend = 0;
+    bool prev_calls = false;
+    uint32_t e = first(cs);
+    for (uint32_t i = 0; i < n; i++, e = next(v, e)) {
+        vp p = PI(PK(r, "contents"), i);
+        uint32_t role = get(v, e, "role"), parts = get(v, e, "parts");
+        bool model = str_is(v, role, "model");
+        if (!model && !str_is(v, role, "user")) viol(v, PK(p, "role").s, "role must be user or model");
+        if (i == 0 && model) viol(v, PK(p, "role").s, "the first content must be a user content");
+        if (!need_type(v, parts, QJ_ARRAY, PK(p, "parts"), "\"parts\"")) continue;
+        if (count_of(v, parts) == 0) viol(v, PK(p, "parts").s, "parts must be non-empty");
+        uint32_t nresp = 0, nother = 0, ncalls = 0;
+        uint32_t b = first(parts);
+        for (uint32_t j = 0; j < count_of(v, parts); j++, b = next(v, b)) {
+            vp pb = PI(PK(p, "parts"), j);
+            unknown_keys(v, b, k_gemini_part_keys, Q_COUNTOF(k_gemini_part_keys), pb);
+            uint32_t nd = 0;
+            for (size_t k = 0; k < Q_COUNTOF(k_gemini_data); k++) if (get(v, b, k_gemini_data[k]) != QJ_NONE) nd++;
+            if (nd != 1) viol(v, pb.s, "a part holds exactly one of text, inlineData, fileData, functionCall, functionResponse");
+            uint32_t fc = get(v, b, "functionCall"), fr = get(v, b, "functionResponse");
+            if (fc != QJ_NONE) {
+                if (!model) viol(v, PK(pb, "functionCall").s, "functionCall parts belong in model contents");
+                need_type(v, get(v, fc, "name"), QJ_STRING, PK(PK(pb, "functionCall"), "name"), "\"name\"");
+                uint32_t args = get(v, fc, "args");
+                if (args != QJ_NONE) need_type(v, args, QJ_OBJECT, PK(PK(pb, "functionCall"), "args"), "\"args\"");
+                if (npend < 64) { used[npend] = false; sval(v, get(v, fc, "name"), pending[npend++], sizeof pending[0]); }
+                ncalls++;
+            } else if (fr != QJ_NONE) {
+                if (model) viol(v, PK(pb, "functionResponse").s, "functionResponse parts belong in user contents");
+                need_type(v, get(v, fr, "response"), QJ_OBJECT, PK(PK(pb, "functionResponse"), "response"), "\"response\"");
+                char nm[96];
+                sval(v, get(v, fr, "name"), nm, sizeof nm);
+                if (!prev_calls) {
+                    viol(v, PK(pb, "functionResponse").s, "a functionResponse must directly follow the model content with the calls");
+                } else {
+                    /* answers one pending call of that name (any order), once */
+                    bool hit = false;
+                    for (uint32_t q = 0; q < npend && !hit; q++)
+                        if (!used[q] && strcmp(pending[q], nm) == 0) used[q] = hit = true;
+                    if (!hit) viol(v, PK(PK(pb, "functionResponse"), "name").s, "functionResponse \"%s\" answers no pending call", nm);
+                }
+                nresp++;
+            } else {
+                nother++;
+            }
+            if (get(v, b, "inlineData") != QJ_NONE && model) viol(v, PK(pb, "inlineData").s, "media belongs in user contents");
+        }
+        if (nresp && nother) viol(v, PK(p, "parts").s, "function responses are not mixed with other parts");
+        if (prev_calls && nresp != npend) viol(v, PK(p, "parts").s, "expected %u functionResponse parts answering the previous model content, got %u", npend, nresp);
+        if (!model && nresp == 0 && prev_calls) { /* reported above */ }
+        prev_calls = model && ncalls > 0;
+        if (model) { if (!ncalls) npend = 0; }
+        else npend = 0;
+        if (model && ncalls) { /* keep pending for the next content */ }
+    }
+    if (prev_calls) viol(v, "/contents", "the last model content has calls without responses");
+}
+
+/* ---- entry ---- */
+quire_status quire_validate(const char *json, size_t len, const quire_render_options *ro, const quire_options *opts,
+                            quire_bytes *report, quire_error *err) {
+    memset(report, 0, sizeof *report);
+    if (!ro || !ro->provider || !*ro->provider) return q_err(err, QUIRE_E_INVALID, "no provider given");
+    if (!qcaps_known_provider(ro->caps, ro->provider))
+        return q_err(err, QUIRE_E_INVALID, "unknown provider \"%s\"", ro->provider);
+    const quire_allocator *a = q_alloc_of(opts);
+    qj_doc d;
+    quire_limits lim = q_limits(opts);
+    if ((uint64_t)len > lim.max_input_bytes)
+        return q_err_at(err, QUIRE_E_LIMIT, 0, "", "input of %zu bytes exceeds the limit of %llu bytes", len,
+                        (unsigned long long)lim.max_input_bytes);
+    qj_opts jo = {lim.max_depth, lim.max_string_bytes};
+    quire_status st = qj_parse(&d, json, len, &jo, a, err);
+    if (st) return st;
+    vctx v;
+    memset(&v, 0, sizeof v);
+    v.d = &d;
+    qbuf out;
+    qbuf_init(&out, a);
+    v.out = &out;
+    const char *model = ro->model && *ro->model ? ro->model : NULL;
+    uint32_t mnode = get(&v, 0, "model");
+    char mbuf[128];
+    if (!model && is(&v, mnode, QJ_STRING)) { sval(&v, mnode, mbuf, sizeof mbuf); model = mbuf; }
+    if (!model) model = qcaps_default_model(ro->provider);
+    if (!model || !qcaps_resolve(ro->caps, ro->provider, model, &v.caps, NULL, NULL)) {
+        qj_doc_free(&d);
+        qbuf_free(&out);
+        return q_err(err, QUIRE_E_INVALID, "no capability row for provider \"%s\"%s%s", ro->provider,
+                     model ? " model " : "", model ? model : "");
+    }
+    if (!v.caps.cache_limit) v.caps.cache_limit = 4;
+    if (qj_type_of(&d, 0) != QJ_OBJECT) {
+        viol(&v, "", "expected a JSON object (a request body)");
+    } else {
+        switch (v.caps.dialect) {
+        case QD_ANTHROPIC_MESSAGES: v_anthropic(&v, 0); break;
+        case QD_BEDROCK_CONVERSE: v_bedrock(&v, 0); break;
+        case QD_OPENAI_CHAT: case QD_MISTRAL: case QD_OLLAMA: v_chat(&v, 0, v.caps.dialect); break;
+        case QD_OPENAI_RESPONSES: v_responses(&v, 0); break;
+        case QD_GEMINI: v_gemini(&v, 0); break;
+        case QD_COUNT_: break;
+        }
+    }
+    if (v.n > 200) {
+        char more[64];
+        snprintf(more, sizeof more, "/: and %u more violations\n", v.n - 200);
+        qbuf_puts(&out, more);
+    }
+    qj_doc_free(&d);
+    if (out.oom) { qbuf_free(&out); return q_oom(err); }
+    if (v.n == 0) { qbuf_free(&out); return QUIRE_OK; }
+    if (!qbuf_take(&out, report)) { qbuf_free(&out); return q_oom(err); }
+    return q_err(err, QUIRE_E_VALIDATE, "%u violation%s of the %s rules", v.n, v.n == 1 ? "" : "s",
+                 qdialect_name(v.caps.dialect));
+}
