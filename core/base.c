@@ -142,6 +142,20 @@ const char *quire_status_name(quire_status s) {
     return k_status_names[s];
 }
 
+/* Length of s[0..n) without a trailing incomplete UTF-8 sequence: text cut
+ * to fit a fixed buffer must stay valid UTF-8 (it ends up in events and on
+ * stderr). */
+static size_t utf8_whole_len(const char *s, size_t n) {
+    size_t i = n, back = 0;
+    while (i > 0 && back < 4 && ((unsigned char)s[i - 1] & 0xC0) == 0x80) { i--; back++; }
+    if (i == 0) return n;
+    unsigned char lead = (unsigned char)s[i - 1];
+    size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    if (need == 1) return n;
+    return back + 1 >= need ? n : i - 1;
+}
+static void utf8_trim(char *s) { s[utf8_whole_len(s, strlen(s))] = '\0'; }
+
 static void err_reset(quire_error *e, quire_status code) {
     e->code = code; e->offset = SIZE_MAX; e->line = 0; e->column = 0;
     e->pointer[0] = '\0'; e->field[0] = '\0'; e->message[0] = '\0';
@@ -152,6 +166,7 @@ quire_status q_err(quire_error *e, quire_status code, const char *fmt, ...) {
     va_list ap; va_start(ap, fmt);
     vsnprintf(e->message, sizeof e->message, fmt, ap);
     va_end(ap);
+    utf8_trim(e->message);
     return code;
 }
 quire_status q_err_at(quire_error *e, quire_status code, size_t offset, const char *pointer,
@@ -159,10 +174,11 @@ quire_status q_err_at(quire_error *e, quire_status code, size_t offset, const ch
     if (!e) return code;
     err_reset(e, code);
     e->offset = offset;
-    if (pointer) snprintf(e->pointer, sizeof e->pointer, "%s", pointer);
+    if (pointer) { snprintf(e->pointer, sizeof e->pointer, "%s", pointer); utf8_trim(e->pointer); }
     va_list ap; va_start(ap, fmt);
     vsnprintf(e->message, sizeof e->message, fmt, ap);
     va_end(ap);
+    utf8_trim(e->message);
     return code;
 }
 quire_status q_oom(quire_error *e) { return q_err(e, QUIRE_E_NOMEM, "out of memory"); }
@@ -185,7 +201,7 @@ void q_ptr_push_key(char *ptr, size_t cap, const char *key, size_t keylen) {
         char c = key[i];
         const char *rep = c == '~' ? "~0" : c == '/' ? "~1" : NULL;
         size_t rl = rep ? 2 : 1;
-        if (n + rl + 1 > cap) break;
+        if (n + rl + 1 > cap) { n = utf8_whole_len(ptr, n); break; } /* cut on a character boundary */
         if (rep) { ptr[n++] = rep[0]; ptr[n++] = rep[1]; }
         else ptr[n++] = c;
     }

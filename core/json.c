@@ -162,7 +162,7 @@ typedef struct qj_parser {
     const unsigned char *s, *p, *end;
     uint32_t *stack; /* container node indices */
     uint32_t *keys;  /* per level: index of the current key node (objects) */
-    uint32_t depth, max_depth, stack_cap;
+    uint32_t depth, max_depth, stack_cap, keys_cap; /* keys_cap: may lag stack_cap after an OOM */
     uint64_t max_str;
     uint64_t ws_events; /* counts whitespace runs skipped, for QJ_F_COMPACT */
     bool simd_utf8;     /* the CPU has SSSE3: validate UTF-8 16 bytes at a time */
@@ -189,8 +189,14 @@ static void build_pointer(qj_parser *ps, char *out, size_t cap) {
             char tmp[256];
             size_t kl = kn->len;
             if (kn->flags & QJ_F_ESC) {
-                if (kl >= sizeof tmp) kl = sizeof tmp - 1; /* decoded is never longer */
+                bool cut = kl >= sizeof tmp;
+                if (cut) kl = sizeof tmp - 1; /* decoded is never longer */
                 kl = qj_unescape(kn->p, kl, tmp);
+                if (cut) /* drop a character the cut split: pointers must stay UTF-8 */
+                    while (kl && ((unsigned char)tmp[kl - 1] & 0x80)) {
+                        unsigned char ch = (unsigned char)tmp[--kl];
+                        if (ch >= 0xC0) break;
+                    }
                 q_ptr_push_key(out, cap, tmp, kl);
             } else {
                 q_ptr_push_key(out, cap, kn->p, kl);
@@ -358,7 +364,9 @@ static quire_status parse_string(qj_parser *ps, const unsigned char *p, const un
         snprintf(msg, sizeof msg, "string of %zu bytes exceeds the limit of %llu bytes", len,
                  (unsigned long long)ps->max_str);
         ps->p = start;
-        return perr(ps, start - 1, msg, NULL);
+        perr(ps, start - 1, msg, NULL);
+        if (ps->err) ps->err->code = QUIRE_E_LIMIT; /* a limit, not malformed JSON */
+        return QUIRE_E_LIMIT;
     }
     *out = p + 1;
     *flags = fl;
@@ -405,10 +413,10 @@ static bool grow_stack(qj_parser *ps) {
     uint32_t *ns = q_realloc(ps->a, ps->stack, (size_t)ps->stack_cap * 4, (size_t)ncap * 4);
     if (!ns) return false;
     ps->stack = ns;
-    uint32_t *nk = q_realloc(ps->a, ps->keys, (size_t)ps->stack_cap * 4, (size_t)ncap * 4);
-    if (!nk) return false;
+    uint32_t *nk = q_realloc(ps->a, ps->keys, (size_t)ps->keys_cap * 4, (size_t)ncap * 4);
+    if (!nk) { ps->stack_cap = ncap; return false; } /* stack grew, keys did not: sized frees need both */
     ps->keys = nk;
-    ps->stack_cap = ncap;
+    ps->stack_cap = ps->keys_cap = ncap;
     return true;
 }
 
@@ -578,7 +586,7 @@ done:
         goto fail;
     }
     q_free(a, ps.stack, (size_t)ps.stack_cap * 4);
-    q_free(a, ps.keys, (size_t)ps.stack_cap * 4);
+    q_free(a, ps.keys, (size_t)ps.keys_cap * 4);
     return QUIRE_OK;
 
 oom:
@@ -586,7 +594,7 @@ oom:
 fail:
 fail_nolocate:
     q_free(a, ps.stack, (size_t)ps.stack_cap * 4);
-    q_free(a, ps.keys, (size_t)ps.stack_cap * 4);
+    q_free(a, ps.keys, (size_t)ps.keys_cap * 4);
     qj_doc_free(doc);
     return st;
 }
@@ -1023,7 +1031,9 @@ out:
 void qw_raw_value(qw *w, const char *json, size_t n) {
     if (!w->pretty) { before_item(w); qbuf_put(w->b, json, n); return; }
     qj_doc d;
-    if (qj_parse(&d, json, n, NULL, w->b->a, NULL) != QUIRE_OK) {
+    quire_error e;
+    if (qj_parse(&d, json, n, NULL, w->b->a, &e) != QUIRE_OK) {
+        if (e.code == QUIRE_E_NOMEM) { w->b->oom = true; return; } /* sticky: the caller reports it */
         before_item(w); qbuf_put(w->b, json, n); return;
     }
     qw_node(w, &d, 0);
