@@ -1,0 +1,834 @@
+/* Compaction engine (DESIGN 6): stages, summary placement, report, events.
+ * docs/compaction.md describes the behaviour; this file implements it.
+ *
+ * Every message and block is estimated once (cached counts are adjusted as
+ * blocks change), so a run costs one pass of the estimator over the input
+ * plus the excerpts it writes. */
+#include "compact/internal.h"
+#include "core/text.h"
+
+#include <stdio.h>
+
+/* Stage 3: a cut keeps at least this many tokens of an item, and charges
+ * this many for the marker when choosing the water level. */
+#define QC_CUT_FLOOR 32u
+#define QC_CUT_MARK 12u
+
+typedef struct qc_rec {
+    uint32_t msg;      /* index in the work array */
+    uint32_t block;
+    int32_t part;      /* toolResult content part, -1 = the block's own text */
+    size_t before, after;
+} qc_rec;
+
+typedef struct qc_run {
+    const quire_transcript *in;
+    const qc_policy *p;
+    const quire_allocator *a;
+    quire_error *err;
+    qarena ar;          /* scratch for this run */
+    qc_counter cnt;
+    qc_view v;
+    quire_transcript *nt; /* the result; its arena holds every new string */
+    uint32_t n;         /* input messages; work has n + 1 slots (the last: a standalone summary) */
+    qmsg *work;
+    uint64_t **btok;    /* per message: cached block estimates */
+    uint64_t *mtok;     /* per message estimate */
+    uint64_t *mtok0;    /* per message estimate of the input */
+    bool *owned;        /* blocks array already copied into nt's arena */
+    bool *drop;
+    uint64_t fixed, total, before;
+    /* summary */
+    bool *in_span;      /* per turn */
+    uint32_t span_turns, span_msgs, span_first, span_last;
+    bool summarized, supplied, standalone;
+    uint32_t summary_at; /* work index of the message holding the summary block */
+    uint64_t summary_tok, span_tok;
+    /* records */
+    qbuf prunes, cuts;  /* arrays of qc_rec */
+    bool did_prune, did_cut;
+    bool oom;
+} qc_run;
+
+static bool over(const qc_run *r) { return r->p->budget_tokens && r->total > r->p->budget_tokens; }
+
+static bool run_init(qc_run *r, const quire_transcript *t, const qc_policy *p, quire_error *err) {
+    memset(r, 0, sizeof *r);
+    r->in = t;
+    r->p = p;
+    r->a = t->a;
+    r->err = err;
+    qarena_init(&r->ar, r->a);
+    qc_counter_init(&r->cnt, p, r->a);
+    qbuf_init(&r->prunes, r->a);
+    qbuf_init(&r->cuts, r->a);
+    r->nt = qtr_new(r->a);
+    if (!r->nt) return false;
+    if (!qc_view_build(&r->v, t, p, &r->ar)) return false;
+    uint32_t n = t->nmsgs;
+    r->n = n;
+    r->work = qarena_alloc(&r->ar, ((size_t)n + 1) * sizeof(qmsg));
+    r->btok = qarena_calloc(&r->ar, (size_t)n + 1, sizeof(uint64_t *));
+    r->mtok = qarena_calloc(&r->ar, (size_t)n + 1, sizeof(uint64_t));
+    r->mtok0 = qarena_calloc(&r->ar, (size_t)n + 1, sizeof(uint64_t));
+    r->owned = qarena_calloc(&r->ar, (size_t)n + 1, sizeof(bool));
+    r->drop = qarena_calloc(&r->ar, (size_t)n + 1, sizeof(bool));
+    r->in_span = qarena_calloc(&r->ar, r->v.nturns ? r->v.nturns : 1, sizeof(bool));
+    if (!r->work || !r->btok || !r->mtok || !r->mtok0 || !r->owned || !r->drop || !r->in_span) return false;
+    if (n) memcpy(r->work, t->msgs, (size_t)n * sizeof(qmsg));
+    memset(&r->work[n], 0, sizeof(qmsg));
+    r->drop[n] = true;
+    r->fixed = qc_fixed_tokens(&r->cnt, t);
+    r->total = r->fixed;
+    for (uint32_t i = 0; i < n; i++) {
+        const qmsg *m = &r->work[i];
+        r->btok[i] = qarena_alloc(&r->ar, (m->nblocks ? m->nblocks : 1) * sizeof(uint64_t));
+        if (!r->btok[i]) return false;
+        uint64_t mt = QC_TOK_MESSAGE;
+        for (uint32_t k = 0; k < m->nblocks; k++) mt += r->btok[i][k] = qc_block_tokens(&r->cnt, &m->blocks[k]);
+        r->mtok[i] = r->mtok0[i] = mt;
+        r->total += mt;
+    }
+    r->before = r->total;
+    r->summary_at = UINT32_MAX;
+    return true;
+}
+
+static void run_free(qc_run *r) {
+    qc_counter_free(&r->cnt);
+    qbuf_free(&r->prunes);
+    qbuf_free(&r->cuts);
+    qarena_free(&r->ar);
+    quire_transcript_free(r->nt);
+    r->nt = NULL;
+}
+
+/* Copy-on-write: message i's blocks (and, for block k, its parts) move to nt's arena. */
+static qblock *own_block(qc_run *r, uint32_t i, uint32_t k, bool parts) {
+    qmsg *m = &r->work[i];
+    if (!r->owned[i]) {
+        qblock *nb = qarena_alloc(&r->nt->ar, (m->nblocks ? m->nblocks : 1) * sizeof(qblock));
+        if (!nb) { r->oom = true; return NULL; }
+        memcpy(nb, m->blocks, (size_t)m->nblocks * sizeof(qblock));
+        m->blocks = nb;
+        r->owned[i] = true;
+    }
+    qblock *b = &m->blocks[k];
+    if (parts && b->nparts) {
+        qblock *np = qarena_alloc(&r->nt->ar, (size_t)b->nparts * sizeof(qblock));
+        if (!np) { r->oom = true; return NULL; }
+        memcpy(np, b->parts, (size_t)b->nparts * sizeof(qblock));
+        b->parts = np;
+    }
+    return b;
+}
+
+/* Re-estimates block k of message i after a change. */
+static void block_changed(qc_run *r, uint32_t i, uint32_t k) {
+    uint64_t nb = qc_block_tokens(&r->cnt, &r->work[i].blocks[k]);
+    uint64_t ob = r->btok[i][k];
+    r->btok[i][k] = nb;
+    r->mtok[i] = r->mtok[i] - ob + nb;
+    r->total = r->total - ob + nb;
+}
+
+static qstr *item_text(qblock *b, int32_t part) {
+    if (part >= 0) return &b->parts[part].text;
+    return b->type == QB_TOOL_RESULT ? &b->content_text : &b->text;
+}
+
+/* Replaces an item's text by a head/tail excerpt of head + tail bytes.
+ * Returns true when something was cut (record filled). */
+static bool excerpt_item(qc_run *r, uint32_t i, uint32_t k, int32_t part, qstr orig, size_t head, size_t tail,
+                         qc_rec *rec) {
+    size_t n;
+    const char *s = qstr_plain_bytes(orig, &r->ar, &n);
+    if (!s) { r->oom = true; return false; }
+    qbuf out;
+    qbuf_init(&out, r->a);
+    size_t omitted = qc_excerpt(&out, s, n, head, tail);
+    if (out.oom) { qbuf_free(&out); r->oom = true; return false; }
+    if (!omitted) { qbuf_free(&out); return false; }
+    char *copy = qarena_alloc(&r->nt->ar, out.len ? out.len : 1);
+    if (!copy) { qbuf_free(&out); r->oom = true; return false; }
+    memcpy(copy, out.data, out.len);
+    qblock *b = own_block(r, i, k, part >= 0);
+    if (!b) { qbuf_free(&out); return false; }
+    *item_text(b, part) = qstr_plain(copy, out.len);
+    rec->msg = i; rec->block = k; rec->part = part; rec->before = n; rec->after = out.len;
+    qbuf_free(&out);
+    block_changed(r, i, k);
+    return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stage 1: old tool outputs -> head/tail excerpts, oldest first             */
+/* ------------------------------------------------------------------------ */
+
+static void select_span(qc_run *r);
+
+static void stage_prune(qc_run *r) {
+    const qc_view *v = &r->v;
+    uint32_t kl = r->p->keep_last_turns;
+    uint32_t old_end = v->nturns > kl ? v->start[v->nturns - kl] : v->start[0];
+    size_t cap = r->p->tool_output_excerpt_bytes;
+    size_t head = cap / 2, tail = cap - head;
+    /* Shortcut, same result: when even emptying every prunable output leaves
+     * the estimate over budget, stage 1 will prune them all and stage 2 will
+     * drop the span, so outputs inside the span need no excerpt. */
+    const bool *skip_turn = NULL;
+    if ((r->p->stages & QUIRE_COMPACT_SUMMARIZE) && !r->summarized) {
+        uint64_t removable = 0;
+        for (uint32_t i = 0; i < old_end; i++) {
+            if (r->drop[i] || r->work[i].pinned) continue;
+            for (uint32_t k = 0; k < r->work[i].nblocks; k++)
+                if (r->work[i].blocks[k].type == QB_TOOL_RESULT) removable += r->btok[i][k];
+        }
+        if (r->total - removable > r->p->budget_tokens) {
+            select_span(r);
+            if (r->span_turns) skip_turn = r->in_span;
+        }
+    }
+    for (uint32_t i = 0; i < old_end && over(r) && !r->oom; i++) {
+        if (r->drop[i] || r->work[i].pinned) continue;
+        if (skip_turn && r->v.turn_of[i] != UINT32_MAX && skip_turn[r->v.turn_of[i]]) continue;
+        for (uint32_t k = 0; k < r->work[i].nblocks && over(r) && !r->oom; k++) {
+            const qblock *b = &r->work[i].blocks[k];
+            if (b->type != QB_TOOL_RESULT) continue;
+            qc_rec rec;
+            if (b->content_is_string) {
+                if (b->content_text.len <= cap) continue; /* escaped length >= plain length */
+                if (excerpt_item(r, i, k, -1, b->content_text, head, tail, &rec)) {
+                    qbuf_put(&r->prunes, &rec, sizeof rec);
+                    r->did_prune = true;
+                }
+                continue;
+            }
+            for (uint32_t q = 0; q < b->nparts && !r->oom; q++) {
+                b = &r->work[i].blocks[k];
+                if (b->parts[q].type != QB_TEXT || b->parts[q].text.len <= cap) continue;
+                if (excerpt_item(r, i, k, (int32_t)q, b->parts[q].text, head, tail, &rec)) {
+                    qbuf_put(&r->prunes, &rec, sizeof rec);
+                    r->did_prune = true;
+                }
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stage 2: the oldest turns -> one summary                                  */
+/* ------------------------------------------------------------------------ */
+
+/* System and developer messages inside the span are instructions: they stay
+ * (before the summary, in order) instead of being summarised away. */
+static bool instruction(const qmsg *m) { return m->role == QR_SYSTEM || m->role == QR_DEVELOPER; }
+
+/* The span: every turn after the first keepFirstTurns and before the last
+ * keepLastTurns that holds no pinned message. */
+static void select_span(qc_run *r) {
+    const qc_view *v = &r->v;
+    uint32_t kf = r->p->keep_first_turns, kl = r->p->keep_last_turns;
+    r->span_turns = r->span_msgs = 0;
+    r->span_first = r->span_last = UINT32_MAX;
+    r->span_tok = 0;
+    if ((uint64_t)kf + kl >= v->nturns) return;
+    for (uint32_t t = kf; t < v->nturns - kl; t++) {
+        if (v->turn_pinned[t]) continue;
+        r->in_span[t] = true;
+        r->span_turns++;
+        for (uint32_t i = v->start[t]; i < v->start[t + 1]; i++) {
+            if (instruction(&r->in->msgs[i])) continue;
+            r->span_msgs++;
+            r->span_tok += r->mtok0[i];
+            if (r->span_first == UINT32_MAX) r->span_first = i;
+            r->span_last = i;
+        }
+    }
+}
+
+/* Writes a message's reference for ids: its id, else its input index. */
+static void put_ref(qbuf *b, const qmsg *m) {
+    if (qstr_present(m->id)) qbuf_put_qstr(b, m->id);
+    else qbuf_put_u64(b, m->src_index);
+}
+
+static bool apply_summary(qc_run *r, const char *text, size_t len) {
+    const qc_view *v = &r->v;
+    qbuf w;
+    qbuf_init(&w, r->a);
+    qc_wrap_summary(&w, text, len);
+    char *copy = w.oom ? NULL : qarena_alloc(&r->nt->ar, w.len ? w.len : 1);
+    if (!copy) { qbuf_free(&w); r->oom = true; return false; }
+    memcpy(copy, w.data, w.len);
+    qblock sb;
+    memset(&sb, 0, sizeof sb);
+    sb.type = QB_TEXT;
+    sb.is_error = -1;
+    sb.text = qstr_plain(copy, w.len);
+    qbuf_free(&w);
+    for (uint32_t t = 0; t < v->nturns; t++) {
+        if (!r->in_span[t]) continue;
+        for (uint32_t i = v->start[t]; i < v->start[t + 1]; i++) {
+            if (instruction(&r->work[i])) continue;
+            r->drop[i] = true;
+            r->total -= r->mtok[i];
+        }
+    }
+    uint32_t kl = r->p->keep_last_turns;
+    uint32_t target = kl && v->nturns > kl ? v->start[v->nturns - kl] : UINT32_MAX;
+    uint64_t stok = qc_block_tokens(&r->cnt, &sb);
+    r->summary_tok = stok;
+    if (target != UINT32_MAX) {
+        /* merged: the summary becomes the first block of the next kept user
+         * message, so no two user messages follow each other */
+        qmsg *m = &r->work[target];
+        qblock *nb = qarena_alloc(&r->nt->ar, ((size_t)m->nblocks + 1) * sizeof(qblock));
+        uint64_t *bt = qarena_alloc(&r->ar, ((size_t)m->nblocks + 1) * sizeof(uint64_t));
+        if (!nb || !bt) { r->oom = true; return false; }
+        nb[0] = sb;
+        memcpy(nb + 1, m->blocks, (size_t)m->nblocks * sizeof(qblock));
+        bt[0] = stok;
+        memcpy(bt + 1, r->btok[target], (size_t)m->nblocks * sizeof(uint64_t));
+        m->blocks = nb;
+        m->nblocks++;
+        m->content_is_string = false;
+        r->btok[target] = bt;
+        r->owned[target] = true;
+        r->mtok[target] += stok;
+        r->total += stok;
+        r->summary_at = target;
+        r->standalone = false;
+    } else {
+        /* standalone: a user message at the end, with a derived id */
+        qmsg *m = &r->work[r->n];
+        memset(m, 0, sizeof *m);
+        m->role = QR_USER;
+        m->blocks = qarena_alloc(&r->nt->ar, sizeof(qblock));
+        r->btok[r->n] = qarena_alloc(&r->ar, sizeof(uint64_t));
+        qbuf id;
+        qbuf_init(&id, r->a);
+        qbuf_puts(&id, "summary-");
+        put_ref(&id, &r->in->msgs[r->span_first]);
+        qbuf_putc(&id, '-');
+        put_ref(&id, &r->in->msgs[r->span_last]);
+        char *idc = id.oom ? NULL : qarena_strndup(&r->nt->ar, id.data, id.len);
+        size_t idlen = id.len;
+        qbuf_free(&id);
+        if (!m->blocks || !r->btok[r->n] || !idc) { r->oom = true; return false; }
+        m->blocks[0] = sb;
+        m->nblocks = 1;
+        m->id = qstr_plain(idc, idlen);
+        m->src_index = UINT32_MAX;
+        r->btok[r->n][0] = stok;
+        r->mtok[r->n] = QC_TOK_MESSAGE + stok;
+        r->total += r->mtok[r->n];
+        r->owned[r->n] = true;
+        r->drop[r->n] = false;
+        r->summary_at = r->n;
+        r->standalone = true;
+    }
+    r->summarized = true;
+    return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stage 3: oversized items -> head/tail, down to a common water level        */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cut_item {
+    uint32_t msg, block;
+    int32_t part;
+    uint64_t tok;   /* tokens of the item's text as stage 3 finds it */
+    qstr orig;      /* its text as stage 3 finds it (restored between rounds) */
+    qstr src;       /* the input's text (before a stage 1 excerpt), cut from */
+    uint64_t src_tok;
+} cut_item;
+
+/* The input's version of an item (before stage 1), or cur when it has none. */
+static qstr item_source(const qc_run *r, const cut_item *it, qstr cur) {
+    if (it->msg >= r->n) return cur;
+    uint32_t k = it->block;
+    if (it->msg == r->summary_at) {
+        if (k == 0) return cur;
+        k--;
+    }
+    const qmsg *im = &r->in->msgs[it->msg];
+    if (k >= im->nblocks) return cur;
+    qblock *ib = &im->blocks[k];
+    if (it->part >= 0) return (uint32_t)it->part < ib->nparts ? ib->parts[it->part].text : cur;
+    return *item_text(ib, -1);
+}
+
+static uint64_t cut_gain(const cut_item *it, size_t n, uint64_t level) {
+    uint64_t g = 0;
+    for (size_t i = 0; i < n; i++)
+        if (it[i].tok > level + QC_CUT_MARK) g += it[i].tok - level - QC_CUT_MARK;
+    return g;
+}
+
+static void stage_cut(qc_run *r) {
+    qbuf items;
+    qbuf_init(&items, r->a);
+    for (uint32_t i = 0; i <= r->n; i++) {
+        if (r->drop[i] || r->work[i].pinned) continue;
+        const qmsg *m = &r->work[i];
+        for (uint32_t k = 0; k < m->nblocks; k++) {
+            const qblock *b = &m->blocks[k];
+            cut_item it;
+            memset(&it, 0, sizeof it);
+            it.msg = i; it.block = k; it.part = -1;
+            if (b->type == QB_TEXT) {
+                it.orig = b->text;
+                it.tok = r->btok[i][k] - QC_TOK_BLOCK;
+            } else if (b->type == QB_TOOL_RESULT && b->content_is_string) {
+                it.orig = b->content_text;
+                it.tok = r->btok[i][k] - QC_TOK_BLOCK;
+            } else if (b->type == QB_TOOL_RESULT) {
+                for (uint32_t q = 0; q < b->nparts; q++) {
+                    if (b->parts[q].type != QB_TEXT) continue;
+                    cut_item pi = it;
+                    pi.part = (int32_t)q;
+                    pi.orig = b->parts[q].text;
+                    pi.tok = qc_count_qstr(&r->cnt, pi.orig);
+                    if (pi.tok > QC_CUT_FLOOR + QC_CUT_MARK) qbuf_put(&items, &pi, sizeof pi);
+                }
+                continue;
+            } else {
+                continue;
+            }
+            if (it.tok > QC_CUT_FLOOR + QC_CUT_MARK) qbuf_put(&items, &it, sizeof it);
+        }
+    }
+    if (items.oom) { r->oom = true; qbuf_free(&items); return; }
+    cut_item *it = (cut_item *)(void *)items.data;
+    size_t nit = items.len / sizeof(cut_item);
+    for (size_t j = 0; j < nit; j++) {
+        it[j].src = item_source(r, &it[j], it[j].orig);
+        bool same = it[j].src.p == it[j].orig.p && it[j].src.len == it[j].orig.len;
+        it[j].src_tok = same ? it[j].tok : qc_count_qstr(&r->cnt, it[j].src);
+    }
+    uint64_t base = r->total, extra = 0;
+    uint64_t maxtok = 0;
+    for (size_t j = 0; j < nit; j++) if (it[j].tok > maxtok) maxtok = it[j].tok;
+    size_t rec_mark = r->cuts.len;
+    for (int round = 0; round < 24 && over(r) && !r->oom && nit; round++) {
+        uint64_t need = base - r->p->budget_tokens + extra;
+        if (cut_gain(it, nit, QC_CUT_FLOOR) < need) break; /* impossible: reported by the caller */
+        /* the highest level whose gain still covers the need */
+        uint64_t lo = QC_CUT_FLOOR, hi = maxtok;
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo + 1) / 2;
+            if (cut_gain(it, nit, mid) >= need) lo = mid;
+            else hi = mid - 1;
+        }
+        /* restore, then cut every item above the level */
+        r->cuts.len = rec_mark;
+        for (size_t j = 0; j < nit; j++) {
+            qblock *b = &r->work[it[j].msg].blocks[it[j].block];
+            qstr *cur = item_text(b, it[j].part);
+            if (cur->p != it[j].orig.p || cur->len != it[j].orig.len) {
+                *cur = it[j].orig;
+                block_changed(r, it[j].msg, it[j].block);
+            }
+        }
+        for (size_t j = 0; j < nit && !r->oom; j++) {
+            if (it[j].tok <= lo + QC_CUT_MARK) continue;
+            size_t n;
+            if (!qstr_plain_bytes(it[j].src, &r->ar, &n)) { r->oom = true; break; }
+            uint64_t keep = (uint64_t)n * lo / (it[j].src_tok ? it[j].src_tok : 1);
+            qc_rec rec;
+            if (excerpt_item(r, it[j].msg, it[j].block, it[j].part, it[j].src, (size_t)(keep / 2),
+                             (size_t)(keep - keep / 2), &rec)) {
+                qbuf_put(&r->cuts, &rec, sizeof rec);
+                r->did_cut = true;
+            }
+        }
+        if (over(r)) extra += r->total - r->p->budget_tokens + 1;
+    }
+    qbuf_free(&items);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static bool build_output(qc_run *r) {
+    quire_transcript *nt = r->nt;
+    const quire_transcript *t = r->in;
+    nt->has_system = t->has_system;
+    nt->system_is_string = t->system_is_string;
+    nt->system = t->system;
+    nt->nsystem = t->nsystem;
+    nt->has_tools = t->has_tools;
+    nt->tools = t->tools;
+    nt->ntools = t->ntools;
+    for (uint32_t i = 0; i <= r->n; i++) {
+        if (r->drop[i]) continue;
+        qmsg *m = qtr_push_msg(nt);
+        if (!m) return false;
+        *m = r->work[i];
+    }
+    return true;
+}
+
+static void put_budget(qw *w, const qc_policy *p) {
+    qw_key(w, "budgetTokens");
+    if (p->budget_tokens) qw_int(w, (int64_t)p->budget_tokens);
+    else qw_null(w);
+}
+
+static void write_recs(qc_run *r, qw *w, const qbuf *recs, const char *key) {
+    const qc_rec *rc = (const qc_rec *)(const void *)recs->data;
+    size_t n = recs->len / sizeof(qc_rec), count = 0;
+    uint64_t removed = 0;
+    for (size_t j = 0; j < n; j++)
+        if (!r->drop[rc[j].msg]) { count++; removed += rc[j].before - rc[j].after; }
+    qw_key(w, key);
+    qw_obj_begin(w);
+    qw_key(w, "count"); qw_int(w, (int64_t)count);
+    qw_key(w, "bytesRemoved"); qw_int(w, (int64_t)removed);
+    qw_key(w, "items");
+    qw_arr_begin(w);
+    for (size_t j = 0; j < n; j++) {
+        if (r->drop[rc[j].msg]) continue;
+        const qmsg *m = &r->work[rc[j].msg];
+        const qblock *b = &m->blocks[rc[j].block];
+        qw_obj_begin(w);
+        if (m->src_index != UINT32_MAX) { qw_key(w, "messageIndex"); qw_int(w, m->src_index); }
+        if (qstr_present(m->id)) { qw_key(w, "messageId"); qw_qstr(w, m->id); }
+        if (rc[j].msg == r->summary_at && rc[j].block == 0 && r->summarized) { qw_key(w, "summary"); qw_bool(w, true); }
+        if (b->type == QB_TOOL_RESULT) { qw_key(w, "toolCallId"); qw_qstr(w, b->tool_call_id); }
+        if (rc[j].part >= 0) { qw_key(w, "part"); qw_int(w, rc[j].part); }
+        qw_key(w, "bytesBefore"); qw_int(w, (int64_t)rc[j].before);
+        qw_key(w, "bytesAfter"); qw_int(w, (int64_t)rc[j].after);
+        qw_obj_end(w);
+    }
+    qw_arr_end(w);
+    qw_obj_end(w);
+}
+
+static void write_span(qc_run *r, qw *w) {
+    const qc_view *v = &r->v;
+    qw_key(w, "turns");
+    qw_arr_begin(w);
+    for (uint32_t t = 0; t < v->nturns; t++)
+        if (r->in_span[t]) qw_int(w, (int64_t)t + 1);
+    qw_arr_end(w);
+    qw_key(w, "messageCount"); qw_int(w, r->span_msgs);
+    qw_key(w, "firstMessageIndex"); qw_int(w, r->in->msgs[r->span_first].src_index);
+    qw_key(w, "lastMessageIndex"); qw_int(w, r->in->msgs[r->span_last].src_index);
+    qw_key(w, "messageIds");
+    qw_arr_begin(w);
+    for (uint32_t t = 0; t < v->nturns; t++) {
+        if (!r->in_span[t]) continue;
+        for (uint32_t i = v->start[t]; i < v->start[t + 1]; i++) {
+            const qmsg *m = &r->in->msgs[i];
+            if (!instruction(m) && qstr_present(m->id)) qw_qstr(w, m->id);
+        }
+    }
+    qw_arr_end(w);
+    qw_key(w, "spanTokens"); qw_int(w, (int64_t)r->span_tok);
+}
+
+static void write_report_body(qc_run *r, qw *w, const quire_state *state, bool changed, uint64_t after) {
+    qw_key(w, "tokensBefore"); qw_int(w, (int64_t)r->before);
+    qw_key(w, "tokensAfter"); qw_int(w, (int64_t)after);
+    put_budget(w, r->p);
+    qw_key(w, "changed"); qw_bool(w, changed);
+    qw_key(w, "stages");
+    qw_arr_begin(w);
+    /* stages that left a mark on the output (outputs pruned in turns later
+     * summarised do not count) */
+    bool pruned = false;
+    const qc_rec *pr = (const qc_rec *)(const void *)r->prunes.data;
+    for (size_t j = 0; j < r->prunes.len / sizeof(qc_rec) && !pruned; j++) pruned = !r->drop[pr[j].msg];
+    if (pruned) qw_strz(w, "pruneToolOutputs");
+    if (r->summarized) qw_strz(w, "summarize");
+    if (r->did_cut) qw_strz(w, "cutOversized");
+    qw_arr_end(w);
+    write_recs(r, w, &r->prunes, "toolOutputsPruned");
+    qw_key(w, "summary");
+    if (r->summarized) {
+        qw_obj_begin(w);
+        qw_key(w, "source"); qw_strz(w, r->supplied ? "supplied" : "digest");
+        write_span(r, w);
+        qw_key(w, "summaryTokens"); qw_int(w, (int64_t)r->summary_tok);
+        qw_key(w, "placement"); qw_strz(w, r->standalone ? "standalone" : "merged");
+        const qmsg *m = &r->work[r->summary_at];
+        if (r->standalone) { qw_key(w, "summaryMessageId"); qw_qstr(w, m->id); }
+        else {
+            qw_key(w, "mergedIntoMessageIndex"); qw_int(w, m->src_index);
+            if (qstr_present(m->id)) { qw_key(w, "mergedIntoMessageId"); qw_qstr(w, m->id); }
+        }
+        qw_obj_end(w);
+    } else {
+        qw_null(w);
+    }
+    write_recs(r, w, &r->cuts, "messagesCut");
+    qw_key(w, "reminders");
+    qw_obj_begin(w);
+    for (int pass = 0; pass < 2; pass++) {
+        qw_key(w, pass ? "removed" : "kept");
+        qw_arr_begin(w);
+        for (uint32_t i = 0; state && i < state->nrems; i++) {
+            bool keep = !changed || state->rems[i].preserve_on_compact;
+            if (keep == (pass == 0)) qw_strz(w, state->rems[i].id ? state->rems[i].id : "");
+        }
+        qw_arr_end(w);
+    }
+    qw_obj_end(w);
+}
+
+static quire_status budget_error(qc_run *r, uint64_t after) {
+    uint64_t pinned = 0;
+    for (uint32_t i = 0; i < r->n; i++)
+        if (!r->drop[i] && r->work[i].pinned) pinned += r->mtok[i];
+    uint64_t b = r->p->budget_tokens;
+    if (r->fixed + pinned > b)
+        return q_err(r->err, QUIRE_E_BUDGET,
+                     "budget of %llu tokens cannot be met: pinned content alone needs %llu tokens "
+                     "(system prompt and tools %llu, pinned messages %llu; the whole transcript: %llu)",
+                     (unsigned long long)b, (unsigned long long)(r->fixed + pinned), (unsigned long long)r->fixed,
+                     (unsigned long long)pinned, (unsigned long long)r->before);
+    uint32_t st = r->p->stages;
+    return q_err(r->err, QUIRE_E_BUDGET,
+                 "budget of %llu tokens cannot be met: after compaction the transcript still needs %llu tokens "
+                 "(of %llu; system prompt and tools %llu, pinned messages %llu, other kept messages %llu)%s",
+                 (unsigned long long)b, (unsigned long long)after, (unsigned long long)r->before,
+                 (unsigned long long)r->fixed, (unsigned long long)pinned,
+                 (unsigned long long)(after > r->fixed + pinned ? after - r->fixed - pinned : 0),
+                 (st & QUIRE_COMPACT_ALL_STAGES) != QUIRE_COMPACT_ALL_STAGES ? "; some stages are disabled" : "");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Entry points                                                              */
+/* ------------------------------------------------------------------------ */
+
+void qc_result_free(qc_result *r) {
+    if (!r) return;
+    quire_transcript_free(r->t);
+    quire_state_free(r->state);
+    qbuf_free(&r->events);
+    qbuf_free(&r->report);
+    memset(r, 0, sizeof *r);
+}
+
+static quire_status own_copy(quire_transcript **t, quire_error *err) {
+    quire_bytes b;
+    quire_status st = quire_transcript_write(*t, 0, &b, err);
+    if (st) return st;
+    quire_options o = QUIRE_OPTIONS_INIT;
+    o.allocator = (*t)->a;
+    o.limits.max_depth = 0xFFFFFFu;
+    o.limits.max_messages = 0xFFFFFFFFu;
+    quire_transcript *c = NULL;
+    st = quire_transcript_parse(b.data, b.len, &o, &c, err);
+    quire_bytes_free(&b);
+    if (st) return st;
+    quire_transcript_free(*t);
+    *t = c;
+    return QUIRE_OK;
+}
+
+quire_status qc_compact(const quire_transcript *t, const quire_state *state, const qc_policy *p,
+                        const char *summary, size_t summary_len, qc_result *out, quire_error *err) {
+    memset(out, 0, sizeof *out);
+    if (!t || !p) return q_err(err, QUIRE_E_INVALID, "compact needs a transcript and a policy");
+    if (summary) {
+        size_t bad;
+        if (!qt_utf8_valid(summary, summary_len, &bad))
+            return q_err(err, QUIRE_E_INVALID, "the summary is not valid UTF-8 (byte %zu)", bad);
+        if (qt_is_blank(summary, summary_len)) return q_err(err, QUIRE_E_INVALID, "the summary is empty");
+    }
+    qc_run r;
+    quire_status st = QUIRE_OK;
+    if (!run_init(&r, t, p, err) || r.cnt.oom) { run_free(&r); return q_oom(err); }
+    uint32_t stages = p->stages;
+    bool changed = false;
+    if (summary) {
+        select_span(&r);
+        if (!r.span_turns) {
+            st = q_err(err, QUIRE_E_INVALID,
+                       "a summary was supplied but the policy selects no turns to summarise "
+                       "(%u turns; keepFirstTurns %u, keepLastTurns %u, pinned turns are kept)",
+                       r.v.nturns, p->keep_first_turns, p->keep_last_turns);
+            run_free(&r);
+            return st;
+        }
+        r.supplied = true;
+        apply_summary(&r, summary, summary_len);
+        if (over(&r) && (stages & QUIRE_COMPACT_PRUNE_TOOL_OUTPUTS)) stage_prune(&r);
+        if (over(&r) && (stages & QUIRE_COMPACT_CUT_OVERSIZED)) stage_cut(&r);
+        changed = true;
+    } else if (over(&r)) {
+        if (stages & QUIRE_COMPACT_PRUNE_TOOL_OUTPUTS) stage_prune(&r);
+        if (over(&r) && (stages & QUIRE_COMPACT_SUMMARIZE) && !r.oom) {
+            select_span(&r);
+            if (r.span_turns) {
+                qbuf d;
+                qbuf_init(&d, r.a);
+                qc_digest(&d, &r.v, r.in_span, &r.cnt, &r.ar);
+                if (d.oom) r.oom = true;
+                else apply_summary(&r, d.data, d.len);
+                qbuf_free(&d);
+            }
+        }
+        if (over(&r) && (stages & QUIRE_COMPACT_CUT_OVERSIZED) && !r.oom) stage_cut(&r);
+        changed = r.did_prune || r.summarized || r.did_cut;
+    }
+    if (r.oom || r.cnt.oom || r.prunes.oom || r.cuts.oom || !build_output(&r)) { run_free(&r); return q_oom(err); }
+    bool est_oom = false;
+    uint64_t after = changed ? qc_transcript_tokens(r.nt, p, &est_oom) : r.before;
+    if (est_oom) { run_free(&r); return q_oom(err); }
+    if (p->budget_tokens && after > p->budget_tokens) {
+        st = budget_error(&r, after);
+        run_free(&r);
+        return st;
+    }
+    /* reminder state and events */
+    out->state = state ? qs_clone(state) : qs_new(r.a, NULL);
+    qbuf_init(&out->events, r.a);
+    qbuf_init(&out->report, r.a);
+    qbuf rem_events;
+    qbuf_init(&rem_events, r.a);
+    if (!out->state) { qbuf_free(&rem_events); run_free(&r); qc_result_free(out); return q_oom(err); }
+    if (changed) {
+        uint32_t kept = 0, removed = 0;
+        qs_after_compact(out->state, &rem_events, &kept, &removed);
+    }
+    qw w;
+    qw_init(&w, &out->report, false);
+    qw_obj_begin(&w);
+    write_report_body(&r, &w, state, changed, after);
+    qw_obj_end(&w);
+    qw_dispose(&w);
+    if (changed) {
+        qw_init(&w, &out->events, false);
+        qw_obj_begin(&w);
+        qw_key(&w, "sessionUpdate"); qw_strz(&w, "transcript_compacted");
+        write_report_body(&r, &w, state, changed, after);
+        qw_obj_end(&w);
+        qw_dispose(&w);
+        qbuf_putc(&out->events, '\n');
+        qbuf_put(&out->events, rem_events.data, rem_events.len);
+    }
+    bool oom = rem_events.oom || out->events.oom || out->report.oom;
+    qbuf_free(&rem_events);
+    out->t = r.nt;
+    r.nt = NULL;
+    out->changed = changed;
+    out->tokens_before = r.before;
+    out->tokens_after = after;
+    run_free(&r);
+    if (oom) { qc_result_free(out); return q_oom(err); }
+    if (p->flags & QUIRE_COMPACT_OWN) {
+        st = own_copy(&out->t, err);
+        if (st) { qc_result_free(out); return st; }
+    }
+    return QUIRE_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Plan                                                                      */
+/* ------------------------------------------------------------------------ */
+
+const char qc_summary_instruction[] =
+    "You are compacting the history of a conversation between a user and an AI agent that uses tools. "
+    "Write a summary that lets the agent continue the work without the original messages. Keep: the "
+    "user's requests and constraints (quote short ones exactly); decisions made and why; names of files, "
+    "functions, commands, identifiers and values that matter; tool calls that failed and their errors; "
+    "what is done and what remains open. Leave out pleasantries, thinking and tool output that no longer "
+    "matters. Write plain text in the conversation's language, no preamble, no closing remarks.";
+
+quire_status qc_plan(const quire_transcript *t, const qc_policy *p, qw *w, quire_error *err) {
+    qc_run r;
+    if (!run_init(&r, t, p, err) || r.cnt.oom) { run_free(&r); return q_oom(err); }
+    select_span(&r);
+    qw_obj_begin(w);
+    qw_key(w, "tokensBefore"); qw_int(w, (int64_t)r.before);
+    put_budget(w, p);
+    qw_key(w, "overBudget"); qw_bool(w, over(&r));
+    qw_key(w, "summaryTokens"); qw_int(w, p->summary_tokens);
+    /* what compaction without a summary would do */
+    qw_key(w, "withoutSummary");
+    qc_result res;
+    quire_error e2;
+    memset(&e2, 0, sizeof e2);
+    quire_status st = qc_compact(t, NULL, p, NULL, 0, &res, &e2);
+    if (st == QUIRE_OK) {
+        qj_doc rd;
+        st = qj_parse(&rd, res.report.data, res.report.len, NULL, r.a, NULL);
+        if (st == QUIRE_OK) qw_node(w, &rd, 0);
+        qj_doc_free(&rd);
+        qc_result_free(&res);
+        if (st) { run_free(&r); return q_oom(err); }
+    } else if (st == QUIRE_E_NOMEM) {
+        run_free(&r);
+        return q_oom(err);
+    } else {
+        qw_obj_begin(w);
+        qw_key(w, "error");
+        qw_obj_begin(w);
+        qw_key(w, "code"); qw_strz(w, quire_status_name(st));
+        qw_key(w, "message"); qw_strz(w, e2.message);
+        qw_obj_end(w);
+        qw_obj_end(w);
+    }
+    qw_key(w, "span");
+    if (!r.span_turns) {
+        qw_null(w);
+        qw_key(w, "summarizationTranscript");
+        qw_null(w);
+    } else {
+        qw_obj_begin(w);
+        write_span(&r, w);
+        qw_obj_end(w);
+        qw_key(w, "summarizationTranscript");
+        qbuf text, body;
+        qbuf_init(&text, r.a);
+        qbuf_init(&body, r.a);
+        qbuf_puts(&text, "Summarise the conversation below, following your instructions. Keep the summary under ");
+        qbuf_put_u64(&text, p->summary_tokens);
+        qbuf_puts(&text, " tokens.\n\n<conversation>\n");
+        /* fit summaryRequestTokens: halve the excerpt sizes until the span
+         * fits, then, as a last resort, cut the whole span head/tail */
+        size_t tool_cap = p->tool_output_excerpt_bytes ? p->tool_output_excerpt_bytes : 1024;
+        size_t text_cap = tool_cap * 8;
+        uint64_t limit = p->summary_request_tokens, tok = 0;
+        for (;;) {
+            body.len = 0;
+            qc_span_text(&body, &r.v, r.in_span, tool_cap, text_cap, &r.ar);
+            if (body.oom) break;
+            tok = limit ? qc_count_text(&r.cnt, body.data, body.len) : 0;
+            if (!limit || tok <= limit || (tool_cap <= 64 && text_cap <= 256)) break;
+            tool_cap = tool_cap / 2 > 64 ? tool_cap / 2 : 64;
+            text_cap = text_cap / 2 > 256 ? text_cap / 2 : 256;
+        }
+        if (!body.oom && limit && tok > limit) {
+            uint64_t keep = (uint64_t)body.len * limit / tok * 9 / 10;
+            qc_excerpt(&text, body.data, body.len, (size_t)(keep / 2), (size_t)(keep - keep / 2));
+        } else if (!body.oom) {
+            qbuf_put(&text, body.data, body.len);
+        }
+        qbuf_puts(&text, "</conversation>");
+        bool boom = body.oom;
+        qbuf_free(&body);
+        if (text.oom || boom) { qbuf_free(&text); run_free(&r); return q_oom(err); }
+        qw_obj_begin(w);
+        qw_key(w, "system"); qw_strz(w, qc_summary_instruction);
+        qw_key(w, "messages");
+        qw_arr_begin(w);
+        qw_obj_begin(w);
+        qw_key(w, "role"); qw_strz(w, "user");
+        qw_key(w, "content"); qw_str(w, text.data, text.len);
+        qw_obj_end(w);
+        qw_arr_end(w);
+        qw_obj_end(w);
+        qbuf_free(&text);
+    }
+    qw_obj_end(w);
+    bool oom = r.oom || r.cnt.oom;
+    run_free(&r);
+    return oom ? q_oom(err) : QUIRE_OK;
+}

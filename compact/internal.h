@@ -1,0 +1,74 @@
+/* Private to compact/: token accounting, the turn view of a transcript and
+ * the summary texts (digest, summarisation request, wrapper). */
+#ifndef QUIRE_COMPACT_INTERNAL_H
+#define QUIRE_COMPACT_INTERNAL_H
+
+#include "compact/compact.h"
+
+/* ---- token accounting (counter.c) ---- */
+typedef struct qc_counter {
+    const qc_policy *p;
+    qbuf tmp; /* decode / serialise scratch */
+    bool oom; /* sticky: an estimate could not be made (its count is then 0) */
+} qc_counter;
+
+void qc_counter_init(qc_counter *c, const qc_policy *p, const quire_allocator *a);
+void qc_counter_free(qc_counter *c);
+uint64_t qc_count_text(qc_counter *c, const char *s, size_t n);
+uint64_t qc_count_qstr(qc_counter *c, qstr s);
+uint64_t qc_block_tokens(qc_counter *c, const qblock *b);
+uint64_t qc_msg_tokens(qc_counter *c, const qmsg *m);
+/* System prompt and tool definitions. */
+uint64_t qc_fixed_tokens(qc_counter *c, const quire_transcript *t);
+/* The whole transcript; *oom set when an estimate could not be made. */
+uint64_t qc_transcript_tokens(const quire_transcript *t, const qc_policy *p, bool *oom);
+
+/* ---- tool-call id map ---- */
+typedef struct qc_idmap_entry {
+    const char *key; /* plain bytes */
+    uint32_t len;
+    uint32_t msg;    /* message index */
+    const qblock *block;
+} qc_idmap_entry;
+typedef struct qc_idmap {
+    qc_idmap_entry *e;
+    uint32_t cap; /* power of two, 0 = empty map */
+} qc_idmap;
+
+/* ---- the turn view of a transcript ---- */
+typedef struct qc_view {
+    const quire_transcript *t;
+    const qc_policy *p;
+    uint32_t n;          /* messages */
+    uint32_t nturns;
+    uint32_t *start;     /* nturns + 1 entries; start[0] = first turn (= preamble length), start[nturns] = n */
+    bool *turn_pinned;   /* per turn: holds a pinned message */
+    uint32_t *turn_of;   /* per message: its turn, UINT32_MAX in the preamble */
+    qc_idmap calls;      /* toolCall id -> message holding it (first occurrence) */
+    qc_idmap results;    /* toolCallId -> toolResult block (first occurrence) */
+} qc_view;
+
+/* Builds the view in ar. false on OOM. */
+bool qc_view_build(qc_view *v, const quire_transcript *t, const qc_policy *p, qarena *ar);
+/* Looks up a plain id; NULL when absent. */
+const qc_idmap_entry *qc_idmap_get(const qc_idmap *m, const char *key, size_t len);
+
+/* ---- summary texts (summary.c) ---- */
+/* qt_excerpt (same no-cut rule and size bound) with the cut points moved back
+ * to a line end when one lies in the last quarter of the head (first quarter
+ * of the tail): excerpts of logs keep whole lines. */
+size_t qc_excerpt(qbuf *out, const char *s, size_t n, size_t head, size_t tail);
+/* Appends s with every "</TAG" (TAG without brackets, e.g. "conversation-summary")
+ * turned into "&lt;/TAG" so it cannot close the wrapper. */
+void qc_put_neutral(qbuf *b, const char *s, size_t n, const char *tag);
+/* Appends the wrapped summary block text: QC_SUMMARY_OPEN + s (trailing
+ * whitespace trimmed, closing tag neutralised) + QC_SUMMARY_CLOSE. */
+void qc_wrap_summary(qbuf *b, const char *s, size_t n);
+/* Appends the deterministic extractive digest of the turns with in_span[t],
+ * cut head/tail to at most p->summary_tokens tokens. */
+void qc_digest(qbuf *b, const qc_view *v, const bool *in_span, qc_counter *c, qarena *ar);
+/* Appends the span as plain text for the summarisation request: tool inputs
+ * and outputs cut head/tail to tool_cap bytes, other texts to text_cap. */
+void qc_span_text(qbuf *b, const qc_view *v, const bool *in_span, size_t tool_cap, size_t text_cap, qarena *ar);
+
+#endif
