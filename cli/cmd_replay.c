@@ -1,10 +1,444 @@
+#define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-/* Placeholder until the replay command lands. */
+static const char k_help[] =
+    "usage: quire replay [--provider P] [--model M] [--from claude-code|codex] [--lift-reminders]\n"
+    "                    [--skip-invalid] [--digest] [--pretty] [--out DIR] [--check DIR] [--stats]\n"
+    "                    [-o FILE] LOG|-\n"
+    "\n"
+    "Replays a quire.session/1 log (or, with --from, a Claude Code / Codex log imported on the\n"
+    "fly) through the library: every render becomes a request, reminder and compaction events\n"
+    "are applied in order (docs/replay.md).\n"
+    "\n"
+    "Output (stdout or -o FILE) is JSONL: {\"type\":\"request\",\"turn\",\"target\",\"body\"},\n"
+    "{\"type\":\"event\",\"event\"}, {\"type\":\"response\",\"message\"}, {\"type\":\"compacted\",...}.\n"
+    "\n"
+    "  --provider P      render every turn for provider P (its default model unless --model)\n"
+    "  --model M         render every turn for model M\n"
+    "  --from F          LOG is a claude-code or codex log: import it first (as `quire import`)\n"
+    "  --lift-reminders  with --from: lift inline <system-reminder> text into reminder events\n"
+    "  --skip-invalid    with --from: skip lines that are not JSON objects\n"
+    "  --digest          request lines carry \"bytes\" and a 128-bit \"digest\" instead of \"body\";\n"
+    "                    with --out, only the last turn's body is written in full\n"
+    "  --pretty          request bodies in --out files two-space indented\n"
+    "  --out DIR         write turn-0001.json ... (request bodies) and events.jsonl (the stream,\n"
+    "                    request lines in digest form) into DIR\n"
+    "  --check DIR       compare with a previous --out DIR: prints a unified diff of the first\n"
+    "                    mismatch and exits 3\n"
+    "  --stats           one line per turn: request bytes, bytes shared with the previous\n"
+    "                    request's prefix, reminders rendered, compactions; then the totals\n";
+
+void cli_import_report(const char *file, const quire_bytes *rep, bool verbose);
+
+typedef struct buf {
+    char *p;
+    size_t n, cap;
+} buf;
+
+static bool bput(buf *b, const void *p, size_t n) {
+    if (b->n + n + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 4096;
+        while (nc < b->n + n + 1) nc *= 2;
+        char *np = realloc(b->p, nc);
+        if (!np) return false;
+        b->p = np;
+        b->cap = nc;
+    }
+    if (n) memcpy(b->p + b->n, p, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+    return true;
+}
+
+typedef struct turn_body {
+    char *p;
+    size_t n;
+} turn_body;
+
+typedef struct run {
+    buf stream;        /* the JSONL stream (bodies or digests, per flags) */
+    buf events;        /* the stream with request lines in digest form */
+    turn_body *turns;  /* request bodies (kept when --out/--check need them) */
+    size_t nturns, capturns;
+    buf stats;
+    unsigned long long total_bytes, total_shared;
+    char *prev;
+    size_t prev_n;
+    unsigned compactions_since;
+} run;
+
+static void run_free(run *r) {
+    free(r->stream.p);
+    free(r->events.p);
+    for (size_t i = 0; i < r->nturns; i++) free(r->turns[i].p);
+    free(r->turns);
+    free(r->stats.p);
+    free(r->prev);
+}
+
+/* The request line of a stream in digest form. */
+static bool digest_line(buf *b, const quire_replay_step *s, const char *body, size_t n) {
+    char hex[33];
+    quire_digest128(body, n, hex);
+    char head[600];
+    int k = snprintf(head, sizeof head, "{\"type\":\"request\",\"turn\":%lld,\"target\":{\"provider\":\"%s\"",
+                     (long long)s->turn, s->provider);
+    if (k < 0 || (size_t)k >= sizeof head) return false;
+    if (!bput(b, head, (size_t)k)) return false;
+    if (s->model) {
+        /* model names are plain identifiers; escape the two JSON specials anyway */
+        if (!bput(b, ",\"model\":\"", 10)) return false;
+        for (const char *m = s->model; *m; m++) {
+            if ((*m == '"' || *m == '\\') && !bput(b, "\\", 1)) return false;
+            if (!bput(b, m, 1)) return false;
+        }
+        if (!bput(b, "\"", 1)) return false;
+    }
+    k = snprintf(head, sizeof head, "},\"bytes\":%zu,\"digest\":\"%s\"}\n", n, hex);
+    return k > 0 && bput(b, head, (size_t)k);
+}
+
+static size_t common_prefix(const char *a, size_t an, const char *b, size_t bn) {
+    size_t n = an < bn ? an : bn, i = 0;
+    while (i < n && a[i] == b[i]) i++;
+    return i;
+}
+
+/* Splits out the request line of a step's output (the first line when the
+ * step rendered). */
+static const char *skip_first_line(const char *p, size_t n, size_t *rest) {
+    const char *nl = memchr(p, '\n', n);
+    if (!nl) { *rest = 0; return p + n; }
+    *rest = n - (size_t)(nl + 1 - p);
+    return nl + 1;
+}
+
+static int do_run(const char *name, const char *log, size_t len, const quire_replay_options *ro, bool keep_bodies,
+                  bool want_stats, run *R) {
+    quire_error e;
+    quire_replay *rp = NULL;
+    quire_options o = QUIRE_OPTIONS_INIT;
+    o.flags = QUIRE_PARSE_BORROW;
+    if (quire_replay_open(log, len, ro, &o, &rp, &e)) { cli_report(name, &e); return 1; }
+    /* a second, compact render of each body is what --stats measures; the
+     * step's body is pretty only when asked */
+    for (;;) {
+        quire_replay_step s;
+        int done = 0;
+        if (quire_replay_next(rp, &s, &done, &e)) {
+            cli_report(name, &e);
+            quire_replay_free(rp);
+            return 1;
+        }
+        if (done) break;
+        if (!bput(&R->stream, s.output, s.output_len)) goto oom;
+        if (s.compactions) R->compactions_since += s.compactions;
+        if (!s.turn) {
+            if (!bput(&R->events, s.output, s.output_len)) goto oom;
+            continue;
+        }
+        if (!digest_line(&R->events, &s, s.request, s.request_len)) goto oom;
+        size_t rest;
+        const char *after = skip_first_line(s.output, s.output_len, &rest);
+        if (!bput(&R->events, after, rest)) goto oom;
+        if (keep_bodies) {
+            if (R->nturns == R->capturns) {
+                size_t nc = R->capturns ? R->capturns * 2 : 64;
+                turn_body *nt = realloc(R->turns, nc * sizeof *nt);
+                if (!nt) goto oom;
+                R->turns = nt;
+                R->capturns = nc;
+            }
+            char *copy = malloc(s.request_len + 1);
+            if (!copy) goto oom;
+            memcpy(copy, s.request, s.request_len);
+            copy[s.request_len] = '\0';
+            R->turns[R->nturns].p = copy;
+            R->turns[R->nturns].n = s.request_len;
+            R->nturns++;
+        }
+        if (want_stats) {
+            size_t shared = R->prev ? common_prefix(R->prev, R->prev_n, s.request, s.request_len) : 0;
+            char line[256];
+            int k = snprintf(line, sizeof line, "turn %04lld  bytes %zu  prefix %zu  reminders %u  compactions %u\n",
+                             (long long)s.turn, s.request_len, shared, s.reminders, R->compactions_since);
+            if (k < 0 || !bput(&R->stats, line, (size_t)k)) goto oom;
+            R->total_bytes += s.request_len;
+            R->total_shared += shared;
+            char *np = realloc(R->prev, s.request_len + 1);
+            if (!np) goto oom;
+            memcpy(np, s.request, s.request_len);
+            R->prev = np;
+            R->prev_n = s.request_len;
+        }
+        R->compactions_since = 0;
+    }
+    quire_replay_free(rp);
+    return 0;
+oom:
+    quire_replay_free(rp);
+    return cli_fail("out of memory");
+}
+
+/* ---- writing and checking an --out folder ---- */
+
+static bool write_file(const char *dir, const char *name, const char *data, size_t n) {
+    size_t pl = strlen(dir) + strlen(name) + 64;
+    char *path = malloc(pl), *tmp = malloc(pl);
+    if (!path || !tmp) { free(path); free(tmp); cli_fail("out of memory"); return false; }
+    snprintf(path, pl, "%s/%s", dir, name);
+    snprintf(tmp, pl, "%s/.%s.quire-tmp-%ld", dir, name, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    bool ok = fd >= 0;
+    while (ok && n) {
+        ssize_t w = write(fd, data, n);
+        if (w < 0) { if (errno == EINTR) continue; ok = false; break; }
+        data += w;
+        n -= (size_t)w;
+    }
+    if (fd >= 0 && close(fd) != 0) ok = false;
+    if (ok && rename(tmp, path) != 0) ok = false;
+    if (!ok) { cli_fail("%s: %s", path, strerror(errno)); unlink(tmp); }
+    free(path);
+    free(tmp);
+    return ok;
+}
+
+static int write_out(const char *dir, const run *R, bool digest_only) {
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) return cli_fail("%s: exists and is not a directory", dir);
+    } else if (mkdir(dir, 0755) != 0) {
+        return cli_fail("%s: %s", dir, strerror(errno));
+    }
+    for (size_t i = 0; i < R->nturns; i++) {
+        if (digest_only && i + 1 != R->nturns) continue;
+        char name[32];
+        snprintf(name, sizeof name, "turn-%04zu.json", i + 1);
+        /* each body ends with a newline, like every quire output file */
+        char *withnl = malloc(R->turns[i].n + 1);
+        if (!withnl) return cli_fail("out of memory");
+        memcpy(withnl, R->turns[i].p, R->turns[i].n);
+        withnl[R->turns[i].n] = '\n';
+        bool ok = write_file(dir, name, withnl, R->turns[i].n + 1);
+        free(withnl);
+        if (!ok) return 1;
+    }
+    return write_file(dir, "events.jsonl", R->events.p ? R->events.p : "", R->events.n) ? 0 : 1;
+}
+
+/* Lines of a text (pointers into it). */
+typedef struct lines {
+    const char **l;
+    size_t *n;
+    size_t count;
+} lines;
+
+static bool split_lines(const char *p, size_t n, lines *out) {
+    memset(out, 0, sizeof *out);
+    size_t cap = 0;
+    const char *end = p + n;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t k = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        if (out->count == cap) {
+            cap = cap ? cap * 2 : 256;
+            const char **nlp = realloc(out->l, cap * sizeof *nlp);
+            if (!nlp) return false;
+            out->l = nlp;
+            size_t *nn = realloc(out->n, cap * sizeof *nn);
+            if (!nn) return false;
+            out->n = nn;
+        }
+        out->l[out->count] = p;
+        out->n[out->count] = k;
+        out->count++;
+        p += k + (nl ? 1 : 0);
+    }
+    return true;
+}
+
+static void lines_free(lines *l) { free(l->l); free(l->n); }
+
+static bool line_eq(const lines *a, size_t i, const lines *b, size_t j) {
+    return a->n[i] == b->n[j] && memcmp(a->l[i], b->l[j], a->n[i]) == 0;
+}
+
+/* A unified diff with one hunk: common head and tail lines trimmed, three
+ * lines of context. */
+static void unified_diff(const char *aname, const char *a, size_t an, const char *bname, const char *b, size_t bn) {
+    lines A, B;
+    if (!split_lines(a, an, &A) || !split_lines(b, bn, &B)) { lines_free(&A); lines_free(&B); return; }
+    size_t pre = 0;
+    while (pre < A.count && pre < B.count && line_eq(&A, pre, &B, pre)) pre++;
+    size_t suf = 0;
+    while (suf < A.count - pre && suf < B.count - pre && line_eq(&A, A.count - 1 - suf, &B, B.count - 1 - suf)) suf++;
+    size_t ctx0 = pre > 3 ? pre - 3 : 0;
+    size_t ctx1a = A.count - suf + (suf > 3 ? 3 : suf), ctx1b = B.count - suf + (suf > 3 ? 3 : suf);
+    printf("--- %s\n+++ %s\n", aname, bname);
+    printf("@@ -%zu,%zu +%zu,%zu @@\n", ctx0 + 1, ctx1a - ctx0, ctx0 + 1, ctx1b - ctx0);
+    for (size_t i = ctx0; i < pre; i++) printf(" %.*s\n", (int)A.n[i], A.l[i]);
+    for (size_t i = pre; i < A.count - suf; i++) printf("-%.*s\n", (int)A.n[i], A.l[i]);
+    for (size_t i = pre; i < B.count - suf; i++) printf("+%.*s\n", (int)B.n[i], B.l[i]);
+    for (size_t i = A.count - suf; i < ctx1a; i++) printf(" %.*s\n", (int)A.n[i], A.l[i]);
+    lines_free(&A);
+    lines_free(&B);
+}
+
+/* Pretty form of a JSON text for diffing (falls back to the bytes). */
+static char *pretty(const char *p, size_t n, size_t *outn) {
+    quire_bytes b = {0};
+    if (quire_json_format(p, n, 1, NULL, &b, NULL) == QUIRE_OK) {
+        char *c = malloc(b.len + 2);
+        if (c) { memcpy(c, b.data, b.len); c[b.len] = '\n'; c[b.len + 1] = '\0'; *outn = b.len + 1; }
+        quire_bytes_free(&b);
+        return c;
+    }
+    char *c = malloc(n + 1);
+    if (c) { memcpy(c, p, n); c[n] = '\0'; *outn = n; }
+    return c;
+}
+
+static bool read_opt(const char *path, cli_file *f, bool *exists) {
+    struct stat st;
+    *exists = stat(path, &st) == 0;
+    if (!*exists) { memset(f, 0, sizeof *f); return true; }
+    return cli_read(path, f);
+}
+
+static int check_out(const char *dir, const run *R) {
+    size_t pl = strlen(dir) + 64;
+    char *path = malloc(pl);
+    if (!path) return cli_fail("out of memory");
+    int rc = 0;
+    /* turn bodies that the folder holds in full, in turn order */
+    for (size_t i = 0; i < R->nturns && rc == 0; i++) {
+        snprintf(path, pl, "%s/turn-%04zu.json", dir, i + 1);
+        cli_file f;
+        bool ex;
+        if (!read_opt(path, &f, &ex)) { rc = 1; break; }
+        if (!ex) continue;
+        size_t n = f.len;
+        if (n && f.data[n - 1] == '\n') n--;
+        if (n != R->turns[i].n || memcmp(f.data, R->turns[i].p, n) != 0) {
+            size_t an = 0, bn = 0;
+            char *a = pretty(f.data, n, &an), *b = pretty(R->turns[i].p, R->turns[i].n, &bn);
+            char nb[64];
+            snprintf(nb, sizeof nb, "turn-%04zu.json (replay)", i + 1);
+            if (a && b) unified_diff(path, a, an, nb, b, bn);
+            free(a);
+            free(b);
+            fprintf(stderr, "quire: replay differs from %s at turn %zu\n", dir, i + 1);
+            rc = 3;
+        }
+        cli_file_free(&f);
+    }
+    if (rc == 0) {
+        snprintf(path, pl, "%s/turn-%04zu.json", dir, R->nturns + 1);
+        struct stat st;
+        if (stat(path, &st) == 0) {
+            fprintf(stderr, "quire: %s has %s but the replay renders only %zu turns\n", dir, path, R->nturns);
+            rc = 3;
+        }
+    }
+    if (rc == 0) {
+        snprintf(path, pl, "%s/events.jsonl", dir);
+        cli_file f;
+        bool ex;
+        if (!read_opt(path, &f, &ex)) rc = 1;
+        else if (ex && (f.len != R->events.n || (f.len && memcmp(f.data, R->events.p, f.len) != 0))) {
+            unified_diff(path, f.data, f.len, "events.jsonl (replay)", R->events.p ? R->events.p : "", R->events.n);
+            fprintf(stderr, "quire: replay differs from %s in events.jsonl\n", dir);
+            rc = 3;
+        }
+        if (ex) cli_file_free(&f);
+    }
+    free(path);
+    return rc;
+}
+
 int cmd_replay(int argc, char **argv) {
-    (void)argc; (void)argv;
-    fputs("quire replay: not implemented yet\n", stderr);
-    return 2;
+    const char *provider = NULL, *model = NULL, *from = NULL, *outdir = NULL, *checkdir = NULL, *out = NULL;
+    bool digest = false, pretty_b = false, stats = false, lift = false, skip = false;
+    const cli_opt opts[] = {
+        {"provider", CLI_STRING, &provider, NULL}, {"model", CLI_STRING, &model, NULL},
+        {"from", CLI_STRING, &from, NULL},         {"lift-reminders", CLI_FLAG, &lift, NULL},
+        {"skip-invalid", CLI_FLAG, &skip, NULL},   {"digest", CLI_FLAG, &digest, NULL},
+        {"pretty", CLI_FLAG, &pretty_b, NULL},     {"out", CLI_STRING, &outdir, NULL},
+        {"check", CLI_STRING, &checkdir, NULL},    {"stats", CLI_FLAG, &stats, NULL},
+        {"o", CLI_STRING, &out, NULL},
+    };
+    const char *pos[1];
+    int npos = 0;
+    int r = cli_parse("replay", k_help, argc, argv, opts, sizeof opts / sizeof opts[0], pos, 1, &npos);
+    if (r >= 0) return r;
+    if (!npos) return cli_usage("replay", "a session LOG is required");
+    if (from && strcmp(from, "claude-code") != 0 && strcmp(from, "codex") != 0)
+        return cli_usage("replay", "--from takes claude-code or codex, not '%s'", from);
+    if ((lift || skip) && !from) return cli_usage("replay", "--lift-reminders and --skip-invalid need --from");
+    if (outdir && checkdir) return cli_usage("replay", "--out and --check cannot be combined");
+    if (provider && !*provider) return cli_usage("replay", "--provider needs a name");
+
+    cli_file f;
+    if (!cli_read(pos[0], &f)) return 1;
+    quire_bytes imported = {0};
+    const char *log = f.data;
+    size_t len = f.len;
+    if (from) {
+        quire_import_options io = QUIRE_IMPORT_OPTIONS_INIT;
+        io.format = from;
+        io.flags = (lift ? QUIRE_IMPORT_LIFT_REMINDERS : 0u) | (skip ? QUIRE_IMPORT_SKIP_INVALID : 0u);
+        quire_bytes rep = {0};
+        quire_error e;
+        if (quire_import(f.data, f.len, &io, NULL, &imported, &rep, &e)) {
+            cli_report(f.name, &e);
+            cli_file_free(&f);
+            return 1;
+        }
+        cli_import_report(f.name, &rep, false);
+        quire_bytes_free(&rep);
+        log = imported.data;
+        len = imported.len;
+    }
+    quire_replay_options ro = QUIRE_REPLAY_OPTIONS_INIT;
+    ro.provider = provider;
+    ro.model = model;
+    ro.pretty = (outdir || checkdir) && pretty_b;
+    ro.flags = digest && !outdir && !checkdir ? QUIRE_REPLAY_DIGEST : 0u;
+    run R;
+    memset(&R, 0, sizeof R);
+    int rc = do_run(f.name, log, len, &ro, outdir || checkdir, stats, &R);
+    quire_bytes_free(&imported);
+    cli_file_free(&f);
+    if (rc == 0 && outdir) rc = write_out(outdir, &R, digest);
+    if (rc == 0 && checkdir) rc = check_out(checkdir, &R);
+    if (rc == 0 && !outdir && !checkdir) {
+        cli_outputs *outs = cli_out_new();
+        if (stats) {
+            char tot[256];
+            double reuse = R.total_bytes ? 100.0 * (double)R.total_shared / (double)R.total_bytes : 0.0;
+            size_t turns = 0;
+            for (size_t i = 0; i < R.stats.n; i++)
+                if (R.stats.p[i] == '\n') turns++;
+            int k = snprintf(tot, sizeof tot, "total  turns %zu  bytes %llu  prefix %llu  reuse %.1f%%\n", turns,
+                             R.total_bytes, R.total_shared, reuse);
+            if (k > 0) bput(&R.stats, tot, (size_t)k);
+            cli_out_add_copy(outs, out, R.stats.p ? R.stats.p : "", R.stats.n);
+        } else {
+            cli_out_add_copy(outs, out, R.stream.p ? R.stream.p : "", R.stream.n);
+        }
+        rc = cli_out_commit(outs);
+    } else if (rc == 0 && stats) {
+        fwrite(R.stats.p ? R.stats.p : "", 1, R.stats.n, stdout);
+    }
+    run_free(&R);
+    return rc;
 }

@@ -1,0 +1,830 @@
+/* Session logs (quire.session/1) and the replay engine (DESIGN 7).
+ *
+ * The replayer keeps one transcript that grows in place: each `message` line
+ * is parsed once and decoded once (its parsed document stays alive for the
+ * whole replay, the transcript points into it), so replaying N turns costs the
+ * parse of the log once plus the bytes of the N requests written. Every event
+ * goes through the library's pure functions: quire_render for `render`, the
+ * reminder module for `mcp`/`acp`/`reminder`/`clear`, compaction for
+ * `compact`.
+ */
+#include "core/session.h"
+
+#include "compact/compact.h"
+#include "core/state.h"
+#include "core/transcript.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+/* ------------------------------------------------------------------------ */
+/* Digest                                                                    */
+/* ------------------------------------------------------------------------ */
+
+void q_fnv1a128(const void *data, size_t len, uint64_t *hi_out, uint64_t *lo_out) {
+    uint64_t hi = 0x6c62272e07bb0142ull, lo = 0x62b821756295c58dull;
+    const unsigned char *p = data;
+    for (size_t i = 0; i < len; i++) {
+        lo ^= p[i];
+        /* (hi:lo) *= 2^88 + 0x13b  (mod 2^128) */
+        uint64_t a = lo & 0xffffffffull, b = lo >> 32;
+        uint64_t t0 = a * 0x13bull;
+        uint64_t t1 = b * 0x13bull + (t0 >> 32);
+        uint64_t nlo = (t1 << 32) | (t0 & 0xffffffffull);
+        uint64_t nhi = hi * 0x13bull + (t1 >> 32) + (lo << 24);
+        hi = nhi;
+        lo = nlo;
+    }
+    *hi_out = hi;
+    *lo_out = lo;
+}
+
+void quire_digest128(const void *data, size_t len, char out[33]) {
+    uint64_t hi, lo;
+    q_fnv1a128(data, len, &hi, &lo);
+    static const char hx[] = "0123456789abcdef";
+    for (int i = 0; i < 16; i++) out[i] = hx[(hi >> (60 - 4 * i)) & 0xf];
+    for (int i = 0; i < 16; i++) out[16 + i] = hx[(lo >> (60 - 4 * i)) & 0xf];
+    out[32] = '\0';
+}
+
+/* ------------------------------------------------------------------------ */
+/* Lines                                                                     */
+/* ------------------------------------------------------------------------ */
+
+bool q_next_line(qline_iter *it, const char **line, size_t *len, size_t *offset) {
+    if (it->pos >= it->len) return false;
+    const char *s = it->src + it->pos;
+    size_t rem = it->len - it->pos;
+    const char *nl = memchr(s, '\n', rem);
+    size_t n = nl ? (size_t)(nl - s) : rem;
+    *line = s;
+    *offset = it->pos;
+    it->pos += n + (nl ? 1 : 0);
+    if (n && s[n - 1] == '\r') n--;
+    *len = n;
+    it->lineno++;
+    return true;
+}
+
+bool q_line_blank(const char *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r') return false;
+    return true;
+}
+
+void q_err_rebase_line(quire_error *e, const char *line, size_t len, size_t line_offset, uint32_t lineno) {
+    if (!e) return;
+    if (e->offset == SIZE_MAX) {
+        e->line = lineno;
+        e->column = 0;
+        return;
+    }
+    size_t off = e->offset <= len ? e->offset : len;
+    (void)line;
+    e->offset = off + line_offset;
+    e->line = lineno;
+    e->column = (uint32_t)(off + 1);
+}
+
+
+/* ------------------------------------------------------------------------ */
+/* Integration points: reminders (core/state) and compaction (compact/)     */
+/* ------------------------------------------------------------------------ */
+
+/* Compacts t under the policy object at d/policy (QJ_NONE = defaults). The
+ * result transcript borrows from t: the replayer keeps retired transcripts
+ * alive until it ends. */
+static quire_status qsess_compact(const quire_transcript *t, const quire_state *s, const qj_doc *d, uint32_t policy,
+                                  const char *summary, size_t summary_len, quire_transcript **nt, quire_state **ns,
+                                  qbuf *events, qbuf *report, quire_error *err, bool *policy_error) {
+    *nt = NULL;
+    *ns = NULL;
+    *policy_error = false;
+    qc_policy p = QUIRE_COMPACT_POLICY_INIT;
+    quire_status st;
+    if (policy != QJ_NONE && (st = qc_policy_parse(d, policy, &p, err)) != QUIRE_OK) {
+        *policy_error = true;
+        return st;
+    }
+    qc_result res;
+    st = qc_compact(t, s, &p, summary, summary_len, &res, err);
+    if (st) return st;
+    *nt = res.t;
+    *ns = res.state;
+    res.t = NULL;
+    res.state = NULL;
+    qbuf_put(events, res.events.data, res.events.len);
+    qbuf_put(report, res.report.data, res.report.len);
+    qc_result_free(&res);
+    return QUIRE_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The replayer                                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct idset {
+    const char **keys;
+    uint32_t *lens;
+    uint32_t n, cap; /* cap is a power of two or 0 */
+} idset;
+
+struct quire_replay {
+    const quire_allocator *a;
+    quire_options opts;
+    quire_replay_options ro;
+    char *owned;
+    size_t owned_len;
+    qline_iter it;
+    qarena ar;
+    quire_transcript *t;
+    quire_state *state;
+    const char *session_id;
+    const char *provider, *model; /* the session's target */
+    qj_doc **docs;
+    uint32_t ndocs, capdocs;
+    quire_transcript **retired; /* transcripts replaced by compaction (borrowed from) */
+    uint32_t nretired, capretired;
+    qbuf out;    /* output lines of the current step */
+    qbuf req;    /* last request body */
+    idset calls; /* toolCall ids seen */
+    bool seen_session, seen_event;
+    bool failed;
+    char target_provider[128], target_model[256];
+};
+
+static uint64_t hash_bytes(const char *p, size_t n) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) { h ^= (unsigned char)p[i]; h *= 1099511628211ull; }
+    return h;
+}
+
+static bool idset_has(const idset *s, const char *k, size_t n) {
+    if (!s->cap) return false;
+    uint32_t mask = s->cap - 1;
+    for (uint32_t i = (uint32_t)hash_bytes(k, n) & mask;; i = (i + 1) & mask) {
+        if (!s->keys[i]) return false;
+        if (s->lens[i] == n && memcmp(s->keys[i], k, n) == 0) return true;
+    }
+}
+
+static bool idset_add(quire_replay *r, idset *s, const char *k, size_t n) {
+    if (idset_has(s, k, n)) return true;
+    if ((s->n + 1) * 4 >= s->cap * 3) {
+        uint32_t ncap = s->cap ? s->cap * 2 : 64;
+        const char **nk = q_malloc(r->a, (size_t)ncap * sizeof *nk);
+        uint32_t *nl = q_malloc(r->a, (size_t)ncap * sizeof *nl);
+        if (!nk || !nl) { q_free(r->a, nk, (size_t)ncap * sizeof *nk); q_free(r->a, nl, (size_t)ncap * sizeof *nl); return false; }
+        memset(nk, 0, (size_t)ncap * sizeof *nk);
+        for (uint32_t i = 0; i < s->cap; i++) {
+            if (!s->keys[i]) continue;
+            uint32_t j = (uint32_t)hash_bytes(s->keys[i], s->lens[i]) & (ncap - 1);
+            while (nk[j]) j = (j + 1) & (ncap - 1);
+            nk[j] = s->keys[i];
+            nl[j] = s->lens[i];
+        }
+        q_free(r->a, s->keys, (size_t)s->cap * sizeof *s->keys);
+        q_free(r->a, s->lens, (size_t)s->cap * sizeof *s->lens);
+        s->keys = nk; s->lens = nl; s->cap = ncap;
+    }
+    char *copy = qarena_strndup(&r->ar, k, n);
+    if (!copy) return false;
+    uint32_t mask = s->cap - 1;
+    uint32_t i = (uint32_t)hash_bytes(k, n) & mask;
+    while (s->keys[i]) i = (i + 1) & mask;
+    s->keys[i] = copy;
+    s->lens[i] = (uint32_t)n;
+    s->n++;
+    return true;
+}
+
+static void idset_free(quire_replay *r, idset *s) {
+    q_free(r->a, s->keys, (size_t)s->cap * sizeof *s->keys);
+    q_free(r->a, s->lens, (size_t)s->cap * sizeof *s->lens);
+    memset(s, 0, sizeof *s);
+}
+
+/* Per-line context for errors. */
+typedef struct lctx {
+    quire_replay *r;
+    const qj_doc *d;
+    const char *line;
+    size_t len, off;
+    uint32_t lineno;
+    quire_error *err;
+} lctx;
+
+static quire_status Q_PRINTF(5, 6) lerr(lctx *c, quire_status code, uint32_t node, const char *ptr, const char *fmt, ...) {
+    if (!c->err) return code;
+    char msg[480];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    size_t off = node == QJ_NONE ? 0 : qj_offset(c->d, node);
+    q_err_at(c->err, code, off, ptr ? ptr : "", "%s", msg);
+    q_err_rebase_line(c->err, c->line, c->len, c->off, c->lineno);
+    return code;
+}
+
+/* Checks that obj's keys are among names (NULL-terminated); fills vals. */
+static quire_status fields(lctx *c, uint32_t obj, const char *const *names, uint32_t *vals, const char *what,
+                           const char *prefix) {
+    size_t n = 0;
+    while (names[n]) vals[n++] = QJ_NONE;
+    const qj_node *o = qj_at(c->d, obj);
+    uint32_t k = obj + 1;
+    for (uint32_t m = 0; m < o->n; m++) {
+        uint32_t v = k + 1;
+        size_t i = 0;
+        for (; i < n; i++)
+            if (qj_str_eq(c->d, k, names[i])) break;
+        char ptr[300];
+        const qj_node *kn = qj_at(c->d, k);
+        snprintf(ptr, sizeof ptr, "%s", prefix);
+        q_ptr_push_key(ptr, sizeof ptr, kn->p, kn->len);
+        if (i == n)
+            return lerr(c, QUIRE_E_SESSION, k, ptr, "unknown field \"%.*s\" in %s", (int)(kn->len > 80 ? 80 : kn->len),
+                        kn->p, what);
+        if (vals[i] != QJ_NONE) return lerr(c, QUIRE_E_SESSION, k, ptr, "duplicate key \"%s\"", names[i]);
+        vals[i] = v;
+        k = qj_next(c->d, v);
+    }
+    return QUIRE_OK;
+}
+
+static quire_status want_type(lctx *c, uint32_t v, qj_type t, const char *ptr, const char *what) {
+    qj_type got = qj_type_of(c->d, v);
+    if (got == t || (t == QJ_TRUE && got == QJ_FALSE)) return QUIRE_OK;
+    return lerr(c, QUIRE_E_SESSION, v, ptr, "expected %s, got %s", what, qj_type_name(got));
+}
+
+/* A decoded string of node v in the replay arena. */
+static const char *arena_str(quire_replay *r, const qj_doc *d, uint32_t v) {
+    size_t n;
+    return qj_str_decode(d, v, &r->ar, &n);
+}
+
+static bool keep_doc(quire_replay *r, qj_doc *d) {
+    if (r->ndocs == r->capdocs) {
+        uint32_t ncap = r->capdocs ? r->capdocs * 2 : 64;
+        qj_doc **nd = q_realloc(r->a, r->docs, (size_t)r->capdocs * sizeof *nd, (size_t)ncap * sizeof *nd);
+        if (!nd) return false;
+        r->docs = nd;
+        r->capdocs = ncap;
+    }
+    r->docs[r->ndocs++] = d;
+    return true;
+}
+
+/* Parses {"provider":..., "model":...} into the given buffers. */
+static quire_status parse_target(lctx *c, uint32_t v, const char *ptr, const char **prov, const char **model) {
+    quire_status st = want_type(c, v, QJ_OBJECT, ptr, "object {\"provider\", \"model\"}");
+    if (st) return st;
+    static const char *const names[] = {"provider", "model", NULL};
+    uint32_t f[2];
+    if ((st = fields(c, v, names, f, "target", ptr))) return st;
+    char p2[300];
+    if (f[0] != QJ_NONE) {
+        snprintf(p2, sizeof p2, "%s/provider", ptr);
+        if ((st = want_type(c, f[0], QJ_STRING, p2, "string"))) return st;
+        *prov = arena_str(c->r, c->d, f[0]);
+        if (!*prov) return q_oom(c->err);
+        if (!**prov) return lerr(c, QUIRE_E_SESSION, f[0], p2, "provider must not be empty");
+    }
+    if (f[1] != QJ_NONE) {
+        snprintf(p2, sizeof p2, "%s/model", ptr);
+        if (qj_type_of(c->d, f[1]) == QJ_NULL) {
+            *model = NULL;
+        } else {
+            if ((st = want_type(c, f[1], QJ_STRING, p2, "string or null"))) return st;
+            *model = arena_str(c->r, c->d, f[1]);
+            if (!*model) return q_oom(c->err);
+        }
+    }
+    return QUIRE_OK;
+}
+
+static bool contains(const char *h, size_t n, const char *needle) {
+    size_t k = strlen(needle);
+    for (size_t i = 0; i + k <= n; i++)
+        if (h[i] == needle[0] && memcmp(h + i, needle, k) == 0) return true;
+    return false;
+}
+
+static void out_event_lines(quire_replay *r, const char *ev, size_t n, uint32_t *emitted) {
+    qline_iter it = {ev, n, 0, 0};
+    const char *l;
+    size_t ln, off;
+    while (q_next_line(&it, &l, &ln, &off)) {
+        if (q_line_blank(l, ln)) continue;
+        qw w;
+        qw_init(&w, &r->out, false);
+        qw_obj_begin(&w);
+        qw_key(&w, "type"); qw_strz(&w, "event");
+        qw_key(&w, "event"); qw_raw_value(&w, l, ln);
+        qw_obj_end(&w);
+        qw_dispose(&w);
+        qbuf_putc(&r->out, '\n');
+        if (emitted && ln > 40 && contains(l, ln, "\"reminder_emitted\"")) (*emitted)++;
+    }
+}
+
+/* ---- event handlers ---- */
+
+static quire_status ev_session(lctx *c, uint32_t root) {
+    quire_replay *r = c->r;
+    static const char *const names[] = {"type", "sessionId", "target", "system", "tools", "_meta", NULL};
+    uint32_t f[6];
+    quire_status st = fields(c, root, names, f, "session event", "");
+    if (st) return st;
+    if (r->seen_session) return lerr(c, QUIRE_E_SESSION, root, "", "a second session event; a log holds one, first");
+    if (r->seen_event) return lerr(c, QUIRE_E_SESSION, root, "", "the session event must be the first line of the log");
+    r->seen_session = true;
+    if (f[1] != QJ_NONE) {
+        if ((st = want_type(c, f[1], QJ_STRING, "/sessionId", "string"))) return st;
+        r->session_id = arena_str(r, c->d, f[1]);
+        if (!r->session_id) return q_oom(c->err);
+        quire_state *ns = qs_new(r->a, r->session_id);
+        if (!ns) return q_oom(c->err);
+        quire_state_free(r->state);
+        r->state = ns;
+    }
+    if (f[2] != QJ_NONE && (st = parse_target(c, f[2], "/target", &r->provider, &r->model))) return st;
+    if (f[3] != QJ_NONE) {
+        st = qtr_decode_system(r->t, c->d, f[3], "/system", c->err);
+        if (st) { q_err_rebase_line(c->err, c->line, c->len, c->off, c->lineno); return st; }
+    }
+    if (f[4] != QJ_NONE) {
+        st = qtr_decode_tools(r->t, c->d, f[4], "/tools", c->err);
+        if (st) { q_err_rebase_line(c->err, c->line, c->len, c->off, c->lineno); return st; }
+    }
+    return QUIRE_OK;
+}
+
+static quire_status ev_message(lctx *c, uint32_t root) {
+    quire_replay *r = c->r;
+    static const char *const names[] = {"type", "message", "_meta", NULL};
+    uint32_t f[3];
+    quire_status st = fields(c, root, names, f, "message event", "");
+    if (st) return st;
+    if (f[1] == QJ_NONE) return lerr(c, QUIRE_E_SESSION, root, "", "missing required field \"message\" in message event");
+    uint32_t m = f[1];
+    if ((st = want_type(c, m, QJ_OBJECT, "/message", "object (a transcript message)"))) return st;
+    /* every toolResult must answer a toolCall seen earlier in the log */
+    uint32_t role = qj_get(c->d, m, "role");
+    uint32_t content = qj_get(c->d, m, "content");
+    bool is_assistant = role != QJ_NONE && qj_type_of(c->d, role) == QJ_STRING && qj_str_eq(c->d, role, "assistant");
+    st = qtr_decode_message(r->t, c->d, m, "/message", r->t->nmsgs, c->err);
+    if (st) { q_err_rebase_line(c->err, c->line, c->len, c->off, c->lineno); return st; }
+    quire_limits lim = q_limits(&r->opts);
+    if (r->t->nmsgs > lim.max_messages)
+        return lerr(c, QUIRE_E_LIMIT, m, "/message", "the transcript would hold %u messages, more than the limit of %u",
+                    r->t->nmsgs, lim.max_messages);
+    if (content == QJ_NONE || qj_type_of(c->d, content) != QJ_ARRAY) return QUIRE_OK;
+    uint32_t e = content + 1;
+    for (uint32_t i = 0; i < qj_at(c->d, content)->n; i++, e = qj_next(c->d, e)) {
+        uint32_t ty = qj_get(c->d, e, "type");
+        if (ty == QJ_NONE) continue;
+        if (is_assistant && qj_str_eq(c->d, ty, "toolCall")) {
+            uint32_t id = qj_get(c->d, e, "id");
+            size_t n;
+            const char *s = qj_str_decode(c->d, id, &r->ar, &n);
+            if (!s || !idset_add(r, &r->calls, s, n)) return q_oom(c->err);
+        } else if (qj_str_eq(c->d, ty, "toolResult")) {
+            uint32_t id = qj_get(c->d, e, "toolCallId");
+            size_t n = qj_str_decoded_len(c->d, id);
+            char small[256];
+            char *s = n < sizeof small ? small : qarena_alloc(&r->ar, n + 1);
+            if (!s) return q_oom(c->err);
+            n = qj_str_decode_into(c->d, id, s);
+            if (!idset_has(&r->calls, s, n)) {
+                char ptr[64];
+                snprintf(ptr, sizeof ptr, "/message/content/%u/toolCallId", i);
+                return lerr(c, QUIRE_E_SESSION, id, ptr, "tool result for \"%.*s\", which no earlier toolCall in the log has",
+                            (int)(n > 100 ? 100 : n), s);
+            }
+        }
+    }
+    return QUIRE_OK;
+}
+
+static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
+    quire_replay *r = c->r;
+    static const char *const names[] = {"type", "target", "_meta", NULL};
+    uint32_t f[3];
+    quire_status st = fields(c, root, names, f, "render event", "");
+    if (st) return st;
+    const char *prov = r->provider, *model = r->model;
+    if (f[1] != QJ_NONE) {
+        const char *p2 = NULL, *m2 = NULL;
+        bool had_model = qj_get(c->d, f[1], "model") != QJ_NONE;
+        if ((st = parse_target(c, f[1], "/target", &p2, &m2))) return st;
+        if (p2) { prov = p2; if (!had_model) model = NULL; }
+        if (had_model) model = m2;
+    }
+    if (r->ro.provider) { prov = r->ro.provider; model = NULL; }
+    if (r->ro.model) model = r->ro.model;
+    if (!prov)
+        return lerr(c, QUIRE_E_SESSION, root, "",
+                    "no target provider: give one in the session event, the render event or --provider");
+    quire_render_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.size = sizeof ro;
+    ro.provider = prov;
+    ro.model = model;
+    ro.pretty = r->ro.pretty;
+    ro.max_tokens = r->ro.max_tokens;
+    quire_render_result res;
+    st = quire_render(r->t, r->state, &ro, &r->opts, &res, c->err);
+    if (st) {
+        /* render errors point into the transcript, not this line: keep the
+         * message and pointer, locate them at this render line */
+        if (c->err) {
+            c->err->offset = c->off;
+            c->err->line = c->lineno;
+            c->err->column = 1;
+        }
+        return st;
+    }
+    int64_t turn = res.state ? res.state->turn : 0;
+    r->req.len = 0;
+    qbuf_put(&r->req, res.request.data, res.request.len);
+    /* the stream line: bodies are always compact inside JSONL */
+    qw w;
+    qw_init(&w, &r->out, false);
+    qw_obj_begin(&w);
+    qw_key(&w, "type"); qw_strz(&w, "request");
+    qw_key(&w, "turn"); qw_int(&w, turn);
+    qw_key(&w, "target");
+    qw_obj_begin(&w);
+    qw_key(&w, "provider"); qw_strz(&w, prov);
+    if (model) { qw_key(&w, "model"); qw_strz(&w, model); }
+    qw_obj_end(&w);
+    if (r->ro.flags & QUIRE_REPLAY_DIGEST) {
+        char hex[33];
+        quire_digest128(res.request.data, res.request.len, hex);
+        qw_key(&w, "bytes"); qw_int(&w, (int64_t)res.request.len);
+        qw_key(&w, "digest"); qw_strz(&w, hex);
+    } else {
+        qw_key(&w, "body");
+        if (r->ro.pretty) {
+            /* the step keeps the pretty body; the line gets a compact copy */
+            quire_bytes compact = {0};
+            if (quire_json_format(res.request.data, res.request.len, 0, &r->opts, &compact, NULL) == QUIRE_OK) {
+                qw_raw_value(&w, compact.data, compact.len);
+                quire_bytes_free(&compact);
+            } else {
+                qw_raw_value(&w, res.request.data, res.request.len);
+            }
+        } else {
+            qw_raw_value(&w, res.request.data, res.request.len);
+        }
+    }
+    qw_obj_end(&w);
+    qw_dispose(&w);
+    qbuf_putc(&r->out, '\n');
+    uint32_t emitted = 0;
+    out_event_lines(r, res.events.data, res.events.len, &emitted);
+    quire_state_free(r->state);
+    r->state = res.state;
+    res.state = NULL;
+    quire_render_result_free(&res);
+    snprintf(r->target_provider, sizeof r->target_provider, "%s", prov);
+    snprintf(r->target_model, sizeof r->target_model, "%s", model ? model : "");
+    step->turn = turn;
+    step->provider = r->target_provider;
+    step->model = model ? r->target_model : NULL;
+    step->reminders = emitted;
+    return QUIRE_OK;
+}
+
+static quire_status ev_reminders(lctx *c, uint32_t root, const char *type) {
+    quire_replay *r = c->r;
+    qbuf events, responses;
+    qbuf_init(&events, r->a);
+    qbuf_init(&responses, r->a);
+    (void)type;
+    quire_status st = qs_apply_line(r->state, c->d, root, "", &events, &responses, c->err);
+    if (st) {
+        q_err_rebase_line(c->err, c->line, c->len, c->off, c->lineno);
+        qbuf_free(&events);
+        qbuf_free(&responses);
+        return st;
+    }
+    out_event_lines(r, events.data, events.len, NULL);
+    qline_iter it = {responses.data, responses.len, 0, 0};
+    const char *l;
+    size_t ln, off;
+    while (q_next_line(&it, &l, &ln, &off)) {
+        if (q_line_blank(l, ln)) continue;
+        qw w;
+        qw_init(&w, &r->out, false);
+        qw_obj_begin(&w);
+        qw_key(&w, "type"); qw_strz(&w, "response");
+        qw_key(&w, "message"); qw_raw_value(&w, l, ln);
+        qw_obj_end(&w);
+        qw_dispose(&w);
+        qbuf_putc(&r->out, '\n');
+    }
+    bool oom = events.oom || responses.oom;
+    qbuf_free(&events);
+    qbuf_free(&responses);
+    return oom ? q_oom(c->err) : QUIRE_OK;
+}
+
+static quire_status ev_compact(lctx *c, uint32_t root, quire_replay_step *step) {
+    quire_replay *r = c->r;
+    static const char *const names[] = {"type", "policy", "summary", "messages", "_meta", NULL};
+    uint32_t f[5];
+    quire_status st = fields(c, root, names, f, "compact event", "");
+    if (st) return st;
+    if (f[1] != QJ_NONE && (st = want_type(c, f[1], QJ_OBJECT, "/policy", "object (a compaction policy)"))) return st;
+    if (f[2] != QJ_NONE && (st = want_type(c, f[2], QJ_STRING, "/summary", "string"))) return st;
+    if (f[3] != QJ_NONE && (st = want_type(c, f[3], QJ_ARRAY, "/messages", "array of transcript messages"))) return st;
+    qbuf events, report;
+    qbuf_init(&events, r->a);
+    qbuf_init(&report, r->a);
+    quire_transcript *nt = NULL;
+    quire_state *ns = NULL;
+    if (f[3] != QJ_NONE) {
+        /* a logged compaction with its exact replacement history */
+        nt = qtr_new(r->a);
+        if (!nt) { st = q_oom(c->err); goto done; }
+        nt->has_system = r->t->has_system;
+        nt->system_is_string = r->t->system_is_string;
+        nt->system = r->t->system;
+        nt->nsystem = r->t->nsystem;
+        nt->has_tools = r->t->has_tools;
+        nt->tools = r->t->tools;
+        nt->ntools = r->t->ntools;
+        uint32_t e = f[3] + 1;
+        for (uint32_t i = 0; i < qj_at(c->d, f[3])->n; i++, e = qj_next(c->d, e)) {
+            char ptr[48];
+            snprintf(ptr, sizeof ptr, "/messages/%u", i);
+            st = qtr_decode_message(nt, c->d, e, ptr, i, c->err);
+            if (st) { q_err_rebase_line(c->err, c->line, c->len, c->off, c->lineno); goto done; }
+            uint32_t content = qj_get(c->d, e, "content");
+            if (content != QJ_NONE && qj_type_of(c->d, content) == QJ_ARRAY) {
+                uint32_t b = content + 1;
+                for (uint32_t k = 0; k < qj_at(c->d, content)->n; k++, b = qj_next(c->d, b)) {
+                    uint32_t ty = qj_get(c->d, b, "type");
+                    if (ty != QJ_NONE && qj_str_eq(c->d, ty, "toolCall")) {
+                        uint32_t id = qj_get(c->d, b, "id");
+                        size_t n;
+                        const char *s = qj_str_decode(c->d, id, &r->ar, &n);
+                        if (!s || !idset_add(r, &r->calls, s, n)) { st = q_oom(c->err); goto done; }
+                    }
+                }
+            }
+        }
+        ns = qs_clone(r->state);
+        if (!ns) { st = q_oom(c->err); goto done; }
+        uint32_t kept = 0, removed = 0;
+        qs_after_compact(ns, &events, &kept, &removed);
+        qw w;
+        qw_init(&w, &report, false);
+        qw_obj_begin(&w);
+        qw_key(&w, "mode"); qw_strz(&w, "replacement");
+        qw_key(&w, "messagesBefore"); qw_int(&w, r->t->nmsgs);
+        qw_key(&w, "messagesAfter"); qw_int(&w, nt->nmsgs);
+        qw_key(&w, "remindersKept"); qw_int(&w, kept);
+        qw_key(&w, "remindersRemoved"); qw_int(&w, removed);
+        qw_obj_end(&w);
+        qw_dispose(&w);
+    } else {
+        const char *summary = NULL;
+        size_t summary_len = 0;
+        if (f[2] != QJ_NONE) {
+            summary = qj_str_decode(c->d, f[2], &r->ar, &summary_len);
+            if (!summary) { st = q_oom(c->err); goto done; }
+        }
+        bool perr = false;
+        st = qsess_compact(r->t, r->state, c->d, f[1], summary, summary_len, &nt, &ns, &events, &report, c->err, &perr);
+        if (st) {
+            if (perr && c->err) {
+                /* a policy error: its pointer is relative to the policy object */
+                char tmp[sizeof c->err->pointer];
+                memcpy(tmp, c->err->pointer, sizeof tmp);
+                tmp[sizeof tmp - 8] = '\0';
+                memcpy(c->err->pointer, "/policy", 7);
+                memcpy(c->err->pointer + 7, tmp, strlen(tmp) + 1);
+            }
+            q_err_rebase_line(c->err, c->line, c->len, c->off, c->lineno);
+            goto done;
+        }
+    }
+    /* the transcript is replaced; the old one stays alive (the new one
+     * borrows from it) and its documents stay in r->docs */
+    if (r->nretired == r->capretired) {
+        uint32_t ncap = r->capretired ? r->capretired * 2 : 4;
+        quire_transcript **nr = q_realloc(r->a, r->retired, (size_t)r->capretired * sizeof *nr, (size_t)ncap * sizeof *nr);
+        if (!nr) { st = q_oom(c->err); goto done; }
+        r->retired = nr;
+        r->capretired = ncap;
+    }
+    r->retired[r->nretired++] = r->t;
+    r->t = nt;
+    nt = NULL;
+    if (ns) {
+        quire_state_free(r->state);
+        r->state = ns;
+        ns = NULL;
+    }
+    {
+        qw w;
+        qw_init(&w, &r->out, false);
+        qw_obj_begin(&w);
+        qw_key(&w, "type"); qw_strz(&w, "compacted");
+        qw_key(&w, "messages"); qw_int(&w, r->t->nmsgs);
+        qw_key(&w, "report");
+        if (report.len) qw_raw_value(&w, report.data, report.len);
+        else { qw_obj_begin(&w); qw_obj_end(&w); }
+        qw_obj_end(&w);
+        qw_dispose(&w);
+        qbuf_putc(&r->out, '\n');
+    }
+    out_event_lines(r, events.data, events.len, NULL);
+    step->compactions = 1;
+done:
+    quire_transcript_free(nt);
+    quire_state_free(ns);
+    if (st == QUIRE_OK && (events.oom || report.oom)) st = q_oom(c->err);
+    qbuf_free(&events);
+    qbuf_free(&report);
+    return st;
+}
+
+static const char *const k_event_types[] = {"session", "message", "mcp", "acp", "reminder", "clear", "render", "compact"};
+
+static quire_status apply_line(quire_replay *r, lctx *c, quire_replay_step *step) {
+    qj_doc *d = qarena_alloc(&r->ar, sizeof *d);
+    if (!d) return q_oom(c->err);
+    quire_limits lim = q_limits(&r->opts);
+    qj_opts jo = {lim.max_depth, lim.max_string_bytes};
+    quire_status st = qj_parse(d, c->line, c->len, &jo, r->a, c->err);
+    if (st) {
+        q_err_rebase_line(c->err, c->line, c->len, c->off, c->lineno);
+        return st;
+    }
+    if (!keep_doc(r, d)) { qj_doc_free(d); return q_oom(c->err); }
+    c->d = d;
+    if (qj_type_of(d, 0) != QJ_OBJECT)
+        return lerr(c, QUIRE_E_SESSION, 0, "", "expected an object (a session-log event), got %s", qj_type_name(qj_type_of(d, 0)));
+    uint32_t dup = qj_find_dup_key(d, 0);
+    if (dup != QJ_NONE) {
+        char ptr[300] = "";
+        q_ptr_push_key(ptr, sizeof ptr, qj_at(d, dup)->p, qj_at(d, dup)->len);
+        return lerr(c, QUIRE_E_SESSION, dup, ptr, "duplicate key");
+    }
+    uint32_t ty = qj_get(d, 0, "type");
+    if (ty == QJ_NONE) return lerr(c, QUIRE_E_SESSION, 0, "", "missing required field \"type\" in session-log event");
+    if ((st = want_type(c, ty, QJ_STRING, "/type", "string"))) return st;
+    int k = -1;
+    for (size_t i = 0; i < Q_COUNTOF(k_event_types); i++)
+        if (qj_str_eq(d, ty, k_event_types[i])) { k = (int)i; break; }
+    if (k < 0) {
+        const qj_node *tn = qj_at(d, ty);
+        return lerr(c, QUIRE_E_SESSION, ty, "/type",
+                    "unknown event type \"%.*s\" (expected session, message, mcp, acp, reminder, clear, render or compact)",
+                    (int)(tn->len > 60 ? 60 : tn->len), tn->p);
+    }
+    step->type = k_event_types[k];
+    switch (k) {
+    case 0: st = ev_session(c, 0); break;
+    case 1: st = ev_message(c, 0); break;
+    case 2: case 3: case 4: case 5: st = ev_reminders(c, 0, k_event_types[k]); break;
+    case 6: st = ev_render(c, 0, step); break;
+    case 7: st = ev_compact(c, 0, step); break;
+    default: st = QUIRE_OK; break;
+    }
+    if (k != 0) r->seen_event = true;
+    if (k >= 2 && k <= 6 && r->ndocs && r->docs[r->ndocs - 1] == d) {
+        /* reminder, clear and render lines leave nothing that points into
+         * their document (states own their strings): free it now */
+        qj_doc_free(d);
+        r->ndocs--;
+        c->d = NULL;
+    }
+    return st;
+}
+
+quire_status quire_replay_open(const char *log, size_t len, const quire_replay_options *ro, const quire_options *opts,
+                               quire_replay **out, quire_error *err) {
+    *out = NULL;
+    const quire_allocator *a = q_alloc_of(opts);
+    quire_limits lim = q_limits(opts);
+    if ((uint64_t)len > lim.max_input_bytes)
+        return q_err_at(err, QUIRE_E_LIMIT, 0, "", "input of %zu bytes exceeds the limit of %llu bytes", len,
+                        (unsigned long long)lim.max_input_bytes);
+    quire_replay *r = q_malloc(a, sizeof *r);
+    if (!r) return q_oom(err);
+    memset(r, 0, sizeof *r);
+    r->a = a;
+    if (opts) {
+        size_t n = opts->size < sizeof r->opts ? opts->size : sizeof r->opts;
+        memcpy(&r->opts, opts, n);
+    }
+    r->opts.size = sizeof r->opts;
+    quire_replay_options dro = QUIRE_REPLAY_OPTIONS_INIT;
+    r->ro = dro;
+    if (ro) {
+        size_t n = ro->size < sizeof r->ro ? ro->size : sizeof r->ro;
+        memcpy(&r->ro, ro, n);
+    }
+    qarena_init(&r->ar, a);
+    qbuf_init(&r->out, a);
+    qbuf_init(&r->req, a);
+    const char *src = log;
+    if (!(r->opts.flags & QUIRE_PARSE_BORROW)) {
+        r->owned = q_malloc(a, len ? len : 1);
+        if (!r->owned) { quire_replay_free(r); return q_oom(err); }
+        if (len) memcpy(r->owned, log, len);
+        r->owned_len = len ? len : 1;
+        src = r->owned;
+    }
+    r->it.src = src;
+    r->it.len = len;
+    r->t = qtr_new(a);
+    r->state = qs_new(a, NULL);
+    if (!r->t || !r->state) { quire_replay_free(r); return q_oom(err); }
+    *out = r;
+    return QUIRE_OK;
+}
+
+quire_status quire_replay_next(quire_replay *r, quire_replay_step *step, int *done, quire_error *err) {
+    memset(step, 0, sizeof *step);
+    *done = 0;
+    if (r->failed) return q_err(err, QUIRE_E_INVALID, "the replay already failed");
+    r->out.len = 0;
+    const char *line;
+    size_t len, off;
+    for (;;) {
+        if (!q_next_line(&r->it, &line, &len, &off)) {
+            *done = 1;
+            return QUIRE_OK;
+        }
+        if (!q_line_blank(line, len)) break;
+    }
+    lctx c = {r, NULL, line, len, off, r->it.lineno, err};
+    step->line = r->it.lineno;
+    quire_status st = apply_line(r, &c, step);
+    if (st == QUIRE_OK && (r->out.oom || r->req.oom)) st = q_oom(err);
+    if (st) {
+        r->failed = true;
+        if (err && err->line == 0) { err->line = r->it.lineno; err->offset = off; err->column = 1; }
+        return st;
+    }
+    step->output = r->out.data ? r->out.data : "";
+    step->output_len = r->out.len;
+    if (step->turn) {
+        step->request = r->req.data;
+        step->request_len = r->req.len;
+    }
+    return QUIRE_OK;
+}
+
+void quire_replay_free(quire_replay *r) {
+    if (!r) return;
+    quire_transcript_free(r->t);
+    quire_state_free(r->state);
+    for (uint32_t i = r->nretired; i-- > 0;) quire_transcript_free(r->retired[i]);
+    q_free(r->a, r->retired, (size_t)r->capretired * sizeof *r->retired);
+    for (uint32_t i = 0; i < r->ndocs; i++) qj_doc_free(r->docs[i]);
+    q_free(r->a, r->docs, (size_t)r->capdocs * sizeof *r->docs);
+    idset_free(r, &r->calls);
+    qbuf_free(&r->out);
+    qbuf_free(&r->req);
+    qarena_free(&r->ar);
+    q_free(r->a, r->owned, r->owned_len);
+    q_free(r->a, r, sizeof *r);
+}
+
+quire_status quire_replay_run(const char *log, size_t len, const quire_replay_options *ro, const quire_options *opts,
+                              quire_bytes *out, quire_error *err) {
+    memset(out, 0, sizeof *out);
+    quire_options o = QUIRE_OPTIONS_INIT;
+    if (opts) {
+        size_t n = opts->size < sizeof o ? opts->size : sizeof o;
+        memcpy(&o, opts, n);
+        o.size = sizeof o;
+    }
+    o.flags |= QUIRE_PARSE_BORROW; /* the caller's bytes outlive this call */
+    quire_replay *r;
+    quire_status st = quire_replay_open(log, len, ro, &o, &r, err);
+    if (st) return st;
+    qbuf b;
+    qbuf_init(&b, q_alloc_of(opts));
+    for (;;) {
+        quire_replay_step step;
+        int done;
+        st = quire_replay_next(r, &step, &done, err);
+        if (st || done) break;
+        qbuf_put(&b, step.output, step.output_len);
+    }
+    quire_replay_free(r);
+    if (st == QUIRE_OK && (b.oom || !qbuf_take(&b, out))) st = q_oom(err);
+    if (st) qbuf_free(&b);
+    return st;
+}

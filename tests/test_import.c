@@ -1,0 +1,166 @@
+/* quire_import: Claude Code and Codex logs -> quire.session/1. */
+#include "quire.h"
+#include "unit.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+
+static int imp(const char *fmt, uint32_t flags, const char *in, quire_bytes *log, quire_bytes *rep, quire_error *e) {
+    quire_import_options io = QUIRE_IMPORT_OPTIONS_INIT;
+    io.format = fmt;
+    io.flags = flags;
+    memset(e, 0, sizeof *e);
+    return (int)quire_import(in, strlen(in), &io, NULL, log, rep, e);
+}
+
+static bool has(const quire_bytes *b, const char *s) {
+    size_t k = strlen(s);
+    for (size_t i = 0; b->data && i + k <= b->len; i++)
+        if (memcmp(b->data + i, s, k) == 0) return true;
+    return false;
+}
+
+/* The log replays cleanly (tool pairing, roles) for anthropic. */
+static void replays(const quire_bytes *log, int want_requests) {
+    quire_replay_options ro = QUIRE_REPLAY_OPTIONS_INIT;
+    ro.provider = "anthropic";
+    quire_bytes out = {0};
+    quire_error e;
+    quire_status st = quire_replay_run(log->data, log->len, &ro, NULL, &out, &e);
+    CHECK_MSG(st == QUIRE_OK, "%u:%u %s %s", e.line, e.column, e.pointer, e.message);
+    int n = 0;
+    for (size_t i = 0; out.data && i + 17 <= out.len; i++)
+        if (memcmp(out.data + i, "{\"type\":\"request\"", 17) == 0) n++;
+    CHECK_INT(n, want_requests);
+    quire_bytes_free(&out);
+}
+
+static const char k_cc[] =
+    "{\"type\":\"progress\",\"uuid\":\"p0\",\"parentUuid\":null}\n"
+    "{\"type\":\"user\",\"uuid\":\"u1\",\"parentUuid\":\"p0\",\"sessionId\":\"S\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n"
+    "{\"type\":\"assistant\",\"uuid\":\"a1\",\"parentUuid\":\"u1\",\"message\":{\"id\":\"m1\",\"model\":\"claude-x\",\"content\":"
+    "[{\"type\":\"text\",\"text\":\"A\"}]}}\n"
+    "{\"type\":\"assistant\",\"uuid\":\"a2\",\"parentUuid\":\"a1\",\"message\":{\"id\":\"m1\",\"model\":\"claude-x\",\"content\":"
+    "[{\"type\":\"tool_use\",\"id\":\"T1\",\"name\":\"Read\",\"input\":{\"p\":1}}]}}\n"
+    "{\"type\":\"assistant\",\"uuid\":\"a3\",\"parentUuid\":\"a2\",\"message\":{\"id\":\"m1\",\"model\":\"claude-x\",\"content\":"
+    "[{\"type\":\"tool_use\",\"id\":\"T2\",\"name\":\"Read\",\"input\":{\"p\":2}}]}}\n"
+    "{\"type\":\"user\",\"uuid\":\"r2\",\"parentUuid\":\"a3\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
+    "\"tool_use_id\":\"T2\",\"content\":\"two\\n\\n<system-reminder>\\nR\\n</system-reminder>\\n\"}]}}\n"
+    "{\"type\":\"user\",\"uuid\":\"r1\",\"parentUuid\":\"a2\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
+    "\"tool_use_id\":\"T1\",\"content\":\"one\",\"is_error\":true}]}}\n"
+    "{\"type\":\"assistant\",\"uuid\":\"a4\",\"parentUuid\":\"r1\",\"message\":{\"id\":\"m2\",\"model\":\"claude-x\",\"content\":"
+    "[{\"type\":\"text\",\"text\":\"B\"}]}}\n";
+
+static void test_claude_code(void) {
+    quire_bytes log = {0}, rep = {0};
+    quire_error e;
+    CHECK_INT(imp("claude-code", 0, k_cc, &log, &rep, &e), QUIRE_OK);
+    const char *want =
+        "{\"type\":\"session\",\"sessionId\":\"S\",\"target\":{\"provider\":\"anthropic\",\"model\":\"claude-x\"},"
+        "\"_meta\":{\"importedFrom\":\"claude-code\"}}\n"
+        "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"hi\",\"id\":\"u1\"}}\n"
+        "{\"type\":\"render\"}\n"
+        "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"A\"},"
+        "{\"type\":\"toolCall\",\"id\":\"T1\",\"name\":\"Read\",\"input\":{\"p\":1}},{\"type\":\"toolCall\",\"id\":\"T2\","
+        "\"name\":\"Read\",\"input\":{\"p\":2}}],\"id\":\"m1\"}}\n"
+        "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"T2\","
+        "\"content\":\"two\\n\\n<system-reminder>\\nR\\n</system-reminder>\\n\"},{\"type\":\"toolResult\",\"toolCallId\":\"T1\","
+        "\"content\":\"one\",\"isError\":true}],\"id\":\"r2\"}}\n"
+        "{\"type\":\"render\"}\n"
+        "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"B\"}],\"id\":\"m2\"}}\n";
+    CHECK_STR(log.data, want);
+    CHECK(has(&rep, "summary: 8 lines, 4 messages, 2 renders, 0 compactions, 0 reminders lifted"));
+    replays(&log, 2);
+    quire_bytes_free(&log);
+    quire_bytes_free(&rep);
+
+    /* lifted: the reminder leaves the tool result and becomes an event */
+    CHECK_INT(imp("claude-code", QUIRE_IMPORT_LIFT_REMINDERS, k_cc, &log, &rep, &e), QUIRE_OK);
+    CHECK(has(&log, "\"content\":\"two\"}"));
+    CHECK(has(&log, "{\"type\":\"reminder\",\"reminder\":{\"body\":\"R\",\"tags\":[\"claude-code\"],\"dedupeKey\":"
+                    "\"claude-code:"));
+    CHECK(has(&rep, "1 reminders lifted"));
+    replays(&log, 2);
+    quire_bytes_free(&log);
+    quire_bytes_free(&rep);
+}
+
+static void test_invalid_lines(void) {
+    const char *in = "// a comment added by the publisher\n"
+                     "{\"type\":\"user\",\"uuid\":\"u1\",\"parentUuid\":null,\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n"
+                     "42\n";
+    quire_bytes log = {0}, rep = {0};
+    quire_error e;
+    CHECK_INT(imp("claude-code", 0, in, &log, &rep, &e), QUIRE_E_JSON);
+    CHECK_INT(e.line, 1);
+    CHECK_INT(e.column, 1);
+    CHECK_STR(e.message, "line 1 is not a Claude Code log entry: unexpected '/', expected a value "
+                         "(use --skip-invalid to skip such lines)");
+    CHECK(log.data == NULL);
+    CHECK_INT(imp("claude-code", QUIRE_IMPORT_SKIP_INVALID, in, &log, &rep, &e), QUIRE_OK);
+    CHECK(has(&rep, "1: skipped: not a JSON object: unexpected '/', expected a value\n"));
+    CHECK(has(&rep, "3: skipped: not a JSON object: expected a JSON object, got number\n"));
+    CHECK(has(&rep, "2 invalid lines skipped"));
+    CHECK(has(&log, "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"hi\",\"id\":\"u1\"}}\n"));
+    quire_bytes_free(&log);
+    quire_bytes_free(&rep);
+    CHECK_INT(imp("codex", 0, "{\"type\":\"session_meta\",\"payload\":{}}\n{oops\n", &log, &rep, &e), QUIRE_E_JSON);
+    CHECK_INT(e.line, 2);
+    CHECK_INT(e.column, 2);
+    CHECK_INT(imp("cursor", 0, "", &log, &rep, &e), QUIRE_E_INVALID);
+    CHECK_STR(e.message, "unknown import format \"cursor\" (expected claude-code or codex)");
+}
+
+static const char k_cx[] =
+    "{\"type\":\"session_meta\",\"payload\":{\"id\":\"C1\",\"base_instructions\":{\"text\":\"SYS\"}}}\n"
+    "{\"type\":\"turn_context\",\"payload\":{\"model\":\"gpt-5\"}}\n"
+    "{\"type\":\"response_item\",\"payload\":{\"type\":\"message\",\"role\":\"developer\",\"content\":[{\"type\":\"input_text\","
+    "\"text\":\"D\"}]}}\n"
+    "{\"type\":\"response_item\",\"payload\":{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\","
+    "\"text\":\"U\"}]}}\n"
+    "{\"type\":\"event_msg\",\"payload\":{\"type\":\"user_message\",\"message\":\"U\"}}\n"
+    "{\"type\":\"response_item\",\"payload\":{\"type\":\"reasoning\",\"summary\":[],\"encrypted_content\":\"E\"}}\n"
+    "{\"type\":\"response_item\",\"payload\":{\"type\":\"function_call\",\"name\":\"sh\",\"arguments\":\"{\\\"c\\\": 1}\","
+    "\"call_id\":\"c1\"}}\n"
+    "{\"type\":\"response_item\",\"payload\":{\"type\":\"function_call_output\",\"call_id\":\"c1\",\"output\":\"out\"}}\n"
+    "{\"type\":\"turn_context\",\"payload\":{\"model\":\"gpt-5-mini\"}}\n"
+    "{\"type\":\"response_item\",\"payload\":{\"type\":\"message\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\","
+    "\"text\":\"A\"}],\"phase\":\"final_answer\"}}\n"
+    "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"info\":{}}}\n"
+    "{\"type\":\"response_item\",\"payload\":{\"type\":\"message\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\","
+    "\"text\":\"A2\"}]}}\n"
+    "{\"type\":\"compacted\",\"payload\":{\"message\":\"SUM\"}}\n";
+
+static void test_codex(void) {
+    quire_bytes log = {0}, rep = {0};
+    quire_error e;
+    CHECK_INT(imp("codex", 0, k_cx, &log, &rep, &e), QUIRE_OK);
+    const char *want =
+        "{\"type\":\"session\",\"sessionId\":\"C1\",\"target\":{\"provider\":\"openai_responses\",\"model\":\"gpt-5\"},"
+        "\"system\":\"SYS\",\"_meta\":{\"importedFrom\":\"codex\"}}\n"
+        "{\"type\":\"message\",\"message\":{\"role\":\"developer\",\"content\":[{\"type\":\"text\",\"text\":\"D\"}]}}\n"
+        "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"U\"}]}}\n"
+        "{\"type\":\"render\"}\n"
+        "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"opaque\",\"provider\":"
+        "\"openai_responses\",\"item\":{\"type\":\"reasoning\",\"summary\":[],\"encrypted_content\":\"E\"}},"
+        "{\"type\":\"toolCall\",\"id\":\"c1\",\"name\":\"sh\",\"input\":{\"c\": 1}}]}}\n"
+        "{\"type\":\"message\",\"message\":{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"c1\","
+        "\"content\":\"out\"}]}}\n"
+        "{\"type\":\"render\",\"target\":{\"provider\":\"openai_responses\",\"model\":\"gpt-5-mini\"}}\n"
+        "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"A\"}]}}\n"
+        "{\"type\":\"render\",\"target\":{\"provider\":\"openai_responses\",\"model\":\"gpt-5-mini\"}}\n"
+        "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"A2\"}]}}\n"
+        "{\"type\":\"compact\",\"policy\":{\"keepFirstTurns\":0,\"keepLastTurns\":0},\"summary\":\"SUM\"}\n";
+    CHECK_STR(log.data, want);
+    CHECK(has(&rep, "summary: 13 lines, 6 messages, 3 renders, 1 compactions"));
+    replays(&log, 3);
+    quire_bytes_free(&log);
+    quire_bytes_free(&rep);
+}
+
+int main(void) {
+    test_claude_code();
+    test_invalid_lines();
+    test_codex();
+    TEST_MAIN_END();
+}
