@@ -18,14 +18,12 @@ the bodies.
 """
 import argparse
 import glob
-import hashlib
 import json
 import os
 import subprocess
 import sys
 
 FAIL = []
-NOTED = set()
 EMPTY_USER = ("message", "user (empty)")
 
 
@@ -239,15 +237,6 @@ def codex_expected(path):
     return snaps
 
 
-def merge_dev(items):
-    out = []
-    for it in items:
-        if it == ("message", "developer") and out and out[-1] == it:
-            continue
-        out.append(it)
-    return out
-
-
 def check_codex(quire, path):
     name = os.path.basename(path)
     rc, out, err = run(quire, ["replay", "--from", "codex", "--provider", "openai_responses", path])
@@ -278,25 +267,6 @@ def check_codex(quire, path):
                 got.append(EMPTY_USER)
                 continue
             got.append((t, it.get("role") if t == "message" else it.get("call_id", "")))
-        # Known divergence (render/, reported): a developer message with several
-        # text parts is rendered as several developer items. Compare with
-        # consecutive developer items merged on both sides, and say so.
-        g2, e2 = merge_dev(got), merge_dev(exp)
-        if (g2 == e2) and got != exp and k == 0:
-            print("note %s: developer messages with several parts render as several developer items "
-                  "(%d input items, the rollout has %d)" % (name, len(got), len(exp)))
-        got, exp = g2, e2
-        # Known divergence (render/, reported): an opaque item inside a user
-        # message (custom_tool_call_output) is rendered as an empty user
-        # message. Tolerated at exactly those positions, and said.
-        if len(got) == len(exp):
-            for j, (g, e) in enumerate(zip(got, exp)):
-                if g == EMPTY_USER and e[0] == "custom_tool_call_output":
-                    got[j] = e
-                    if name not in NOTED:
-                        NOTED.add(name)
-                        print("note %s: custom_tool_call_output (opaque in a user message) renders as an "
-                              "empty user message" % name)
         if got != exp:
             j = next((j for j in range(min(len(got), len(exp))) if got[j] != exp[j]), min(len(got), len(exp)))
             fail("%s: request %d differs at input item %d: got %s, want %s" % (
