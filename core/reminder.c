@@ -131,17 +131,17 @@ quire_status qrem_set_body(qreminder *r, const char *body, size_t n, size_t body
 
 enum {
     K_ID, K_BODY, K_TAGS, K_DEDUPE, K_TTL, K_PRESERVE, K_PROPAGATE, K_ROLE, K_MODE, K_SOURCE, K_ORIGIN, K_FIRED,
-    K_AGENT, K_META, K_SESSION, K_TTL_REMAINING, K_ANCHOR, K_COUNT_
+    K_AGENT, K_META, K_SESSION, K_TTL_REMAINING, K_ANCHOR, K_RETIRED, K_COUNT_
 };
 static const char *const k_keys[K_COUNT_] = {
     "id", "body", "tags", "dedupeKey", "ttlTurns", "preserveOnCompact", "propagate", "roleHint", "mode", "source",
-    "origin", "firedAtTurn", "originatingAgentId", "_meta", "sessionId", "ttlRemaining", "anchorMessage"};
+    "origin", "firedAtTurn", "originatingAgentId", "_meta", "sessionId", "ttlRemaining", "anchorMessage", "retiredAtTurn"};
 
 static int key_of(const qj_doc *d, uint32_t k, qrem_surface surf) {
     for (int i = 0; i < K_COUNT_; i++) {
         if (!qj_str_eq(d, k, k_keys[i])) continue;
         if (i == K_SESSION && surf != QSURF_ACP) return -1;
-        if ((i == K_TTL_REMAINING || i == K_ANCHOR) && surf != QSURF_STATE) return -1;
+        if ((i == K_TTL_REMAINING || i == K_ANCHOR || i == K_RETIRED) && surf != QSURF_STATE) return -1;
         return i;
     }
     return -1;
@@ -225,6 +225,8 @@ quire_status qrem_decode(const qj_doc *d, uint32_t obj, qrem_surface surf, size_
     if (surf == QSURF_DIRECT || surf == QSURF_STATE) out->origin = "host";
     uint32_t body = QJ_NONE;
     int64_t ttl_remaining = 0;
+    bool ttl_remaining_given = false;
+    uint32_t ttl_remaining_node = QJ_NONE;
     const char **tags = NULL;
     uint32_t ntags = 0;
     size_t base = strlen(c.ptr);
@@ -326,7 +328,10 @@ quire_status qrem_decode(const qj_doc *d, uint32_t obj, qrem_surface surf, size_
         }
         case K_SESSION: break; /* ACP: read by the caller */
         case K_TTL_REMAINING:
-            st = want_int(&c, v, 1, QUIRE_E_REMINDER_TTL, "an integer >= 1", &ttl_remaining);
+            /* 0 only for a retired reminder (checked below) */
+            st = want_int(&c, v, 0, QUIRE_E_REMINDER_TTL, "an integer >= 0", &ttl_remaining);
+            ttl_remaining_given = true;
+            ttl_remaining_node = v;
             break;
         case K_ANCHOR: {
             int64_t a = 0;
@@ -336,6 +341,9 @@ quire_status qrem_decode(const qj_doc *d, uint32_t obj, qrem_surface surf, size_
             if (!st) out->anchor_msg = (uint32_t)a;
             break;
         }
+        case K_RETIRED:
+            st = want_int(&c, v, 1, QUIRE_E_REMINDER_TYPE, "an integer >= 1", &out->retired_at_turn);
+            break;
         default: break;
         }
     }
@@ -362,8 +370,13 @@ quire_status qrem_decode(const qj_doc *d, uint32_t obj, qrem_surface surf, size_
             return qrem_fail(err, QUIRE_E_REMINDER_TTL, "ttlRemaining", qj_offset(d, obj), c.ptr,
                              "ttlRemaining (%lld) exceeds ttlTurns (%lld)", (long long)ttl_remaining,
                              (long long)out->ttl_turns);
+        if (ttl_remaining_given && ttl_remaining == 0 && !out->retired_at_turn) {
+            q_ptr_push_key(c.ptr, sizeof c.ptr, "ttlRemaining", 12);
+            return qrem_fail(err, QUIRE_E_REMINDER_TTL, "ttlRemaining", qj_offset(d, ttl_remaining_node), c.ptr,
+                             "ttlRemaining 0 is only valid with retiredAtTurn (an expired reminder kept in history)");
+        }
         if (ttl_remaining && !out->ttl_turns) out->ttl_turns = ttl_remaining;
-        out->ttl_remaining = ttl_remaining ? ttl_remaining : out->ttl_turns;
+        out->ttl_remaining = ttl_remaining_given ? ttl_remaining : out->ttl_turns;
     } else {
         out->ttl_remaining = out->ttl_turns;
     }
@@ -398,6 +411,7 @@ void qrem_write_state(qw *w, const qreminder *r) {
     else qw_null(w);
     if (r->originating_agent_id) { qw_key(w, "originatingAgentId"); qw_strz(w, r->originating_agent_id); }
     if (r->anchor_msg != UINT32_MAX) { qw_key(w, "anchorMessage"); qw_int(w, r->anchor_msg); }
+    if (r->retired_at_turn) { qw_key(w, "retiredAtTurn"); qw_int(w, r->retired_at_turn); }
     if (r->meta_json) {
         qw_key(w, "_meta");
         if (!w->pretty) {

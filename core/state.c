@@ -110,6 +110,22 @@ static void rems_remove(quire_state *s, uint32_t i) {
     s->nrems--;
 }
 
+static bool is_live(const qreminder *r) { return r->retired_at_turn == 0; }
+
+/* An expired or cleared reminder leaves the state, unless append_only
+ * placement already put it into history (it has an anchor): then it is
+ * retired and stays, rendered where it was, until the next compaction.
+ * Advances *i past the reminder when it stays. */
+static void retire_or_remove(quire_state *s, uint32_t *i, int64_t turn) {
+    qreminder *r = &s->rems[*i];
+    if (r->anchor_msg != UINT32_MAX) {
+        r->retired_at_turn = turn > 0 ? turn : 1;
+        (*i)++;
+    } else {
+        rems_remove(s, *i);
+    }
+}
+
 qserver *qs_server(quire_state *s, const char *name, size_t len, bool create) {
     for (uint32_t i = 0; i < s->nservers; i++)
         if (strlen(s->servers[i].name) == len && memcmp(s->servers[i].name, name, len) == 0) return &s->servers[i];
@@ -165,7 +181,7 @@ quire_status qs_inject(quire_state *s, const qreminder *r, qbuf *events, uint32_
     /* an explicit id may only replace a reminder of the same origin (or any, for the host) */
     if (r->id) {
         for (uint32_t i = 0; i < s->nrems; i++)
-            if (streq0(s->rems[i].id, r->id) && !host && !streq0(s->rems[i].origin, origin)) {
+            if (is_live(&s->rems[i]) && streq0(s->rems[i].id, r->id) && !host && !streq0(s->rems[i].origin, origin)) {
                 quire_status st = q_err(err, QUIRE_E_INVALID,
                                         "id \"%.100s\" is used by a live reminder of another origin (%.100s)",
                                         r->id, s->rems[i].origin);
@@ -192,6 +208,7 @@ quire_status qs_inject(quire_state *s, const qreminder *r, qbuf *events, uint32_
     s->seq = nr.seq;
     for (uint32_t i = 0; i < s->nrems;) {
         const qreminder *o = &s->rems[i];
+        if (!is_live(o)) { i++; continue; } /* history under append_only: never replaced */
         bool in_scope = host || streq0(o->origin, origin);
         bool same_id = streq0(o->id, nr.id);
         bool same_key = nr.dedupe_key && in_scope && streq0(o->dedupe_key, nr.dedupe_key);
@@ -210,7 +227,7 @@ quire_status qs_inject(quire_state *s, const qreminder *r, qbuf *events, uint32_
     for (;;) {
         uint32_t count = 0, oldest = UINT32_MAX;
         for (uint32_t i = 0; i < s->nrems; i++)
-            if (streq0(s->rems[i].origin, origin)) {
+            if (is_live(&s->rems[i]) && streq0(s->rems[i].origin, origin)) {
                 if (oldest == UINT32_MAX) oldest = i;
                 count++;
             }
@@ -219,7 +236,7 @@ quire_status qs_inject(quire_state *s, const qreminder *r, qbuf *events, uint32_
         snprintf(detail, sizeof detail, "origin %.120s already has %u live reminders (limit %u); the oldest is dropped",
                  origin, count, lim.max_live_per_origin);
         qev_reminder_dropped(events, s->rems[oldest].id, "budget", detail, origin, NULL, NULL);
-        rems_remove(s, oldest);
+        retire_or_remove(s, &oldest, s->turn);
     }
     if (!rems_push(s, &nr)) return q_oom(err);
     qreminder *added = &s->rems[s->nrems - 1];
@@ -243,12 +260,12 @@ uint32_t qs_clear(quire_state *s, const qs_selector *sel, qbuf *events) {
     uint32_t removed = 0;
     for (uint32_t i = 0; i < s->nrems;) {
         const qreminder *r = &s->rems[i];
-        bool match = (!sel->id || streq0(r->id, sel->id)) && (!sel->tag || has_tag(r, sel->tag)) &&
+        bool match = is_live(r) && (!sel->id || streq0(r->id, sel->id)) && (!sel->tag || has_tag(r, sel->tag)) &&
                      (!sel->dedupe_key || streq0(r->dedupe_key, sel->dedupe_key)) &&
                      (!sel->origin || streq0(r->origin, sel->origin));
         if (match) {
             qev_reminder_expired(events, r->id, "cleared", s->turn);
-            rems_remove(s, i);
+            retire_or_remove(s, &i, s->turn);
             removed++;
         } else {
             i++;
@@ -270,7 +287,7 @@ static bool turn_selection(const quire_state *s, bool *keep, bool *over) {
     quire_reminder_limits lim = qs_limits(s);
     uint64_t total = 0;
     for (uint32_t i = 0; i < s->nrems; i++) {
-        keep[i] = s->rems[i].mode != QM_AUDIT_ONLY;
+        keep[i] = s->rems[i].mode != QM_AUDIT_ONLY && is_live(&s->rems[i]);
         over[i] = false;
         if (keep[i]) total += s->rems[i].body_len;
     }
@@ -310,6 +327,15 @@ const qreminder **qs_live_for_turn(const quire_state *s, qarena *ar, uint32_t *n
     return out;
 }
 
+const qreminder **qs_retired_anchored(const quire_state *s, qarena *ar, uint32_t *n) {
+    *n = 0;
+    const qreminder **out = qarena_alloc(ar, (size_t)(s->nrems + 1) * sizeof *out);
+    if (!out) return NULL;
+    for (uint32_t i = 0; i < s->nrems; i++)
+        if (!is_live(&s->rems[i]) && s->rems[i].anchor_msg != UINT32_MAX) out[(*n)++] = &s->rems[i];
+    return out;
+}
+
 void qs_after_render(quire_state *s, qbuf *events) {
     int64_t t = s->turn + 1;
     uint32_t n0 = s->nrems;
@@ -331,7 +357,7 @@ void qs_after_render(quire_state *s, qbuf *events) {
                              "the oldest reminder of the origin with the most bytes (%.60s) is dropped",
                              (long long)t, lim.turn_budget_bytes, s->rems[i].origin);
                     qev_reminder_dropped(events, s->rems[i].id, "budget", detail, s->rems[i].origin, NULL, NULL);
-                    rems_remove(s, i);
+                    retire_or_remove(s, &i, t);
                 } else {
                     i++;
                 }
@@ -344,9 +370,9 @@ void qs_after_render(quire_state *s, qbuf *events) {
     s->turn = t;
     for (uint32_t i = 0; i < s->nrems;) {
         qreminder *r = &s->rems[i];
-        if (r->ttl_remaining > 0 && --r->ttl_remaining == 0) {
+        if (is_live(r) && r->ttl_remaining > 0 && --r->ttl_remaining == 0) {
             qev_reminder_expired(events, r->id, "ttl_expired", t);
-            rems_remove(s, i);
+            retire_or_remove(s, &i, t);
         } else {
             i++;
         }
@@ -356,7 +382,13 @@ void qs_after_render(quire_state *s, qbuf *events) {
 void qs_after_compact(quire_state *s, qbuf *events, uint32_t *kept, uint32_t *removed) {
     uint32_t k = 0, rm = 0;
     for (uint32_t i = 0; i < s->nrems;) {
-        if (s->rems[i].preserve_on_compact) { k++; i++; continue; }
+        if (!is_live(&s->rems[i])) { rems_remove(s, i); continue; } /* expired already: history ends here */
+        if (s->rems[i].preserve_on_compact) {
+            s->rems[i].anchor_msg = UINT32_MAX; /* the transcript changed: placed afresh */
+            k++;
+            i++;
+            continue;
+        }
         qev_reminder_expired(events, s->rems[i].id, "compacted_out", s->turn);
         rems_remove(s, i);
         rm++;
@@ -378,6 +410,7 @@ quire_state *qs_propagate(const quire_state *parent, const char *agent_id, const
     c->seq = parent->seq;
     for (uint32_t i = 0; i < parent->nrems; i++) {
         const qreminder *r = &parent->rems[i];
+        if (!is_live(r)) continue;
         bool copy = r->propagate == QP_ALL || (r->propagate == QP_SESSION && r->source != QS_INHERITED);
         if (!copy) continue;
         qreminder nr = *r;

@@ -50,6 +50,11 @@ typedef struct qreminder {
     /* append_only placement: index of the transcript message after which it
      * was first rendered (UINT32_MAX = not placed yet) */
     uint32_t anchor_msg;
+    /* 0 = live. Otherwise the turn at which a reminder already placed in
+     * append_only history expired or was cleared: it is no longer live (no TTL,
+     * dedupe, budget or events) but its bytes stay at its anchor, so history
+     * stays append-only, until the next compaction removes it. */
+    int64_t retired_at_turn;
 } qreminder;
 
 typedef struct qserver {
@@ -83,6 +88,10 @@ quire_state *qs_clone(const quire_state *s);
  * order (audit_only excluded). Pointers into s; *n receives the count. The
  * array is allocated in ar. */
 const qreminder **qs_live_for_turn(const quire_state *s, qarena *ar, uint32_t *n);
+
+/* Retired reminders that still sit in append_only history (anchored), in
+ * injection order; allocated in ar like qs_live_for_turn. */
+const qreminder **qs_retired_anchored(const quire_state *s, qarena *ar, uint32_t *n);
 
 /* The state after a rendered model call: turn + 1, firedAtTurn set on the
  * reminders that were rendered for the first time, every ttlRemaining - 1,

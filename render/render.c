@@ -352,6 +352,10 @@ quire_status quire_render(const quire_transcript *t, const quire_state *state, c
     c.turn = c.next->turn + 1;
     c.rems = qs_live_for_turn(c.next, &c.scratch, &c.nrems);
     if (!c.rems) st = q_oom(err);
+    if (!st && ro->placement == QUIRE_PLACEMENT_APPEND_ONLY) {
+        c.retired = qs_retired_anchored(c.next, &c.scratch, &c.nretired);
+        if (!c.retired) st = q_oom(err);
+    }
     if (!st) st = check_transcript(&c);
     if (!st) st = qr_plan_slots(&c);
     if (!st) st = qr_plan_cache(&c);

@@ -50,6 +50,8 @@ typedef struct qr_ctx {
     int64_t turn;             /* the turn being rendered: state->turn + 1 */
     const qreminder **rems;   /* reminders to render this turn, injection order */
     uint32_t nrems;
+    const qreminder **retired; /* append_only: expired ones still in history, at their anchors */
+    uint32_t nretired;
     quire_state *next;        /* the state after this call (being built) */
     /* plan */
     qstr sys_extra;           /* system-slot reminders (a paragraph), absent when none */

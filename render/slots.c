@@ -103,7 +103,7 @@ static qstr build_text(qr_ctx *c, const pick *p, uint32_t n, qslot slot) {
 }
 
 quire_status qr_plan_slots(qr_ctx *c) {
-    uint32_t n = c->nrems;
+    uint32_t n = c->nrems + c->nretired;
     c->groups = NULL;
     c->ngroups = 0;
     c->sys_extra = (qstr){0};
@@ -113,12 +113,23 @@ quire_status qr_plan_slots(qr_ctx *c) {
     bool append_only = c->ro->placement == QUIRE_PLACEMENT_APPEND_ONLY;
     uint32_t last = c->t->nmsgs ? c->t->nmsgs - 1 : QR_TAIL;
     for (uint32_t i = 0; i < n; i++) {
+        if (i >= c->nrems) {
+            /* expired, but its bytes are history: same slot, same place, no event */
+            const qreminder *r = c->retired[i - c->nrems];
+            const char *reason = "requested";
+            p[i].r = r;
+            p[i].slot = decide(c, r, &reason);
+            p[i].order = (uint32_t)r->seq;
+            p[i].anchor = p[i].slot == QSLOT_SYSTEM ? QR_TAIL : r->anchor_msg;
+            if (p[i].slot == QSLOT_SYSTEM) p[i].slot = QSLOT_USER_BLOCK; /* never re-enters the system prompt */
+            continue;
+        }
         const qreminder *r = c->rems[i];
         const char *reason = "requested";
         qslot s = decide(c, r, &reason);
         p[i].r = r;
         p[i].slot = s;
-        p[i].order = i;
+        p[i].order = (uint32_t)r->seq;
         p[i].anchor = QR_TAIL;
         if (append_only && s != QSLOT_SYSTEM) {
             if (r->anchor_msg != UINT32_MAX && r->anchor_msg < last) {

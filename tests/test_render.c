@@ -577,6 +577,72 @@ static void test_append_only(void) {
     quire_transcript_free(b);
 }
 
+/* ---- append_only: an expired reminder stays in history until compaction ---- */
+static void test_append_only_expiry(void) {
+    quire_transcript *a = tr(k_user_tail);
+    const char *j2 =
+        "{\"system\":\"You are a coding agent.\",\"messages\":[{\"role\":\"user\",\"content\":\"List src/\"},"
+        "{\"role\":\"assistant\",\"content\":\"Sure.\"},{\"role\":\"user\",\"content\":\"Now fix b.c\"},"
+        "{\"role\":\"assistant\",\"content\":\"Done.\"},{\"role\":\"user\",\"content\":\"Thanks\"}]}";
+    quire_transcript *b = tr(j2);
+    quire_state *s = qs_new(NULL, "sess");
+    qreminder q;
+    memset(&q, 0, sizeof q);
+    q.body = "Seen once.";
+    q.body_len = strlen(q.body);
+    q.role_hint = QRH_USER_BLOCK;
+    q.ttl_turns = q.ttl_remaining = 1;
+    q.anchor_msg = UINT32_MAX;
+    q.origin = "host";
+    quire_error e;
+    CHECK_INT(qs_inject(s, &q, NULL, NULL, NULL, &e), QUIRE_OK);
+    for (int mode = 0; mode < 2; mode++) {
+        quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
+        ro.provider = "anthropic";
+        ro.placement = mode ? QUIRE_PLACEMENT_APPEND_ONLY : QUIRE_PLACEMENT_TAIL;
+        ro.cache_breakpoints = QUIRE_CACHE_INPUT_ONLY; /* managed markers move forward each turn */
+        out o1 = render_opts(a, s, &ro);
+        CHECK_INT(o1.st, QUIRE_OK);
+        CHECK_INT(count(o1.req, "Seen once."), 1);
+        CHECK_MSG(count(o1.ev, "\"phase\":\"ttl_expired\"") == 1, "%s", o1.ev);
+        /* the state file keeps the retired reminder, and only under append_only */
+        quire_bytes sb = {0};
+        CHECK_INT(quire_state_write(o1.next, 0, &sb, &e), QUIRE_OK);
+        CHECK_INT(count(sb.data, "\"retiredAtTurn\":1"), mode ? 1 : 0);
+        quire_state *s2 = NULL;
+        CHECK_INT(quire_state_parse(sb.data, sb.len, NULL, &s2, &e), QUIRE_OK);
+        quire_bytes_free(&sb);
+        out o2 = render_opts(b, s2, &ro);
+        CHECK_INT(o2.st, QUIRE_OK);
+        /* append_only: turn T's bytes, reminder included, are a prefix of turn T+1's
+         * (up to T's last block); tail: an expired reminder is gone */
+        CHECK_INT(count(o2.req, "Seen once."), mode ? 1 : 0);
+        CHECK_INT(count(o2.ev, "reminder_emitted"), 0);
+        if (mode) {
+            const char *cut = strstr(o1.req, "Seen once.");
+            CHECK_MSG(cut && common_prefix(o1.req, o2.req) > (size_t)(cut - o1.req) + 10, "\n T:   %s\n T+1: %s",
+                      o1.req, o2.req);
+            /* a third turn keeps it at the same place; compaction finally drops it */
+            out o3 = render_opts(b, o2.next, &ro);
+            CHECK_INT(count(o3.req, "Seen once."), 1);
+            uint32_t kept = 9, removed = 9;
+            qs_after_compact(o3.next, NULL, &kept, &removed);
+            CHECK_INT(o3.next->nrems, 0);
+            CHECK_INT(kept, 0);
+            out o4 = render_opts(b, o3.next, &ro);
+            CHECK_INT(count(o4.req, "Seen once."), 0);
+            out_free(&o3);
+            out_free(&o4);
+        }
+        quire_state_free(s2);
+        out_free(&o1);
+        out_free(&o2);
+    }
+    quire_state_free(s);
+    quire_transcript_free(a);
+    quire_transcript_free(b);
+}
+
 /* ---- input dialects: render X, read back from X, render X: same bytes ---- */
 static void test_from_roundtrip(void) {
     const char *j =
@@ -690,6 +756,7 @@ int main(void) {
     test_validator();
     test_caps();
     test_append_only();
+    test_append_only_expiry();
     test_from_roundtrip();
     test_pairing();
     TEST_MAIN_END();
