@@ -64,7 +64,7 @@ typedef struct turn_body {
 } turn_body;
 
 typedef struct run {
-    buf stream;        /* the JSONL stream (bodies or digests, per flags) */
+    FILE *sink;        /* the JSONL stream is written here as it is produced (NULL: not wanted) */
     buf events;        /* the stream with request lines in digest form */
     turn_body *turns;  /* request bodies (kept when --out/--check need them) */
     size_t nturns, capturns;
@@ -76,7 +76,6 @@ typedef struct run {
 } run;
 
 static void run_free(run *r) {
-    free(r->stream.p);
     free(r->events.p);
     for (size_t i = 0; i < r->nturns; i++) free(r->turns[i].p);
     free(r->turns);
@@ -139,16 +138,25 @@ static int do_run(const char *name, const char *log, size_t len, const quire_rep
             return 1;
         }
         if (done) break;
-        if (!bput(&R->stream, s.output, s.output_len)) goto oom;
+        if (R->sink) {
+            if (s.output_len && fwrite(s.output, 1, s.output_len, R->sink) != s.output_len) {
+                quire_replay_free(rp);
+                return cli_fail("write failed: %s", strerror(errno));
+            }
+        }
         if (s.compactions) R->compactions_since += s.compactions;
-        if (!s.turn) {
-            if (!bput(&R->events, s.output, s.output_len)) goto oom;
+        if (keep_bodies) { /* events.jsonl of an --out folder: request lines in digest form */
+            if (!s.turn) {
+                if (!bput(&R->events, s.output, s.output_len)) goto oom;
+                continue;
+            }
+            if (!digest_line(&R->events, &s, s.request, s.request_len)) goto oom;
+            size_t rest;
+            const char *after = skip_first_line(s.output, s.output_len, &rest);
+            if (!bput(&R->events, after, rest)) goto oom;
+        } else if (!s.turn) {
             continue;
         }
-        if (!digest_line(&R->events, &s, s.request, s.request_len)) goto oom;
-        size_t rest;
-        const char *after = skip_first_line(s.output, s.output_len, &rest);
-        if (!bput(&R->events, after, rest)) goto oom;
         if (keep_bodies) {
             if (R->nturns == R->capturns) {
                 size_t nc = R->capturns ? R->capturns * 2 : 64;
@@ -415,14 +423,46 @@ int cmd_replay(int argc, char **argv) {
     ro.flags = digest && !outdir && !checkdir ? QUIRE_REPLAY_DIGEST : 0u;
     run R;
     memset(&R, 0, sizeof R);
+    /* the plain stream is written as it is produced (a long session's requests
+     * add up to far more than its log): to stdout, or to a temporary sibling
+     * of -o FILE renamed into place only when the whole replay succeeded */
+    char *tmp = NULL;
+    bool streaming = !outdir && !checkdir && !stats;
+    if (streaming) {
+        if (out && strcmp(out, "-") != 0) {
+            size_t pl = strlen(out) + 32;
+            tmp = malloc(pl);
+            if (!tmp) { quire_bytes_free(&imported); cli_file_free(&f); return cli_fail("out of memory"); }
+            snprintf(tmp, pl, "%s.quire-tmp-%ld", out, (long)getpid());
+            R.sink = fopen(tmp, "wb");
+            if (!R.sink) {
+                int en = errno;
+                free(tmp);
+                quire_bytes_free(&imported);
+                cli_file_free(&f);
+                return cli_fail("%s: %s", out, strerror(en));
+            }
+        } else {
+            R.sink = stdout;
+        }
+    }
     int rc = do_run(f.name, log, len, &ro, outdir || checkdir, stats, &R);
+    if (R.sink) {
+        if (fflush(R.sink) != 0 && rc == 0) rc = cli_fail("%s: write failed", tmp ? out : "<stdout>");
+        if (tmp) {
+            if (fclose(R.sink) != 0 && rc == 0) rc = cli_fail("%s: write failed", out);
+            if (rc == 0 && rename(tmp, out) != 0) rc = cli_fail("%s: %s", out, strerror(errno));
+            if (rc != 0) unlink(tmp);
+            free(tmp);
+        }
+    }
     quire_bytes_free(&imported);
     cli_file_free(&f);
     if (rc == 0 && outdir) rc = write_out(outdir, &R, digest);
     if (rc == 0 && checkdir) rc = check_out(checkdir, &R);
-    if (rc == 0 && !outdir && !checkdir) {
+    if (rc == 0 && !outdir && !checkdir && stats) {
         cli_outputs *outs = cli_out_new();
-        if (stats) {
+        {
             char tot[256];
             double reuse = R.total_bytes ? 100.0 * (double)R.total_shared / (double)R.total_bytes : 0.0;
             size_t turns = 0;
@@ -432,8 +472,6 @@ int cmd_replay(int argc, char **argv) {
                              R.total_bytes, R.total_shared, reuse);
             if (k > 0) bput(&R.stats, tot, (size_t)k);
             cli_out_add_copy(outs, out, R.stats.p ? R.stats.p : "", R.stats.n);
-        } else {
-            cli_out_add_copy(outs, out, R.stream.p ? R.stream.p : "", R.stream.n);
         }
         rc = cli_out_commit(outs);
     } else if (rc == 0 && stats) {

@@ -449,8 +449,13 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
         return st;
     }
     int64_t turn = res.state ? res.state->turn : 0;
-    r->req.len = 0;
-    qbuf_put(&r->req, res.request.data, res.request.len);
+    /* the step's body: take the rendered buffer over instead of copying it */
+    qbuf_free(&r->req);
+    r->req.data = res.request.data;
+    r->req.len = res.request.len;
+    r->req.cap = res.request.len + 1;
+    res.request.data = NULL;
+    res.request.len = 0;
     /* the stream line: bodies are always compact inside JSONL */
     qw w;
     qw_init(&w, &r->out, false);
@@ -464,22 +469,22 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
     qw_obj_end(&w);
     if (r->ro.flags & QUIRE_REPLAY_DIGEST) {
         char hex[33];
-        quire_digest128(res.request.data, res.request.len, hex);
-        qw_key(&w, "bytes"); qw_int(&w, (int64_t)res.request.len);
+        quire_digest128(r->req.data, r->req.len, hex);
+        qw_key(&w, "bytes"); qw_int(&w, (int64_t)r->req.len);
         qw_key(&w, "digest"); qw_strz(&w, hex);
     } else {
         qw_key(&w, "body");
         if (r->ro.pretty) {
             /* the step keeps the pretty body; the line gets a compact copy */
             quire_bytes compact = {0};
-            if (quire_json_format(res.request.data, res.request.len, 0, &r->opts, &compact, NULL) == QUIRE_OK) {
+            if (quire_json_format(r->req.data, r->req.len, 0, &r->opts, &compact, NULL) == QUIRE_OK) {
                 qw_raw_value(&w, compact.data, compact.len);
                 quire_bytes_free(&compact);
             } else {
-                qw_raw_value(&w, res.request.data, res.request.len);
+                qw_raw_value(&w, r->req.data, r->req.len);
             }
         } else {
-            qw_raw_value(&w, res.request.data, res.request.len);
+            qw_raw_value(&w, r->req.data, r->req.len);
         }
     }
     qw_obj_end(&w);
