@@ -41,6 +41,7 @@ typedef struct qc_run {
     /* summary */
     bool *in_span;      /* per turn */
     uint32_t span_turns, span_msgs, span_first, span_last;
+    uint32_t span_end_turn; /* the last turn of the span */
     bool summarized, supplied, standalone;
     uint32_t summary_at; /* work index of the message holding the summary block */
     uint64_t summary_tok, span_tok;
@@ -165,7 +166,6 @@ static bool excerpt_item(qc_run *r, uint32_t i, uint32_t k, int32_t part, qstr o
 /* Stage 1: old tool outputs -> head/tail excerpts, oldest first             */
 /* ------------------------------------------------------------------------ */
 
-static void select_span(qc_run *r);
 
 static void stage_prune(qc_run *r) {
     const qc_view *v = &r->v;
@@ -173,25 +173,8 @@ static void stage_prune(qc_run *r) {
     uint32_t old_end = v->nturns > kl ? v->start[v->nturns - kl] : v->start[0];
     size_t cap = r->p->tool_output_excerpt_bytes;
     size_t head = cap / 2, tail = cap - head;
-    /* Shortcut, same result: when even emptying every prunable output leaves
-     * the estimate over budget, stage 1 will prune them all and stage 2 will
-     * drop the span, so outputs inside the span need no excerpt. */
-    const bool *skip_turn = NULL;
-    if ((r->p->stages & QUIRE_COMPACT_SUMMARIZE) && !r->summarized) {
-        uint64_t removable = 0;
-        for (uint32_t i = 0; i < old_end; i++) {
-            if (r->drop[i] || r->work[i].pinned) continue;
-            for (uint32_t k = 0; k < r->work[i].nblocks; k++)
-                if (r->work[i].blocks[k].type == QB_TOOL_RESULT) removable += r->btok[i][k];
-        }
-        if (r->total - removable > r->p->budget_tokens) {
-            select_span(r);
-            if (r->span_turns) skip_turn = r->in_span;
-        }
-    }
     for (uint32_t i = 0; i < old_end && over(r) && !r->oom; i++) {
         if (r->drop[i] || r->work[i].pinned) continue;
-        if (skip_turn && r->v.turn_of[i] != UINT32_MAX && skip_turn[r->v.turn_of[i]]) continue;
         for (uint32_t k = 0; k < r->work[i].nblocks && over(r) && !r->oom; k++) {
             const qblock *b = &r->work[i].blocks[k];
             if (b->type != QB_TOOL_RESULT) continue;
@@ -224,18 +207,40 @@ static void stage_prune(qc_run *r) {
  * (before the summary, in order) instead of being summarised away. */
 static bool instruction(const qmsg *m) { return m->role == QR_SYSTEM || m->role == QR_DEVELOPER; }
 
-/* The span: every turn after the first keepFirstTurns and before the last
- * keepLastTurns that holds no pinned message. */
+/* The span. Eligible: every turn after the first keepFirstTurns and before the
+ * last keepLastTurns that holds no pinned message. Over budget, the span is the
+ * oldest eligible turns, as few as bring the estimate (with summaryTokens
+ * reserved for the summary) under the budget, ending before an unpinned turn
+ * that then carries the summary. Under budget or without a budget (a summary
+ * the host supplied), it is every eligible turn. */
 static void select_span(qc_run *r) {
     const qc_view *v = &r->v;
     uint32_t kf = r->p->keep_first_turns, kl = r->p->keep_last_turns;
     r->span_turns = r->span_msgs = 0;
     r->span_first = r->span_last = UINT32_MAX;
+    r->span_end_turn = UINT32_MAX;
     r->span_tok = 0;
+    for (uint32_t t = 0; t < v->nturns; t++) r->in_span[t] = false;
     if ((uint64_t)kf + kl >= v->nturns) return;
-    for (uint32_t t = kf; t < v->nturns - kl; t++) {
+    uint32_t end = v->nturns - kl; /* eligible turns are in [kf, end) */
+    if (over(r)) {
+        uint64_t need = r->total + r->p->summary_tokens + QC_TOK_MESSAGE - r->p->budget_tokens, got = 0;
+        uint32_t stop = end;
+        for (uint32_t t = kf; t < end; t++) {
+            if (v->turn_pinned[t]) continue;
+            for (uint32_t i = v->start[t]; i < v->start[t + 1]; i++)
+                if (!instruction(&r->in->msgs[i]) && !r->drop[i]) got += r->mtok[i];
+            if (got < need) continue;
+            /* enough: stop here unless the next turn is pinned (it cannot carry the summary) */
+            uint32_t u = t + 1;
+            if (u >= end || !v->turn_pinned[u]) { stop = t + 1; break; }
+        }
+        end = stop;
+    }
+    for (uint32_t t = kf; t < end; t++) {
         if (v->turn_pinned[t]) continue;
         r->in_span[t] = true;
+        r->span_end_turn = t;
         r->span_turns++;
         for (uint32_t i = v->start[t]; i < v->start[t + 1]; i++) {
             if (instruction(&r->in->msgs[i])) continue;
@@ -275,8 +280,11 @@ static bool apply_summary(qc_run *r, const char *text, size_t len) {
             r->total -= r->mtok[i];
         }
     }
-    uint32_t kl = r->p->keep_last_turns;
-    uint32_t target = kl && v->nturns > kl ? v->start[v->nturns - kl] : UINT32_MAX;
+    /* the summary rides on the first unpinned turn after the span (so no two
+     * user messages follow each other), else it stands alone at the end */
+    uint32_t target = UINT32_MAX;
+    for (uint32_t u = r->span_end_turn + 1; u < v->nturns; u++)
+        if (!v->turn_pinned[u]) { target = v->start[u]; break; }
     uint64_t stok = qc_block_tokens(&r->cnt, &sb);
     r->summary_tok = stok;
     if (target != UINT32_MAX) {

@@ -67,6 +67,9 @@ case("stage1_prune_only_report", ["compact", "--budget", "3700", "--keep-last", 
 case("stage2_summary_only", ["compact", "--policy", "policy.json", "--pretty", "in.json"],
      {"in.json": base, "policy.json": {"budgetTokens": 2500, "keepLastTurns": 2, "stages": {"pruneToolOutputs": False, "cutOversized": False}}},
      "stage 2 alone: turns 2-4 replaced by the digest, merged into the first kept user message")
+case("stage2_oldest_turns_only", ["compact", "--policy", "policy.json", "--pretty", "in.json"],
+     {"in.json": base, "policy.json": {"budgetTokens": 4200, "keepLastTurns": 2, "stages": {"pruneToolOutputs": False, "cutOversized": False}}},
+     "stage 2, slightly over budget: only the oldest turns (2-3) are summarised, as few as fit the budget; turn 4 stays whole")
 big = turns(2, out=3)
 big["messages"].append({"role": "user", "id": "u3", "content": "Please review this log:\n" + out_lines("log", 400) + "Thanks."})
 case("stage3_cut_only", ["compact", "--budget", "1200", "--pretty", "in.json"], {"in.json": big},
