@@ -4,8 +4,9 @@
 #include <stdlib.h>
 
 static const char k_help[] =
-    "usage: quire render [--provider P] [--model M] [--pretty] [--max-tokens N] [-o FILE] [FILE|-]\n"
-    "                    [--state F] [--remind F] [--state-out F] [--events F]\n"
+    "usage: quire render [--provider P] [--model M] [--from DIALECT] [--state F] [--remind F]\n"
+    "                    [--state-out F] [--events F] [--caps F] [--policy F] [--max-tokens N]\n"
+    "                    [--lossy] [--pretty] [--explain] [-o FILE] [FILE|-]\n"
     "\n"
     "Renders a quire.transcript/1 transcript into the request body for a provider.\n"
     "\n"
