@@ -13,7 +13,8 @@
 #include "render/wire.h"
 
 /* Writes the joined text of blocks as one JSON string, with extra texts
- * appended (blank-line separated). */
+ * appended (blank-line separated). The buffer holds the JSON-escaped form:
+ * escaped input slices are copied as they are, nothing is decoded. */
 typedef struct joiner {
     qr_ctx *c;
     qbuf b;
@@ -22,13 +23,14 @@ typedef struct joiner {
 
 static void j_init(joiner *j, qr_ctx *c) { j->c = c; qbuf_init(&j->b, c->scratch.a); j->any = false; }
 static void j_add(joiner *j, qstr s) {
-    if (j->any) qbuf_puts(&j->b, "\n\n");
-    qbuf_put_qstr(&j->b, s);
+    if (j->any) qbuf_put(&j->b, "\\n\\n", 4); /* an escaped blank line */
+    if (s.esc) qbuf_put(&j->b, s.p, s.len);
+    else if (s.p) qj_escape(&j->b, s.p, s.len);
     j->any = true;
 }
 static void j_write(joiner *j) {
     if (j->b.oom) j->c->w->b->oom = true;
-    qw_str(j->c->w, j->b.data ? j->b.data : "", j->b.len);
+    qw_str_esc(j->c->w, j->b.data ? j->b.data : "", j->b.len);
     qbuf_free(&j->b);
 }
 
