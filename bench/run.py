@@ -3,7 +3,7 @@ this invocation, side by side with the peers where the performance issue asks,
 ratios computed from this run's numbers. MB = 10^6 bytes.
 
 usage: bench/run.py --build DIR [--quick]"""
-import argparse, json, os, platform, re, statistics, subprocess, sys, tempfile, time
+import argparse, json, os, platform, statistics, subprocess, sys, time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", default="build-bench")
@@ -98,36 +98,36 @@ for prov in ("openai", "gemini", "openai_responses", "bedrock", "mistral", "olla
     q, err = run_json([f"{B}/bench/bench_render", f, prov, "20" if quick else "60"])
     row(f"3. Render -> {prov}, in-process", "3 MB", f"{q['mb_per_s']:.0f} MB/s, {q['median_ms']:.2f} ms" if q else f"n/a: {err[:60]}")
 
-# 4. Compaction to 20,000 tokens vs LangChain trimMessages
+# 4. Compaction to 20,000 tokens vs LangChain trimMessages (both in-process, from bytes)
 for k, f in inputs.items():
-    qw, err = wall([QUIRE, "compact", "--budget", "20000", f], 5 if quick else 20)
+    q, err = run_json([f"{B}/bench/bench_compact", f, "20000", "5" if quick else "30"])
     p, perr = node_peer("bench/peers/langchain_trim.mjs", [], f, 5 if quick else 20, 3) if have_node else (None, "node peers not installed")
-    row("4a. Compact to 20k tokens (quire: whole process; LangChain: in-process, chars/4 counter)", k,
-        fmt_ms(qw) if qw else f"n/a: {err[:60]}", "trimMessages: " + (f"{p['median_ms']:.2f} ms" if p else f"n/a: {perr}"),
-        f"{p['median_ms'] / 1e3 / qw:.1f}x" if qw and p else "")
+    qs = f"{q['median_ms']:.2f} ms" if q else f"n/a: {err[:60]}"
+    row("4a. Compact to 20k tokens, in-process (quire: parse + estimate + 3 stages + write; LangChain: chars/4 counter)",
+        k, qs, "trimMessages: " + (f"{p['median_ms']:.2f} ms" if p else f"n/a: {perr}"),
+        f"{p['median_ms'] / q['median_ms']:.1f}x" if q and p else "")
     if k == "3 MB" and have_node and not quick:
         p2, perr2 = node_peer("bench/peers/langchain_trim.mjs", ["--counter", "codepoints", "--timeout", "120"], f, 1, 0)
-        row("4b. Compact, LangChain with a counter that reads every character", k, fmt_ms(qw) if qw else "n/a",
+        row("4b. Compact, LangChain with a counter that reads every character", k, qs,
             "trimMessages: " + (f"{p2['median_ms']:.0f} ms" if p2 else f"n/a: {perr2}"),
-            f"{p2['median_ms'] / 1e3 / qw:.0f}x" if qw and p2 else "")
+            f"{p2['median_ms'] / q['median_ms']:.0f}x" if q and p2 else "")
+    qw, err = wall([QUIRE, "compact", "--budget", "20000", "-o", "/dev/null", f], 5 if quick else 20)
+    row("4c. Compact to 20k tokens, whole process", k, fmt_ms(qw) if qw else f"n/a: {err[:60]}")
 
 # 5. Replay of a 1,000-turn session
-with tempfile.TemporaryDirectory() as td:
-    t0 = time.perf_counter()
-    r = subprocess.run([QUIRE, "replay", "--stats", session], capture_output=True, text=True)
-    t1 = time.perf_counter()
-    if r.returncode == 0:
-        row("5. Replay 1,000 turns (reminder every 5 turns, 1 compaction), whole process", "session", fmt_ms(t1 - t0))
-        per = {}
-        for line in r.stdout.splitlines():
-            m = re.match(r"turn\s+(\d+)\b.*?\b(\d+(?:\.\d+)?)\s*us\b", line)
-            if m:
-                per[int(m.group(1))] = float(m.group(2))
-        if per:
-            row("5b. Replay time per turn at turn 100 / 500 / 1000", "session",
-                " / ".join(f"{per.get(n, float('nan')):.0f} us" for n in (100, 500, 1000)))
-    else:
-        row("5. Replay 1,000 turns", "session", "n/a: " + (r.stderr.strip()[-60:] or "failed"))
+rw, err = wall([QUIRE, "replay", "-o", "/dev/null", session], 2 if quick else 5)
+row("5a. Replay 1,000 turns (reminder every 5 turns, 1 compaction), whole process, bodies written", "session",
+    fmt_ms(rw) if rw else f"n/a: {err[:60]}")
+j, err = run_json([f"{B}/bench/bench_replay", session])
+if j:
+    row("5b. Replay in-process: total; request bytes produced", "session",
+        f"{j['total_ms']:.0f} ms; {j['request_bytes'] / 1e9:.2f} GB ({j['request_bytes'] / j['total_ms'] / 1e3:.0f} MB/s)")
+    row("5c. Time per turn at turn 100 / 500 / 1000 (request size)", "session",
+        " / ".join(f"{j.get(f'turn_{n}_us', 0):.0f} us ({j.get(f'turn_{n}_bytes', 0) / 1e6:.2f} MB)" for n in (100, 500, 1000)))
+    row("5d. Cost per request byte at turn 100 / 500 / 1000", "session",
+        " / ".join(f"{j.get(f'turn_{n}_ns_per_byte', 0):.2f} ns" for n in (100, 500, 1000)))
+else:
+    row("5b. Replay in-process", "session", f"n/a: {err[:60]}")
 
 # 6. Peak RSS
 for k, f in inputs.items():
@@ -144,7 +144,7 @@ try:
 except (OSError, StopIteration):
     pass
 print(f"\nquire benchmarks — {cpu or platform.processor()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}")
-print(f"inputs: bench/gen.py (deterministic); peers: bench/peers/package.json (pinned)\n")
+print("inputs: bench/gen.py (deterministic); peers: bench/peers/package.json (pinned)\n")
 w = [max(len(r[i]) for r in rows + [("what", "size", "quire", "peer", "ratio")]) for i in range(5)]
 hdr = ("what", "size", "quire", "peer", "peer/quire")
 print("| " + " | ".join(h.ljust(w[i]) for i, h in enumerate(hdr)) + " |")
