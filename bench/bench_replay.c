@@ -3,34 +3,17 @@
  * render turns 100, 500 and 1000 (median of their neighbourhood +-5 turns,
  * with the request bytes, so cost per byte can be compared across N).
  * usage: bench_replay LOG */
-#define _POSIX_C_SOURCE 200809L
+#include "bench/bench_common.h"
 #include "quire.h"
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-static int cmpd(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: %s LOG\n", argv[0]); return 2; }
-    FILE *f = fopen(argv[1], "rb");
-    if (!f) { perror(argv[1]); return 1; }
-    fseek(f, 0, SEEK_END);
-    long sz = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)sz + 1);
-    if (!buf || fread(buf, 1, (size_t)sz, f) != (size_t)sz) { fclose(f); return 1; }
-    fclose(f);
+    size_t flen = 0;
+    char *buf = bench_slurp(argv[1], &flen);
+    long sz = (long)flen;
     enum { MAXT = 100000 };
     double *tt = calloc(MAXT, sizeof(double));
     size_t *tb = calloc(MAXT, sizeof(size_t));
@@ -39,7 +22,7 @@ int main(int argc, char **argv) {
     quire_replay_options ro = QUIRE_REPLAY_OPTIONS_INIT;
     quire_replay *rp = NULL;
     quire_error e;
-    double t0 = now();
+    double t0 = bench_now();
     if (quire_replay_open(buf, (size_t)sz, &ro, &o, &rp, &e) != QUIRE_OK) {
         fprintf(stderr, "%s:%u:%u: %s\n", argv[1], e.line, e.column, e.message);
         return 1;
@@ -49,12 +32,12 @@ int main(int argc, char **argv) {
     for (;;) {
         quire_replay_step s;
         int done = 0;
-        double a = now();
+        double a = bench_now();
         if (quire_replay_next(rp, &s, &done, &e) != QUIRE_OK) {
             fprintf(stderr, "%s:%u:%u: %s\n", argv[1], e.line, e.column, e.message);
             return 1;
         }
-        double b = now();
+        double b = bench_now();
         if (done) break;
         if (s.turn > 0 && s.turn < MAXT) {
             tt[s.turn] = b - a;
@@ -63,7 +46,7 @@ int main(int argc, char **argv) {
             if (s.turn > turns) turns = (long)s.turn;
         }
     }
-    double total = now() - t0;
+    double total = bench_now() - t0;
     quire_replay_free(rp);
     printf("{\"bench\":\"replay\",\"log_bytes\":%ld,\"turns\":%ld,\"request_bytes\":%zu,\"total_ms\":%.1f", sz, turns,
            total_bytes, total * 1e3);
@@ -76,8 +59,7 @@ int main(int argc, char **argv) {
         size_t bytes = 0;
         for (long i = c - 5; i <= c + 5; i++)
             if (i >= 1 && i <= turns) { w[n++] = tt[i]; bytes += tb[i]; }
-        qsort(w, (size_t)n, sizeof(double), cmpd);
-        double med = w[n / 2];
+        double med = bench_median(w, n);
         size_t avg = bytes / (size_t)n;
         printf(",\"turn_%ld_us\":%.1f,\"turn_%ld_bytes\":%zu,\"turn_%ld_ns_per_byte\":%.3f", c, med * 1e6, c, avg, c,
                med * 1e9 / (double)(avg ? avg : 1));
