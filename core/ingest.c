@@ -746,19 +746,27 @@ static quire_status run(int kind, quire_state *s, const pdoc *p, uint32_t node, 
     return st;
 }
 
-quire_status quire_state_apply(const quire_state *s, const char *json, size_t len, const quire_options *opts,
-                               quire_state **next, quire_bytes *events, quire_bytes *response, quire_error *err) {
+/* One JSON text applied as one message of the given kind: the shared body of
+ * quire_state_apply, _ingest_mcp and _ingest_acp. */
+static quire_status apply_one(int kind, const char *server, const quire_state *s, const char *json, size_t len,
+                              const quire_options *opts, quire_state **next, quire_bytes *events,
+                              quire_bytes *response, quire_error *err) {
     apply_ctx c;
     quire_status st = ctx_begin(&c, s, opts, next, events, response, err);
     if (st) return st;
     pdoc p;
     st = pdoc_parse(&p, json, len, opts, c.a, err);
     if (st == QUIRE_OK) {
-        st = run(RUN_LINE, c.next, &p, 0, "", NULL, &c, err);
+        st = run(kind, c.next, &p, 0, "", server, &c, err);
         if (st) q_err_locate(err, json, len);
     }
     pdoc_free(&p);
     return ctx_end(&c, st, next, events, response, err);
+}
+
+quire_status quire_state_apply(const quire_state *s, const char *json, size_t len, const quire_options *opts,
+                               quire_state **next, quire_bytes *events, quire_bytes *response, quire_error *err) {
+    return apply_one(RUN_LINE, NULL, s, json, len, opts, next, events, response, err);
 }
 
 quire_status quire_state_apply_lines(const quire_state *s, const char *json, size_t len, const quire_options *opts,
@@ -823,33 +831,13 @@ quire_status quire_state_ingest_mcp(const quire_state *s, const char *server, co
         *next = NULL;
         return q_err(err, QUIRE_E_INVALID, "quire_state_ingest_mcp: a server name is required");
     }
-    apply_ctx c;
-    quire_status st = ctx_begin(&c, s, opts, next, events, NULL, err);
-    if (st) return st;
-    pdoc p;
-    st = pdoc_parse(&p, json, len, opts, c.a, err);
-    if (st == QUIRE_OK) {
-        st = run(RUN_MCP, c.next, &p, 0, "", server, &c, err);
-        if (st) q_err_locate(err, json, len);
-    }
-    pdoc_free(&p);
-    return ctx_end(&c, st, next, events, NULL, err);
+    return apply_one(RUN_MCP, server, s, json, len, opts, next, events, NULL, err);
 }
 
 quire_status quire_state_ingest_acp(const quire_state *s, const char *json, size_t len, const quire_options *opts,
                                     quire_state **next, quire_bytes *events, quire_bytes *response,
                                     quire_error *err) {
-    apply_ctx c;
-    quire_status st = ctx_begin(&c, s, opts, next, events, response, err);
-    if (st) return st;
-    pdoc p;
-    st = pdoc_parse(&p, json, len, opts, c.a, err);
-    if (st == QUIRE_OK) {
-        st = run(RUN_ACP, c.next, &p, 0, "", NULL, &c, err);
-        if (st) q_err_locate(err, json, len);
-    }
-    pdoc_free(&p);
-    return ctx_end(&c, st, next, events, response, err);
+    return apply_one(RUN_ACP, NULL, s, json, len, opts, next, events, response, err);
 }
 
 quire_status quire_state_inject(const quire_state *s, const char *reminder_json, size_t len,
