@@ -783,6 +783,23 @@ uint32_t qj_find_dup_key(const qj_doc *d, uint32_t obj) {
     return QJ_NONE;
 }
 
+uint32_t qj_match_fields(const qj_doc *d, uint32_t obj, const char *const *names, size_t n, uint32_t *vals, bool *dup) {
+    for (size_t i = 0; i < n; i++) vals[i] = QJ_NONE;
+    *dup = false;
+    const qj_node *o = &d->nodes[obj];
+    uint32_t k = obj + 1;
+    for (uint32_t m = 0; m < o->n; m++) {
+        uint32_t v = k + 1;
+        size_t i = 0;
+        while (i < n && !qj_str_eq(d, k, names[i])) i++;
+        if (i == n) return k;
+        if (vals[i] != QJ_NONE) { *dup = true; return k; }
+        vals[i] = v;
+        k = d->nodes[v].end;
+    }
+    return QJ_NONE;
+}
+
 bool qj_int64(const qj_doc *d, uint32_t i, int64_t *v) {
     const qj_node *nd = &d->nodes[i];
     if (nd->type != QJ_NUMBER) return false;

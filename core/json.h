@@ -79,6 +79,11 @@ char *qj_str_decode(const qj_doc *d, uint32_t i, qarena *ar, size_t *outlen);
 size_t qj_unescape(const char *s, size_t n, char *out);
 /* Returns QJ_NONE when no key repeats in obj, else the index of the second key. */
 uint32_t qj_find_dup_key(const qj_doc *d, uint32_t obj);
+/* Matches the keys of object obj against names[0..n) (vals[i] = value node
+ * or QJ_NONE). Returns QJ_NONE when every key is one of names and none
+ * repeats; otherwise the first offending key node, with *dup telling a
+ * repeated key from an unknown one. The caller words the error. */
+uint32_t qj_match_fields(const qj_doc *d, uint32_t obj, const char *const *names, size_t n, uint32_t *vals, bool *dup);
 /* Parses an integer number node (no fraction/exponent) into *v; false if not one or out of range. */
 bool qj_int64(const qj_doc *d, uint32_t i, int64_t *v);
 

@@ -232,26 +232,17 @@ static quire_status Q_PRINTF(5, 6) lerr(lctx *c, quire_status code, uint32_t nod
 static quire_status fields(lctx *c, uint32_t obj, const char *const *names, uint32_t *vals, const char *what,
                            const char *prefix) {
     size_t n = 0;
-    while (names[n]) vals[n++] = QJ_NONE;
-    const qj_node *o = qj_at(c->d, obj);
-    uint32_t k = obj + 1;
-    for (uint32_t m = 0; m < o->n; m++) {
-        uint32_t v = k + 1;
-        size_t i = 0;
-        for (; i < n; i++)
-            if (qj_str_eq(c->d, k, names[i])) break;
-        char ptr[300];
-        const qj_node *kn = qj_at(c->d, k);
-        snprintf(ptr, sizeof ptr, "%s", prefix);
-        q_ptr_push_key(ptr, sizeof ptr, kn->p, kn->len);
-        if (i == n)
-            return lerr(c, QUIRE_E_SESSION, k, ptr, "unknown field \"%.*s\" in %s", (int)(kn->len > 80 ? 80 : kn->len),
-                        kn->p, what);
-        if (vals[i] != QJ_NONE) return lerr(c, QUIRE_E_SESSION, k, ptr, "duplicate key \"%s\"", names[i]);
-        vals[i] = v;
-        k = qj_next(c->d, v);
-    }
-    return QUIRE_OK;
+    while (names[n]) n++;
+    bool dup;
+    uint32_t k = qj_match_fields(c->d, obj, names, n, vals, &dup);
+    if (k == QJ_NONE) return QUIRE_OK;
+    char ptr[300];
+    const qj_node *kn = qj_at(c->d, k);
+    snprintf(ptr, sizeof ptr, "%s", prefix);
+    q_ptr_push_key(ptr, sizeof ptr, kn->p, kn->len);
+    if (dup) return lerr(c, QUIRE_E_SESSION, k, ptr, "duplicate key \"%.*s\"", (int)(kn->len > 80 ? 80 : kn->len), kn->p);
+    return lerr(c, QUIRE_E_SESSION, k, ptr, "unknown field \"%.*s\" in %s", (int)(kn->len > 80 ? 80 : kn->len), kn->p,
+                what);
 }
 
 static quire_status want_type(lctx *c, uint32_t v, qj_type t, const char *ptr, const char *what) {

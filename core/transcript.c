@@ -165,31 +165,17 @@ static quire_status expect_type(dctx *c, uint32_t v, qj_type want, const char *w
  * field"), none may repeat. vals[i] receives the value index or QJ_NONE. */
 static quire_status scan_fields(dctx *c, uint32_t obj, const char *const *names, size_t n, uint32_t *vals,
                                 const char *what) {
-    for (size_t i = 0; i < n; i++) vals[i] = QJ_NONE;
-    const qj_node *o = qj_at(c->d, obj);
-    uint32_t k = obj + 1;
-    for (uint32_t m = 0; m < o->n; m++) {
-        uint32_t v = k + 1;
-        size_t i = 0;
-        for (; i < n; i++)
-            if (qj_str_eq(c->d, k, names[i])) break;
-        char keybuf[128];
-        const qj_node *kn = qj_at(c->d, k);
-        size_t kl = kn->len < sizeof keybuf - 1 ? kn->len : sizeof keybuf - 1;
-        memcpy(keybuf, kn->p, kl);
-        keybuf[kl] = '\0';
-        if (i == n) {
-            ptr_key(c, keybuf);
-            return derr(c, k, "unknown field \"%s\" in %s", keybuf, what);
-        }
-        if (vals[i] != QJ_NONE) {
-            ptr_key(c, keybuf);
-            return derr(c, k, "duplicate key \"%s\"", keybuf);
-        }
-        vals[i] = v;
-        k = qj_next(c->d, v);
-    }
-    return QUIRE_OK;
+    bool dup;
+    uint32_t k = qj_match_fields(c->d, obj, names, n, vals, &dup);
+    if (k == QJ_NONE) return QUIRE_OK;
+    char keybuf[128];
+    const qj_node *kn = qj_at(c->d, k);
+    size_t kl = kn->len < sizeof keybuf - 1 ? kn->len : sizeof keybuf - 1;
+    memcpy(keybuf, kn->p, kl);
+    keybuf[kl] = '\0';
+    ptr_key(c, keybuf);
+    if (dup) return derr(c, k, "duplicate key \"%s\"", keybuf);
+    return derr(c, k, "unknown field \"%s\" in %s", keybuf, what);
 }
 
 static quire_status get_str(dctx *c, uint32_t v, const char *field, qstr *out) {
