@@ -209,8 +209,9 @@ void q_ptr_push_key(char *ptr, size_t cap, const char *key, size_t keylen) {
 }
 void q_ptr_push_index(char *ptr, size_t cap, size_t index) {
     char tmp[24];
-    snprintf(tmp, sizeof tmp, "%zu", index);
-    q_ptr_push_key(ptr, cap, tmp, strlen(tmp));
+    size_t i = sizeof tmp;
+    do { tmp[--i] = (char)('0' + index % 10); index /= 10; } while (index);
+    q_ptr_push_key(ptr, cap, tmp + i, sizeof tmp - i);
 }
 
 quire_limits q_limits(const quire_options *o) {

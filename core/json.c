@@ -790,8 +790,13 @@ uint32_t qj_match_fields(const qj_doc *d, uint32_t obj, const char *const *names
     uint32_t k = obj + 1;
     for (uint32_t m = 0; m < o->n; m++) {
         uint32_t v = k + 1;
+        const qj_node *kn = &d->nodes[k];
         size_t i = 0;
-        while (i < n && !qj_str_eq(d, k, names[i])) i++;
+        if (kn->flags & QJ_F_ESC) {
+            while (i < n && !qj_str_eq(d, k, names[i])) i++;
+        } else { /* plain key: compare in place, no strlen per candidate */
+            while (i < n && !(strncmp(names[i], kn->p, kn->len) == 0 && names[i][kn->len] == '\0')) i++;
+        }
         if (i == n) return k;
         if (vals[i] != QJ_NONE) { *dup = true; return k; }
         vals[i] = v;

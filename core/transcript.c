@@ -180,9 +180,10 @@ static quire_status scan_fields(dctx *c, uint32_t obj, const char *const *names,
 
 static quire_status get_str(dctx *c, uint32_t v, const char *field, qstr *out) {
     if (v == QJ_NONE) return QUIRE_OK;
-    ptr_key(c, field);
-    quire_status st = expect_type(c, v, QJ_STRING, "string");
-    if (st) return st;
+    if (Q_UNLIKELY(qj_type_of(c->d, v) != QJ_STRING)) { /* the pointer is only built for an error */
+        ptr_key(c, field);
+        return expect_type(c, v, QJ_STRING, "string");
+    }
     *out = qstr_node(c->d, v);
     return QUIRE_OK;
 }
