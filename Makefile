@@ -1,5 +1,5 @@
 # quire — the two commands a newcomer needs:
-#   make run    set up, build, render the bundled example for Anthropic
+#   make run    set up, build, render the bundled example (+ two reminders) for Anthropic
 #   make test   set up, build, run every test suite (ctest)
 BUILD     ?= build
 BUILD_TYPE ?= RelWithDebInfo
@@ -20,7 +20,8 @@ build: setup $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	./$(BUILD)/quire render --provider anthropic --model claude-sonnet-4-5 --pretty examples/transcript.json
+	./$(BUILD)/quire render --provider anthropic --model claude-sonnet-4-5 --pretty \
+	    --remind examples/remind.jsonl --events /dev/stderr examples/transcript.json
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

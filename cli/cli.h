@@ -45,6 +45,11 @@ void cli_out_add(cli_outputs *o, const char *path, quire_bytes *b);
 void cli_out_add_line(cli_outputs *o, const char *path, quire_bytes *b);
 /* Adds a copy of data. */
 void cli_out_add_copy(cli_outputs *o, const char *path, const char *data, size_t len);
+/* Where an output path gets written: a fresh string (free it) naming the real
+ * file for a regular file or a new path (symlinks resolved, so a link is never
+ * replaced), with *direct = false (write a temporary sibling, then rename); or
+ * the path itself with *direct = true for a terminal, pipe or device. */
+char *cli_out_target(const char *path, bool *direct);
 /* Returns 0 or 1 (error printed). Frees o. */
 int cli_out_commit(cli_outputs *o);
 void cli_out_discard(cli_outputs *o);

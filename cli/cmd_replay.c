@@ -426,18 +426,30 @@ int cmd_replay(int argc, char **argv) {
     /* the plain stream is written as it is produced (a long session's requests
      * add up to far more than its log): to stdout, or to a temporary sibling
      * of -o FILE renamed into place only when the whole replay succeeded */
-    char *tmp = NULL;
+    char *tmp = NULL, *target = NULL;
     bool streaming = !outdir && !checkdir && !stats;
     if (streaming) {
-        if (out && strcmp(out, "-") != 0) {
-            size_t pl = strlen(out) + 32;
+        bool direct = false;
+        if (out && strcmp(out, "-") != 0) target = cli_out_target(out, &direct);
+        if (out && strcmp(out, "-") != 0 && target && direct) {
+            R.sink = fopen(target, "wb"); /* a terminal, pipe or device: written as produced */
+            if (!R.sink) {
+                int en = errno;
+                free(target);
+                quire_bytes_free(&imported);
+                cli_file_free(&f);
+                return cli_fail("%s: %s", out, strerror(en));
+            }
+        } else if (out && strcmp(out, "-") != 0) {
+            size_t pl = (target ? strlen(target) : strlen(out)) + 32;
             tmp = malloc(pl);
-            if (!tmp) { quire_bytes_free(&imported); cli_file_free(&f); return cli_fail("out of memory"); }
-            snprintf(tmp, pl, "%s.quire-tmp-%ld", out, (long)getpid());
+            if (!tmp) { free(target); quire_bytes_free(&imported); cli_file_free(&f); return cli_fail("out of memory"); }
+            snprintf(tmp, pl, "%s.quire-tmp-%ld", target ? target : out, (long)getpid());
             R.sink = fopen(tmp, "wb");
             if (!R.sink) {
                 int en = errno;
                 free(tmp);
+                free(target);
                 quire_bytes_free(&imported);
                 cli_file_free(&f);
                 return cli_fail("%s: %s", out, strerror(en));
@@ -451,11 +463,14 @@ int cmd_replay(int argc, char **argv) {
         if (fflush(R.sink) != 0 && rc == 0) rc = cli_fail("%s: write failed", tmp ? out : "<stdout>");
         if (tmp) {
             if (fclose(R.sink) != 0 && rc == 0) rc = cli_fail("%s: write failed", out);
-            if (rc == 0 && rename(tmp, out) != 0) rc = cli_fail("%s: %s", out, strerror(errno));
+            if (rc == 0 && rename(tmp, target ? target : out) != 0) rc = cli_fail("%s: %s", out, strerror(errno));
             if (rc != 0) unlink(tmp);
             free(tmp);
+        } else if (R.sink != stdout) {
+            if (fclose(R.sink) != 0 && rc == 0) rc = cli_fail("%s: write failed", out);
         }
     }
+    free(target);
     quire_bytes_free(&imported);
     cli_file_free(&f);
     if (rc == 0 && outdir) rc = write_out(outdir, &R, digest);

@@ -191,19 +191,46 @@ static bool write_all(int fd, const char *p, size_t n) {
     return true;
 }
 
+char *cli_out_target(const char *path, bool *direct) {
+    struct stat st;
+    *direct = false;
+    if (stat(path, &st) == 0) {
+        if (!S_ISREG(st.st_mode)) { *direct = true; return strdup(path); } /* tty, pipe, device */
+        char *real = realpath(path, NULL); /* a symlink: replace its target, not the link */
+        return real ? real : strdup(path);
+    }
+    if (lstat(path, &st) == 0) { *direct = true; return strdup(path); } /* a dangling link: write through it */
+    return strdup(path);
+}
+
+/* Writes data (+ newline) straight to an existing non-regular file. */
+static int write_direct(const char *path, const cli_out_item *it) {
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    if (fd < 0 && errno == EINVAL) fd = open(path, O_WRONLY);
+    if (fd < 0) return cli_fail("%s: %s", path, strerror(errno));
+    bool ok = write_all(fd, it->data, it->len) && (!it->newline || write_all(fd, "\n", 1));
+    int en = errno;
+    if (close(fd) != 0 && ok) { ok = false; en = errno; }
+    return ok ? 0 : cli_fail("%s: write failed: %s", path, strerror(en));
+}
+
 int cli_out_commit(cli_outputs *o) {
     if (!o) return cli_fail("out of memory");
     if (o->failed) { out_free(o); return cli_fail("out of memory"); }
-    char *tmps[16] = {0};
+    char *tmps[16] = {0}, *targets[16] = {0};
+    bool direct[16] = {0};
     int rc = 0;
-    /* 1: every named file to a temporary sibling */
+    /* 1: every named regular file to a temporary sibling of its real path */
     for (size_t i = 0; i < o->n && rc == 0; i++) {
         cli_out_item *it = &o->items[i];
         if (!it->path) continue;
-        size_t pl = strlen(it->path);
+        targets[i] = cli_out_target(it->path, &direct[i]);
+        if (!targets[i]) { rc = cli_fail("out of memory"); break; }
+        if (direct[i]) continue;
+        size_t pl = strlen(targets[i]);
         tmps[i] = malloc(pl + 32);
         if (!tmps[i]) { rc = cli_fail("out of memory"); break; }
-        snprintf(tmps[i], pl + 32, "%s.quire-tmp-%ld", it->path, (long)getpid());
+        snprintf(tmps[i], pl + 32, "%s.quire-tmp-%ld", targets[i], (long)getpid());
         int fd = open(tmps[i], O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd < 0) {
             rc = cli_fail("%s: %s", it->path, strerror(errno));
@@ -217,12 +244,17 @@ int cli_out_commit(cli_outputs *o) {
     /* 2: rename all, or remove the temporaries */
     for (size_t i = 0; i < o->n; i++) {
         if (!tmps[i]) continue;
-        if (rc == 0 && rename(tmps[i], o->items[i].path) != 0)
+        if (rc == 0 && rename(tmps[i], targets[i]) != 0)
             rc = cli_fail("%s: %s", o->items[i].path, strerror(errno));
         if (rc != 0) unlink(tmps[i]);
         free(tmps[i]);
     }
-    /* 3: stdout last, after every file is in place */
+    /* 3: terminals, pipes and devices, written directly once everything else is in place */
+    for (size_t i = 0; i < o->n; i++) {
+        if (rc == 0 && direct[i]) rc = write_direct(targets[i], &o->items[i]);
+        free(targets[i]);
+    }
+    /* 4: stdout last, after every file is in place */
     for (size_t i = 0; i < o->n && rc == 0; i++) {
         cli_out_item *it = &o->items[i];
         if (it->path) continue;
