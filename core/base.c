@@ -155,6 +155,31 @@ static size_t utf8_whole_len(const char *s, size_t n) {
     return back + 1 >= need ? n : i - 1;
 }
 static void utf8_trim(char *s) { s[utf8_whole_len(s, strlen(s))] = '\0'; }
+void q_utf8_trim(char *s) { utf8_trim(s); }
+
+void q_quote_text(char *out, size_t cap, const char *s, size_t n) {
+    static const char hex[] = "0123456789abcdef";
+    if (!cap) return;
+    size_t o = 0, i = 0;
+    size_t room = cap > 4 ? cap - 4 : 0; /* keep space for "..." and the NUL */
+    for (; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char esc[5];
+        size_t el = 0;
+        if (c == '\n') { esc[0] = '\\'; esc[1] = 'n'; el = 2; }
+        else if (c == '\t') { esc[0] = '\\'; esc[1] = 't'; el = 2; }
+        else if (c < 0x20 || c == 0x7F) { esc[0] = '\\'; esc[1] = 'x'; esc[2] = hex[c >> 4]; esc[3] = hex[c & 15]; el = 4; }
+        if (o + (el ? el : 1) > room) break;
+        if (el) { memcpy(out + o, esc, el); o += el; }
+        else out[o++] = (char)c;
+    }
+    out[o] = '\0';
+    if (i < n) { /* cut: end on a whole character, then mark it */
+        o = utf8_whole_len(out, o);
+        if (o + 3 < cap) { memcpy(out + o, "...", 3); o += 3; }
+        out[o] = '\0';
+    }
+}
 
 static void err_reset(quire_error *e, quire_status code) {
     e->code = code; e->offset = SIZE_MAX; e->line = 0; e->column = 0;

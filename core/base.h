@@ -14,10 +14,12 @@
 #define Q_LIKELY(x) __builtin_expect(!!(x), 1)
 #define Q_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define Q_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define Q_FALLTHROUGH __attribute__((fallthrough)) /* gcc and clang alike */
 #else
 #define Q_LIKELY(x) (x)
 #define Q_UNLIKELY(x) (x)
 #define Q_PRINTF(a, b)
+#define Q_FALLTHROUGH ((void)0)
 #endif
 
 /* ---- allocation ---- */
@@ -85,6 +87,14 @@ quire_status q_oom(quire_error *e);
  * pointer buffer of capacity cap; truncates safely. */
 void q_ptr_push_key(char *ptr, size_t cap, const char *key, size_t keylen);
 void q_ptr_push_index(char *ptr, size_t cap, size_t index);
+
+/* Writes s[0..n) into out (capacity cap, NUL-terminated) for quoting in an
+ * error message: at most cap - 1 bytes cut on a UTF-8 character boundary
+ * (with "..." when cut), control bytes shown as \n, \t or \xNN, so the
+ * message stays one line of valid UTF-8 (s itself is assumed UTF-8). */
+void q_quote_text(char *out, size_t cap, const char *s, size_t n);
+/* Cuts a NUL-terminated buffer at the last whole UTF-8 character. */
+void q_utf8_trim(char *s);
 
 /* Limits with defaults applied. */
 quire_limits q_limits(const quire_options *o);

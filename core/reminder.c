@@ -66,6 +66,7 @@ quire_status qrem_fail(quire_error *err, quire_status code, const char *field, s
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    q_utf8_trim(msg); /* a cut message stays UTF-8 before the code is appended */
     q_err_at(err, code, offset, ptr, "%s (%s)", msg, quire_status_name(code));
     snprintf(err->field, sizeof err->field, "%s", field ? field : "");
     return code;
@@ -240,11 +241,11 @@ quire_status qrem_decode(const qj_doc *d, uint32_t obj, qrem_surface surf, size_
         if (!kname) return q_oom(err);
         q_ptr_push_key(c.ptr, sizeof c.ptr, kname, klen);
         if (key < 0) {
-            const qj_node *kn = qj_at(d, k);
-            char field[64];
-            snprintf(field, sizeof field, "%.*s", kn->len > 63 ? 63 : (int)kn->len, kn->p);
+            char field[64], shown[64];
+            q_quote_text(field, sizeof field, kname, klen);
+            q_quote_text(shown, sizeof shown, kname, klen);
             return qrem_fail(err, QUIRE_E_REMINDER_UNKNOWN_FIELD, field, qj_offset(d, k), c.ptr,
-                             "unknown field \"%.*s\" in a reminder", kn->len > 60 ? 60 : (int)kn->len, kn->p);
+                             "unknown field \"%s\" in a reminder", shown);
         }
         c.field = k_keys[key];
         /* null is a value only where the table says so: firedAtTurn (not yet

@@ -215,7 +215,7 @@ static quire_status pair_err(qr_ctx *c, uint32_t mi, uint32_t bi, const char *fi
     size_t n = 0;
     const char *plain = qstr_plain_bytes(id, &c->scratch, &n);
     char idb[80];
-    snprintf(idb, sizeof idb, "%.*s", (int)(n < 64 ? n : 64), plain ? plain : "");
+    q_quote_text(idb, sizeof idb, plain ? plain : "", plain ? n : 0);
     return q_err_at(c->err, QUIRE_E_SCHEMA, SIZE_MAX, ptr, "%s \"%s\"%s", what, idb, tail);
 }
 
@@ -224,7 +224,7 @@ static quire_status check_transcript(qr_ctx *c) {
     /* all toolCall ids: unique (open addressing over hashes) */
     uint32_t ncalls = 0;
     for (uint32_t k = 0; k < t->nmsgs; k++) {
-        if (t->msgs[k].nblocks == 0 && !(t->msgs[k].role == QR_ASSISTANT && k + 1 == t->nmsgs)) {
+        if (t->msgs[k].nblocks == 0) { /* no dialect accepts an empty message, the last one included */
             char ptr[64];
             snprintf(ptr, sizeof ptr, "/messages/%u/content", t->msgs[k].src_index);
             return q_err_at(c->err, QUIRE_E_SCHEMA, SIZE_MAX, ptr, "a message needs at least one content block");
@@ -287,8 +287,9 @@ static quire_status check_transcript(qr_ctx *c) {
                         if (++seen == 2)
                             return pair_err(c, q, r, "/toolCallId", "toolCall", call->id, " has two toolResults");
                     }
-            if (seen == 0 && e < t->nmsgs) {
-                const char *why = t->msgs[e].role == QR_ASSISTANT
+            if (seen == 0) {
+                const char *why = e == t->nmsgs ? " has no toolResult: a request cannot end with an unanswered call"
+                                  : t->msgs[e].role == QR_ASSISTANT
                                       ? " is separated from its result: another assistant message follows it"
                                       : " has no toolResult before the next message";
                 return pair_err(c, k, b, "/id", "toolCall", call->id, why);

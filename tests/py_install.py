@@ -26,6 +26,16 @@ def run(cmd, **kw):
         print("$", " ".join(cmd), "\n", r.stdout[-2000:], r.stderr[-2000:])
     return r
 
+# a sanitizer build installs an instrumented library: its users link with the same flags
+san = ""
+try:
+    for line in open(os.path.join(build, "CMakeCache.txt")):
+        if line.startswith("QUIRE_SANITIZER:"):
+            san = line.split("=", 1)[1].strip()
+except OSError:
+    pass
+sanflags = ["-fsanitize=" + san] if san else []
+
 readme = open(os.path.join(a.src, "README.md"), encoding="utf-8").read()
 m = re.search(r"```c\n(.*?)```", readme, re.S)
 check(m is not None, "README.md has a ```c example")
@@ -45,7 +55,7 @@ try:
         flags = run(["pkg-config", "--cflags", "--libs", "--static", "quire"], env=env)
         check(flags.returncode == 0, "pkg-config quire")
         exe = os.path.join(tmp, "example")
-        r = run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", src, "-o", exe, "-static-libgcc"] + flags.stdout.split()
+        r = run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror"] + sanflags + [src, "-o", exe, "-static-libgcc"] + flags.stdout.split()
                 + ["-Wl,-rpath," + os.path.join(prefix, libdir)], env=env)
         check(r.returncode == 0, "README example compiles with pkg-config flags")
         if r.returncode == 0:
@@ -58,7 +68,8 @@ try:
         open(os.path.join(proj, "CMakeLists.txt"), "w").write(
             "cmake_minimum_required(VERSION 3.16)\nproject(ex C)\nfind_package(quire REQUIRED)\n"
             "add_executable(ex example.c)\ntarget_link_libraries(ex PRIVATE quire::quire_static)\n")
-        r = run(["cmake", "-S", proj, "-B", os.path.join(proj, "b"), "-DCMAKE_PREFIX_PATH=" + prefix])
+        r = run(["cmake", "-S", proj, "-B", os.path.join(proj, "b"), "-DCMAKE_PREFIX_PATH=" + prefix]
+                + (["-DCMAKE_C_FLAGS=" + sanflags[0], "-DCMAKE_EXE_LINKER_FLAGS=" + sanflags[0]] if sanflags else []))
         check(r.returncode == 0, "find_package(quire)")
         r = run(["cmake", "--build", os.path.join(proj, "b")])
         check(r.returncode == 0, "build against quire::quire_static")
