@@ -120,6 +120,20 @@ static void model_part(qr_ctx *c, const qmsg *m, uint32_t mi, uint32_t bi) {
     }
 }
 
+/* Whether model_part writes a part for block bi (it reports every drop). */
+static bool model_part_renders(const qr_ctx *c, const qmsg *m, uint32_t bi) {
+    const qblock *b = &m->blocks[bi];
+    if (is_carrier(m, bi)) return false;
+    switch (b->type) {
+    case QB_TEXT: return true;
+    case QB_TOOL_CALL: return qj_type_of(b->input.doc, b->input.idx) == QJ_OBJECT;
+    case QB_THINKING: return c->caps.thinking;
+    case QB_OPAQUE: return qstr_eq(b->provider, c->ro->provider) || qstr_eq(b->provider, "gemini");
+    case QB_IMAGE: case QB_DOCUMENT: case QB_REDACTED_THINKING: case QB_TOOL_RESULT: return false;
+    }
+    return false;
+}
+
 static void response_part(qr_ctx *c, const qblock *r, uint32_t mi, uint32_t bi) {
     qw *w = c->w;
     qw_obj_begin(w);
@@ -256,6 +270,16 @@ quire_status qr_encode_gemini(qr_ctx *c) {
         if (m->role == QR_ASSISTANT) {
             /* consecutive assistant messages form one model content */
             while (e < t->nmsgs && t->msgs[e].role == QR_ASSISTANT && !user_groups_at(c, e - 1)) e++;
+            bool any = false;
+            for (uint32_t q = k; q < e && !any; q++)
+                for (uint32_t b = 0; b < t->msgs[q].nblocks && !any; b++) any = model_part_renders(c, &t->msgs[q], b);
+            if (!any) { /* nothing Gemini can carry: report the drops, write no empty content */
+                for (uint32_t q = k; q < e; q++)
+                    for (uint32_t b = 0; b < t->msgs[q].nblocks; b++) model_part(c, &t->msgs[q], q, b);
+                group_content(c, e - 1);
+                k = e;
+                continue;
+            }
             content_begin(w, "model");
             for (uint32_t q = k; q < e; q++)
                 for (uint32_t b = 0; b < t->msgs[q].nblocks; b++) model_part(c, &t->msgs[q], q, b);

@@ -264,7 +264,7 @@ quire_status qr_encode_ollama(qr_ctx *c) {
                 nwire++;
                 break;
             }
-            /* fallthrough */
+            Q_FALLTHROUGH;
         case QR_USER: {
             bool tail_here = strict && last && !tail_done;
             user_message(c, k, &fold, strict, tail_here);

@@ -247,6 +247,9 @@ static void assistant_message(cctx *x, uint32_t k, bool prefix) {
             break;
         }
     }
+    /* nothing left that this dialect can carry (thinking only, say): the drops
+     * were reported; an empty assistant message would be rejected */
+    if (!ntext && !ncalls) return;
     qw_obj_begin(w);
     qw_key(w, "role"); qw_strz(w, "assistant");
     if (ntext == 1) {
@@ -397,7 +400,7 @@ static quire_status encode(qr_ctx *c, bool mistral) {
         case QR_SYSTEM:
         case QR_DEVELOPER:
             if (c->caps.developer != QDEV_NONE) { instruction_message(&x, k); nwire++; dev_groups(&x, k); break; }
-            /* fallthrough */
+            Q_FALLTHROUGH;
         case QR_USER: {
             bool tail_here = last && !tail_done && c->caps.tail == QTAIL_LAST_TOOL;
             user_message(&x, k, no_user_after_tool ? k : NOMSG, tail_here);

@@ -736,13 +736,24 @@ static void test_pairing(void) {
         out_free(&o);
         quire_transcript_free(t);
     }
-    /* a call in the last assistant message may be pending */
-    t = tr("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\","
-           "\"id\":\"t1\",\"name\":\"f\",\"input\":{}}]}]}");
-    out o = render(t, NULL, "anthropic", NULL);
-    CHECK_INT(o.st, QUIRE_OK);
-    out_free(&o);
-    quire_transcript_free(t);
+    /* no request ends with an unanswered call or an empty message, in any dialect */
+    static const char *const tails[] = {
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\","
+        "\"id\":\"t1\",\"name\":\"f\",\"input\":{}}]}]}",
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"assistant\",\"content\":[]}]}",
+    };
+    static const char *const provs[] = {"anthropic", "openai", "openai_responses", "gemini", "bedrock", "mistral", "ollama"};
+    for (size_t i = 0; i < Q_COUNTOF(tails); i++) {
+        t = tr(tails[i]);
+        for (size_t p = 0; p < Q_COUNTOF(provs); p++) {
+            out o = render(t, NULL, provs[p], NULL);
+            CHECK_MSG(o.st == QUIRE_E_SCHEMA, "%s: %s", provs[p], tails[i]);
+            CHECK_MSG(has(o.err.message, i ? "at least one content block" : "cannot end with an unanswered call"),
+                      "%s: %s", provs[p], o.err.message);
+            out_free(&o);
+        }
+        quire_transcript_free(t);
+    }
 }
 int main(void) {
     test_anthropic_tail();
