@@ -127,6 +127,10 @@ static quire_status read_lines(cc *s, const char *src, size_t len) {
         if (bad) {
             if (st == QUIRE_E_NOMEM) return q_oom(c->err);
             q_err_rebase_line(&pe, l, ln, off, it.lineno);
+            if (st == QUIRE_E_LIMIT) { /* a limit stops the import: --skip-invalid is for malformed lines */
+                if (c->err) *c->err = pe;
+                return QUIRE_E_LIMIT;
+            }
             if (!(c->flags & QUIRE_IMPORT_SKIP_INVALID)) {
                 q_err_at(c->err, QUIRE_E_JSON, pe.offset, "",
                          "line %u is not a Claude Code log entry: %s (use --skip-invalid to skip such lines)",
@@ -353,6 +357,12 @@ static quire_status add_user_line(cc *s, ccline *L) {
         if (qj_type_of(d, b) != QJ_OBJECT) continue;
         uint32_t ty = get_str(d, b, "type");
         cblock cb = {d, b, false, NULL, 0};
+        if (ty != QJ_NONE && (qj_str_eq(d, ty, "tool_use") || qj_str_eq(d, ty, "thinking") ||
+                              qj_str_eq(d, ty, "redacted_thinking"))) {
+            report(s, L->lineno, "dropped a %.*s block from a user line (it belongs to the assistant)",
+                   (int)qj_at(d, ty)->len, qj_at(d, ty)->p);
+            continue;
+        }
         if (ty != QJ_NONE && qj_str_eq(d, ty, "tool_result")) {
             uint32_t id = get_str(d, b, "tool_use_id");
             if (id == QJ_NONE || qmap_get(&s->calls, qj_at(d, id)->p, qj_at(d, id)->len) < 0) {
@@ -455,7 +465,8 @@ static quire_status build(cc *s) {
             if (!add_block(s, it, cb)) return q_oom(c->err);
             uint32_t ty = get_str(d, b, "type");
             uint32_t id = get_str(d, b, "id");
-            if (ty != QJ_NONE && id != QJ_NONE && qj_str_eq(d, ty, "tool_use") &&
+            /* only calls the writer keeps (id and name strings) can be answered */
+            if (ty != QJ_NONE && id != QJ_NONE && qj_str_eq(d, ty, "tool_use") && get_str(d, b, "name") != QJ_NONE &&
                 !qmap_put(&s->calls, qj_at(d, id)->p, qj_at(d, id)->len, 1))
                 return q_oom(c->err);
         }
@@ -641,8 +652,14 @@ static void write_log(cc *s) {
     qw_obj_end(&w);
     w_line_end(&w, o);
 
+    uint32_t written = 0; /* messages written so far: a render or compaction needs some */
     for (uint32_t i = 0; i < s->nitems; i++) {
         citem *it = &s->items[i];
+        if ((it->type == IT_RENDER || it->type == IT_COMPACT) && written == 0) {
+            qbuf_printf(c->report, "0: skipped a %s before the first message of the conversation\n",
+                        it->type == IT_RENDER ? "model call" : "compaction");
+            continue;
+        }
         if (it->type == IT_RENDER) {
             w_line_begin(&w, o, "render");
             bool same = it->node == QJ_NONE || model == QJ_NONE ||
@@ -667,6 +684,7 @@ static void write_log(cc *s) {
             w_line_end(&w, o);
         } else {
             if (it->nblocks == 0) continue;
+            written++;
             w_line_begin(&w, o, "message");
             qw_key(&w, "message");
             qw_obj_begin(&w);

@@ -41,7 +41,9 @@ typedef struct cx {
     uint32_t model;
     const qj_doc *session_model_d; /* the model written in the session line */
     uint32_t session_model;
-    qmap calls;
+    qmap calls;                    /* call_id -> 1 (awaiting its output) or 2 (answered) */
+    cxblock *pend;                 /* function calls of the open turn still awaiting output */
+    uint32_t npend, cappend;
     qbuf body;                     /* the log after the session line */
     uint32_t lines, renders, messages, compacts, skipped_invalid, events, dropped, unknown;
     quire_status st;
@@ -235,6 +237,45 @@ static void flush(cx *s) {
     s->nblocks = 0;
 }
 
+/* Calls that got no output before the conversation moved on: a tool message
+ * answers each with an error result saying so, so the log stays a valid
+ * conversation (every provider rejects an unanswered call). */
+static void answer_pending(cx *s, uint32_t lineno) {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->npend; i++) {
+        const cxblock *b = &s->pend[i];
+        uint32_t id = get_str(b->d, b->node, "call_id");
+        if (id == QJ_NONE) id = get_str(b->d, b->node, "id");
+        if (id != QJ_NONE && qmap_get(&s->calls, qj_at(b->d, id)->p, qj_at(b->d, id)->len) == 1) s->pend[n++] = *b;
+    }
+    s->npend = 0;
+    if (!n) return;
+    qw w;
+    w_begin(&w, &s->body, "message");
+    qw_key(&w, "message");
+    qw_obj_begin(&w);
+    qw_key(&w, "role"); qw_strz(&w, "tool");
+    qw_key(&w, "content");
+    qw_arr_begin(&w);
+    for (uint32_t i = 0; i < n; i++) {
+        const cxblock *b = &s->pend[i];
+        uint32_t id = get_str(b->d, b->node, "call_id");
+        if (id == QJ_NONE) id = get_str(b->d, b->node, "id");
+        qw_obj_begin(&w);
+        qw_key(&w, "type"); qw_strz(&w, "toolResult");
+        qw_key(&w, "toolCallId"); qw_node(&w, b->d, id);
+        qw_key(&w, "content"); qw_strz(&w, "[no output was recorded for this call]");
+        qw_key(&w, "isError"); qw_bool(&w, true);
+        qw_obj_end(&w);
+        if (!qmap_put(&s->calls, qj_at(b->d, id)->p, qj_at(b->d, id)->len, 2)) s->st = q_oom(s->c->err);
+    }
+    qw_arr_end(&w);
+    qw_obj_end(&w);
+    w_end(&w, &s->body);
+    s->messages++;
+    report(s, lineno, "answered %u function call(s) that had no output with an error result", n);
+}
+
 static bool push(cx *s, const qj_doc *d, uint32_t node, uint8_t kind) {
     if (s->nblocks == s->capblocks) {
         uint32_t ncap = s->capblocks ? s->capblocks * 2 : 16;
@@ -257,6 +298,13 @@ static bool same_str(const qj_doc *a, uint32_t x, const qj_doc *b, uint32_t y) {
 static void output_item(cx *s, const qj_doc *d, uint32_t item, uint8_t kind) {
     if (s->need_render || s->role != R_ASSISTANT) {
         flush(s);
+        answer_pending(s, 0);
+        if (s->messages == 0) { /* a response to nothing: kept as history, no model call to replay */
+            s->need_render = false;
+            s->role = R_ASSISTANT;
+            if (!push(s, d, item, kind)) s->st = q_oom(s->c->err);
+            return;
+        }
         qw w;
         w_begin(&w, &s->body, "render");
         if (s->model != QJ_NONE && !same_str(s->model_d, s->model, s->session_model_d, s->session_model)) {
@@ -275,10 +323,23 @@ static void output_item(cx *s, const qj_doc *d, uint32_t item, uint8_t kind) {
 }
 
 /* A message item of an input role: its own message. */
-static void input_message(cx *s, const qj_doc *d, uint32_t item, const char *role) {
-    flush(s);
-    s->need_render = true;
+static void input_message(cx *s, const qj_doc *d, uint32_t item, const char *role, uint32_t lineno) {
     uint32_t ct = qj_get(d, item, "content");
+    uint32_t usable = 0;
+    if (ct != QJ_NONE && qj_type_of(d, ct) == QJ_STRING) usable = 1;
+    if (ct != QJ_NONE && qj_type_of(d, ct) == QJ_ARRAY) {
+        uint32_t p = ct + 1;
+        for (uint32_t k = 0; k < qj_at(d, ct)->n; k++, p = qj_next(d, p))
+            if (strcmp(role, "user") == 0 || get_str(d, p, "text") != QJ_NONE) usable++;
+    }
+    if (!usable) { /* no provider accepts an empty message */
+        report(s, lineno, "skipped: a %s message without content", role);
+        s->unknown++;
+        return;
+    }
+    flush(s);
+    answer_pending(s, lineno);
+    s->need_render = true;
     qw w;
     w_begin(&w, &s->body, "message");
     qw_key(&w, "message");
@@ -317,15 +378,35 @@ static void response_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
         const char *r = "user";
         if (role != QJ_NONE && qj_str_eq(d, role, "developer")) r = "developer";
         else if (role != QJ_NONE && qj_str_eq(d, role, "system")) r = "system";
-        input_message(s, d, p, r);
+        input_message(s, d, p, r, lineno);
         return;
     }
     if (qj_str_eq(d, ty, "function_call") || qj_str_eq(d, ty, "local_shell_call")) {
         uint32_t id = get_str(d, p, "call_id");
         if (id == QJ_NONE) id = get_str(d, p, "id");
+        if (id != QJ_NONE && qmap_get(&s->calls, qj_at(d, id)->p, qj_at(d, id)->len) >= 0) {
+            report(s, lineno, "dropped a second call with call_id %.*s (ids must be unique)",
+                   (int)(qj_at(d, id)->len > 60 ? 60 : qj_at(d, id)->len), qj_at(d, id)->p);
+            s->dropped++;
+            return;
+        }
         if (id != QJ_NONE && !qmap_put(&s->calls, qj_at(d, id)->p, qj_at(d, id)->len, 1)) { s->st = q_oom(s->c->err); return; }
-        if (qj_str_eq(d, ty, "function_call")) output_item(s, d, p, 1);
-        else output_item(s, d, p, 3);
+        if (qj_str_eq(d, ty, "function_call")) {
+            output_item(s, d, p, 1);
+            if (id != QJ_NONE) {
+                if (s->npend == s->cappend) {
+                    uint32_t nc = s->cappend ? s->cappend * 2 : 8;
+                    cxblock *np = q_realloc(s->c->a, s->pend, (size_t)s->cappend * sizeof *np, (size_t)nc * sizeof *np);
+                    if (!np) { s->st = q_oom(s->c->err); return; }
+                    s->pend = np;
+                    s->cappend = nc;
+                }
+                cxblock b = {d, p, 1};
+                s->pend[s->npend++] = b;
+            }
+        } else {
+            output_item(s, d, p, 3);
+        }
         return;
     }
     if (qj_str_eq(d, ty, "function_call_output")) {
@@ -335,6 +416,12 @@ static void response_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
             s->dropped++;
             return;
         }
+        if (qmap_get(&s->calls, qj_at(d, id)->p, qj_at(d, id)->len) == 2) {
+            report(s, lineno, "dropped a second function_call_output for one call");
+            s->dropped++;
+            return;
+        }
+        if (!qmap_put(&s->calls, qj_at(d, id)->p, qj_at(d, id)->len, 2)) { s->st = q_oom(s->c->err); return; }
         s->need_render = true;
         if (s->role != R_TOOL) { flush(s); s->role = R_TOOL; }
         if (!push(s, d, p, 2)) s->st = q_oom(s->c->err);
@@ -346,6 +433,7 @@ static void response_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
     if (is_output) {
         /* custom_tool_call_output and friends: an opaque item in a user message */
         flush(s);
+        answer_pending(s, lineno);
         s->need_render = true;
         qw w;
         w_begin(&w, &s->body, "message");
@@ -367,10 +455,15 @@ static void response_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
 /* compacted {message, replacement_history?} */
 static void compacted(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
     flush(s);
-    s->need_render = true;
-    s->compacts++;
+    answer_pending(s, lineno);
     uint32_t msg = get_str(d, p, "message");
     uint32_t rh = qj_get(d, p, "replacement_history");
+    if ((rh == QJ_NONE || qj_type_of(d, rh) != QJ_ARRAY) && s->messages == 0) {
+        report(s, lineno, "skipped: a compaction summary before any message (nothing to summarise)");
+        return;
+    }
+    s->need_render = true;
+    s->compacts++;
     if (rh != QJ_NONE && qj_type_of(d, rh) == QJ_ARRAY) {
         /* the exact history Codex continued with: convert it in a scratch log */
         qbuf saved = s->body;
@@ -454,6 +547,11 @@ quire_status q_import_codex(qimport_ctx *c, const char *src, size_t len) {
         if (bad) {
             if (ps == QUIRE_E_NOMEM) { s.st = q_oom(c->err); break; }
             q_err_rebase_line(&pe, l, ln, off, it.lineno);
+            if (ps == QUIRE_E_LIMIT) { /* a limit stops the import: --skip-invalid is for malformed lines */
+                if (c->err) *c->err = pe;
+                s.st = QUIRE_E_LIMIT;
+                break;
+            }
             if (!(c->flags & QUIRE_IMPORT_SKIP_INVALID)) {
                 q_err_at(c->err, QUIRE_E_JSON, pe.offset, "",
                          "line %u is not a Codex rollout entry: %s (use --skip-invalid to skip such lines)", it.lineno,
@@ -538,6 +636,7 @@ quire_status q_import_codex(qimport_ctx *c, const char *src, size_t len) {
     for (uint32_t i = 0; i < s.ndocs; i++) qj_doc_free(s.docs[i]);
     q_free(c->a, s.docs, (size_t)s.capdocs * sizeof *s.docs);
     q_free(c->a, s.blocks, (size_t)s.capblocks * sizeof *s.blocks);
+    q_free(c->a, s.pend, (size_t)s.cappend * sizeof *s.pend);
     qmap_free(&s.calls);
     qbuf_free(&s.body);
     qarena_free(&s.ar);
