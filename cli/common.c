@@ -214,12 +214,44 @@ static int write_direct(const char *path, const cli_out_item *it) {
     return ok ? 0 : cli_fail("%s: write failed: %s", path, strerror(en));
 }
 
+/* The file a target names, for comparing outputs: its real path, or (not there
+ * yet) its directory's real path + its name. NULL when that cannot be known or
+ * for terminals, pipes and devices. */
+static char *out_identity(const char *target) {
+    struct stat st;
+    if (stat(target, &st) == 0 && !S_ISREG(st.st_mode)) return NULL; /* /dev/null twice is fine */
+    char *real = realpath(target, NULL);
+    if (real) return real;
+    const char *slash = strrchr(target, '/');
+    char *dir = slash ? strndup(target, slash == target ? 1 : (size_t)(slash - target)) : strdup(".");
+    char *rdir = dir ? realpath(dir, NULL) : NULL;
+    free(dir);
+    if (!rdir) return NULL;
+    const char *base = slash ? slash + 1 : target;
+    size_t n = strlen(rdir) + strlen(base) + 2;
+    char *id = malloc(n);
+    if (id) snprintf(id, n, "%s/%s", rdir, base);
+    free(rdir);
+    return id;
+}
+
 int cli_out_commit(cli_outputs *o) {
     if (!o) return cli_fail("out of memory");
     if (o->failed) { out_free(o); return cli_fail("out of memory"); }
     char *tmps[16] = {0}, *targets[16] = {0};
     bool direct[16] = {0};
     int rc = 0;
+    /* 0: two outputs naming one file would overwrite each other: refuse before writing */
+    char *ids[16] = {0};
+    for (size_t i = 0; i < o->n && rc == 0; i++) {
+        if (!o->items[i].path) continue;
+        ids[i] = out_identity(o->items[i].path);
+        for (size_t k = 0; k < i && rc == 0 && ids[i]; k++)
+            if (ids[k] && strcmp(ids[k], ids[i]) == 0)
+                rc = cli_fail("%s: named for two outputs (%s and %s)", o->items[i].path, o->items[k].path,
+                              o->items[i].path);
+    }
+    for (size_t i = 0; i < o->n; i++) free(ids[i]);
     /* 1: every named regular file to a temporary sibling of its real path */
     for (size_t i = 0; i < o->n && rc == 0; i++) {
         cli_out_item *it = &o->items[i];
@@ -230,7 +262,7 @@ int cli_out_commit(cli_outputs *o) {
         size_t pl = strlen(targets[i]);
         tmps[i] = malloc(pl + 32);
         if (!tmps[i]) { rc = cli_fail("out of memory"); break; }
-        snprintf(tmps[i], pl + 32, "%s.quire-tmp-%ld", targets[i], (long)getpid());
+        snprintf(tmps[i], pl + 32, "%s.quire-tmp-%ld-%zu", targets[i], (long)getpid(), i);
         int fd = open(tmps[i], O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd < 0) {
             rc = cli_fail("%s: %s", it->path, strerror(errno));

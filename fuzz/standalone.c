@@ -1,9 +1,14 @@
 /* Runs a fuzz target without libFuzzer: every file given (directories are
  * walked, sorted) is passed to LLVMFuzzerTestOneInput, and so is every prefix
- * of each file up to 8 KiB (truncation at every byte position). A crash or a
- * sanitizer report fails the test; otherwise it prints "N passed, 0 failed". */
+ * of each file up to 8 KiB (truncation at every byte position). Each file runs
+ * in a child process, so one failing seed (a crash, an abort, a sanitizer
+ * report) is named and the others still run; it prints "N passed, M failed"
+ * (files) and exits 1 when any failed. QUIRE_STANDALONE_NOFORK=1 runs in
+ * process (for a debugger). */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,10 +50,28 @@ static void run_file(const char *path) {
 
 static int cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+static long files_passed, files_failed;
+static int nofork;
+
+static void run_file_isolated(const char *path) {
+    if (nofork) { run_file(path); files_passed++; return; }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) { perror("fork"); exit(2); }
+    if (pid == 0) { run_file(path); fflush(NULL); _exit(0); }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {}
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) { files_passed++; return; }
+    files_failed++;
+    if (WIFSIGNALED(status)) fprintf(stderr, "FAIL %s (signal %d)\n", path, WTERMSIG(status));
+    else fprintf(stderr, "FAIL %s (exit %d)\n", path, WEXITSTATUS(status));
+}
+
 static void run_path(const char *path) {
     struct stat st;
     if (stat(path, &st) != 0) { fprintf(stderr, "cannot stat %s\n", path); exit(2); }
-    if (!S_ISDIR(st.st_mode)) { run_file(path); return; }
+    if (!S_ISDIR(st.st_mode)) { run_file_isolated(path); return; }
     DIR *d = opendir(path);
     if (!d) { fprintf(stderr, "cannot open %s\n", path); exit(2); }
     char **names = NULL;
@@ -72,7 +95,10 @@ static void run_path(const char *path) {
 
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: %s SEED_DIR_OR_FILE...\n", argv[0]); return 2; }
+    const char *nf = getenv("QUIRE_STANDALONE_NOFORK");
+    nofork = nf && *nf == '1';
     for (int i = 1; i < argc; i++) run_path(argv[i]);
-    printf("%ld passed, 0 failed\n", runs);
-    return 0;
+    if (nofork) printf("%ld inputs: ", runs);
+    printf("%ld passed, %ld failed\n", files_passed, files_failed);
+    return files_failed ? 1 : 0;
 }
