@@ -123,3 +123,35 @@ quire_status quire_import(const char *bytes, size_t len, const quire_import_opti
     qbuf_free(&rep);
     return st;
 }
+
+quire_status q_import_parse_line(qimport_ctx *c, qj_doc *d, const char *what, const char *l, size_t ln, size_t off,
+                                 uint32_t lineno, bool *skipped, char *skip_msg, size_t skip_cap) {
+    *skipped = false;
+    quire_limits lim = q_limits(c->opts);
+    qj_opts jo = {lim.max_depth, lim.max_string_bytes};
+    quire_error pe;
+    memset(&pe, 0, sizeof pe);
+    quire_status st = qj_parse(d, l, ln, &jo, c->a, &pe);
+    if (st == QUIRE_OK && qj_type_of(d, 0) == QJ_OBJECT) return QUIRE_OK;
+    if (st == QUIRE_OK) {
+        snprintf(pe.message, sizeof pe.message, "expected a JSON object, got %s", qj_type_name(qj_type_of(d, 0)));
+        pe.offset = 0;
+        qj_doc_free(d);
+        st = QUIRE_E_JSON;
+    }
+    if (st == QUIRE_E_NOMEM) return q_oom(c->err);
+    q_err_rebase_line(&pe, l, ln, off, lineno);
+    if (st == QUIRE_E_LIMIT) { /* a limit stops the import: --skip-invalid is for malformed lines */
+        if (c->err) *c->err = pe;
+        return QUIRE_E_LIMIT;
+    }
+    if (!(c->flags & QUIRE_IMPORT_SKIP_INVALID)) {
+        q_err_at(c->err, QUIRE_E_JSON, pe.offset, "", "line %u is not a %s entry: %s (use --skip-invalid to skip such lines)",
+                 lineno, what, pe.message);
+        if (c->err) { c->err->line = pe.line; c->err->column = pe.column; }
+        return QUIRE_E_JSON;
+    }
+    snprintf(skip_msg, skip_cap, "%s", pe.message);
+    *skipped = true;
+    return QUIRE_OK;
+}

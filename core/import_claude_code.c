@@ -105,8 +105,6 @@ static bool get_bool(const qj_doc *d, uint32_t obj, const char *key) {
 
 static quire_status read_lines(cc *s, const char *src, size_t len) {
     qimport_ctx *c = s->c;
-    quire_limits lim = q_limits(c->opts);
-    qj_opts jo = {lim.max_depth, lim.max_string_bytes};
     qline_iter it = {src, len, 0, 0};
     const char *l;
     size_t ln, off;
@@ -114,31 +112,12 @@ static quire_status read_lines(cc *s, const char *src, size_t len) {
         if (q_line_blank(l, ln)) continue;
         qj_doc *d = qarena_alloc(&s->ar, sizeof *d);
         if (!d) return q_oom(c->err);
-        quire_error pe;
-        memset(&pe, 0, sizeof pe);
-        quire_status st = qj_parse(d, l, ln, &jo, c->a, &pe);
-        bool bad = st != QUIRE_OK;
-        if (!bad && qj_type_of(d, 0) != QJ_OBJECT) {
-            bad = true;
-            snprintf(pe.message, sizeof pe.message, "expected a JSON object, got %s", qj_type_name(qj_type_of(d, 0)));
-            pe.offset = 0;
-            qj_doc_free(d);
-        }
-        if (bad) {
-            if (st == QUIRE_E_NOMEM) return q_oom(c->err);
-            q_err_rebase_line(&pe, l, ln, off, it.lineno);
-            if (st == QUIRE_E_LIMIT) { /* a limit stops the import: --skip-invalid is for malformed lines */
-                if (c->err) *c->err = pe;
-                return QUIRE_E_LIMIT;
-            }
-            if (!(c->flags & QUIRE_IMPORT_SKIP_INVALID)) {
-                q_err_at(c->err, QUIRE_E_JSON, pe.offset, "",
-                         "line %u is not a Claude Code log entry: %s (use --skip-invalid to skip such lines)",
-                         it.lineno, pe.message);
-                if (c->err) { c->err->line = pe.line; c->err->column = pe.column; }
-                return QUIRE_E_JSON;
-            }
-            report(s, it.lineno, "skipped: not a JSON object: %s", pe.message);
+        bool skipped;
+        char why[512];
+        quire_status st = q_import_parse_line(c, d, "Claude Code log", l, ln, off, it.lineno, &skipped, why, sizeof why);
+        if (st) return st;
+        if (skipped) {
+            report(s, it.lineno, "skipped: not a JSON object: %s", why);
             s->skipped_invalid++;
             continue;
         }

@@ -523,8 +523,6 @@ quire_status q_import_codex(qimport_ctx *c, const char *src, size_t len) {
     qarena_init(&s.ar, c->a);
     qmap_init(&s.calls, c->a);
     qbuf_init(&s.body, c->a);
-    quire_limits lim = q_limits(c->opts);
-    qj_opts jo = {lim.max_depth, lim.max_string_bytes};
     const qj_doc *meta_d = NULL;
     uint32_t meta = QJ_NONE;
     qline_iter it = {src, len, 0, 0};
@@ -534,33 +532,12 @@ quire_status q_import_codex(qimport_ctx *c, const char *src, size_t len) {
         if (q_line_blank(l, ln)) continue;
         qj_doc *d = qarena_alloc(&s.ar, sizeof *d);
         if (!d) { s.st = q_oom(c->err); break; }
-        quire_error pe;
-        memset(&pe, 0, sizeof pe);
-        quire_status ps = qj_parse(d, l, ln, &jo, c->a, &pe);
-        bool bad = ps != QUIRE_OK;
-        if (!bad && qj_type_of(d, 0) != QJ_OBJECT) {
-            bad = true;
-            snprintf(pe.message, sizeof pe.message, "expected a JSON object, got %s", qj_type_name(qj_type_of(d, 0)));
-            pe.offset = 0;
-            qj_doc_free(d);
-        }
-        if (bad) {
-            if (ps == QUIRE_E_NOMEM) { s.st = q_oom(c->err); break; }
-            q_err_rebase_line(&pe, l, ln, off, it.lineno);
-            if (ps == QUIRE_E_LIMIT) { /* a limit stops the import: --skip-invalid is for malformed lines */
-                if (c->err) *c->err = pe;
-                s.st = QUIRE_E_LIMIT;
-                break;
-            }
-            if (!(c->flags & QUIRE_IMPORT_SKIP_INVALID)) {
-                q_err_at(c->err, QUIRE_E_JSON, pe.offset, "",
-                         "line %u is not a Codex rollout entry: %s (use --skip-invalid to skip such lines)", it.lineno,
-                         pe.message);
-                if (c->err) { c->err->line = pe.line; c->err->column = pe.column; }
-                s.st = QUIRE_E_JSON;
-                break;
-            }
-            report(&s, it.lineno, "skipped: not a JSON object: %s", pe.message);
+        bool skipped;
+        char why[512];
+        quire_status ps = q_import_parse_line(c, d, "Codex rollout", l, ln, off, it.lineno, &skipped, why, sizeof why);
+        if (ps) { s.st = ps; break; }
+        if (skipped) {
+            report(&s, it.lineno, "skipped: not a JSON object: %s", why);
             s.skipped_invalid++;
             continue;
         }

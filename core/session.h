@@ -46,6 +46,14 @@ typedef struct qimport_ctx {
 } qimport_ctx;
 
 quire_status q_import_claude_code(qimport_ctx *c, const char *src, size_t len);
+/* Parses one line of an agent's log into *d (a JSON object). QUIRE_OK with
+ * *skipped = false: parsed. QUIRE_OK with *skipped = true: not a JSON object
+ * and --skip-invalid is on; why is in skip_msg (the caller reports it). Any
+ * other status is the import's error (a malformed line without --skip-invalid,
+ * a limit, out of memory), already in c->err with the line's position. what
+ * names the log kind ("Claude Code log", "Codex rollout"). */
+quire_status q_import_parse_line(qimport_ctx *c, qj_doc *d, const char *what, const char *l, size_t ln, size_t off,
+                                 uint32_t lineno, bool *skipped, char *skip_msg, size_t skip_cap);
 quire_status q_import_codex(qimport_ctx *c, const char *src, size_t len);
 
 /* Shared by the importers: removes "<system-reminder>...</system-reminder>"
