@@ -279,23 +279,7 @@ quire_status qr_encode_ollama(qr_ctx *c) {
     if (!tail_done) { group_message(c, QR_TAIL); nwire++; }
     dev_messages(c, QR_TAIL);
     qw_arr_end(w);
-    if (t->has_tools && t->ntools) {
-        qw_key(w, "tools");
-        qw_arr_begin(w);
-        for (uint32_t i = 0; i < t->ntools; i++) {
-            const qtool *tl = &t->tools[i];
-            qw_obj_begin(w);
-            qw_key(w, "type"); qw_strz(w, "function");
-            qw_key(w, "function");
-            qw_obj_begin(w);
-            qw_key(w, "name"); qw_qstr(w, tl->name);
-            if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
-            qw_key(w, "parameters"); qw_qval(w, tl->input_schema);
-            qw_obj_end(w);
-            qw_obj_end(w);
-        }
-        qw_arr_end(w);
-    }
+    qr_write_function_tools(c);
     qw_key(w, "stream"); qw_bool(w, false);
     if (c->max_tokens) {
         qw_key(w, "options");

@@ -192,17 +192,7 @@ static void system_message(cctx *x) {
     if (!bp || !t->has_system) {
         qw_qstr(w, qr_system_joined(c));
     } else {
-        qw_arr_begin(w);
-        for (uint32_t i = 0; i < t->nsystem; i++) {
-            qw_obj_begin(w);
-            qw_key(w, "type"); qw_strz(w, "text");
-            qw_key(w, "text"); qw_qstr(w, t->system[i].text);
-            const qr_mark *mk = qr_mark_at(c, QRS_SYSTEM, i, 0);
-            if (mk) { qw_key(w, "prompt_cache_breakpoint"); qr_write_cache_control(c, mk); }
-            qw_obj_end(w);
-        }
-        if (qstr_present(c->sys_extra)) text_part(w, c->sys_extra);
-        qw_arr_end(w);
+        qr_write_system_parts(c, "text");
     }
     qw_obj_end(w);
 }
@@ -415,23 +405,7 @@ static quire_status encode(qr_ctx *c, bool mistral) {
     if (!tail_done) { user_message(&x, NOMSG, NOMSG, true); nwire++; }
     dev_groups(&x, QR_TAIL);
     qw_arr_end(w);
-    if (t->has_tools && t->ntools) {
-        qw_key(w, "tools");
-        qw_arr_begin(w);
-        for (uint32_t i = 0; i < t->ntools; i++) {
-            const qtool *tl = &t->tools[i];
-            qw_obj_begin(w);
-            qw_key(w, "type"); qw_strz(w, "function");
-            qw_key(w, "function");
-            qw_obj_begin(w);
-            qw_key(w, "name"); qw_qstr(w, tl->name);
-            if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
-            qw_key(w, "parameters"); qw_qval(w, tl->input_schema);
-            qw_obj_end(w);
-            qw_obj_end(w);
-        }
-        qw_arr_end(w);
-    }
+    qr_write_function_tools(c);
     if (c->max_tokens && c->caps.max_tokens_param) { qw_key(w, c->caps.max_tokens_param); qw_int(w, c->max_tokens); }
     qw_obj_end(w);
     if (nwire == 0)

@@ -238,17 +238,7 @@ quire_status qr_encode_openai_responses(qr_ctx *c) {
         qw_key(w, "role"); qw_strz(w, c->caps.system_role ? c->caps.system_role : "system");
         qw_key(w, "content");
         if (c->caps.cache == QCACHE_BREAKPOINTS && t->has_system) {
-            qw_arr_begin(w);
-            for (uint32_t i = 0; i < t->nsystem; i++) {
-                qw_obj_begin(w);
-                qw_key(w, "type"); qw_strz(w, "input_text");
-                qw_key(w, "text"); qw_qstr(w, t->system[i].text);
-                const qr_mark *mk = qr_mark_at(c, QRS_SYSTEM, i, 0);
-                if (mk) { qw_key(w, "prompt_cache_breakpoint"); qr_write_cache_control(c, mk); }
-                qw_obj_end(w);
-            }
-            if (qstr_present(c->sys_extra)) input_text(w, c->sys_extra);
-            qw_arr_end(w);
+            qr_write_system_parts(c, "input_text");
         } else {
             qw_qstr(w, qr_system_joined(c));
         }

@@ -405,6 +405,48 @@ quire_status quire_render(const quire_transcript *t, const quire_state *state, c
 /* ---- wire segmentation ---- */
 #include "render/wire.h"
 
+void qr_write_system_parts(qr_ctx *c, const char *part_type) {
+    const quire_transcript *t = c->t;
+    qw *w = c->w;
+    qw_arr_begin(w);
+    for (uint32_t i = 0; t->has_system && i < t->nsystem; i++) {
+        qw_obj_begin(w);
+        qw_key(w, "type"); qw_strz(w, part_type);
+        qw_key(w, "text"); qw_qstr(w, t->system[i].text);
+        const qr_mark *mk = qr_mark_at(c, QRS_SYSTEM, i, 0);
+        if (mk) { qw_key(w, "prompt_cache_breakpoint"); qr_write_cache_control(c, mk); }
+        qw_obj_end(w);
+    }
+    if (qstr_present(c->sys_extra)) {
+        qw_obj_begin(w);
+        qw_key(w, "type"); qw_strz(w, part_type);
+        qw_key(w, "text"); qw_qstr(w, c->sys_extra);
+        qw_obj_end(w);
+    }
+    qw_arr_end(w);
+}
+
+void qr_write_function_tools(qr_ctx *c) {
+    const quire_transcript *t = c->t;
+    qw *w = c->w;
+    if (!t->has_tools || !t->ntools) return;
+    qw_key(w, "tools");
+    qw_arr_begin(w);
+    for (uint32_t i = 0; i < t->ntools; i++) {
+        const qtool *tl = &t->tools[i];
+        qw_obj_begin(w);
+        qw_key(w, "type"); qw_strz(w, "function");
+        qw_key(w, "function");
+        qw_obj_begin(w);
+        qw_key(w, "name"); qw_qstr(w, tl->name);
+        if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
+        qw_key(w, "parameters"); qw_qval(w, tl->input_schema);
+        qw_obj_end(w);
+        qw_obj_end(w);
+    }
+    qw_arr_end(w);
+}
+
 qstr qr_wrap_instruction(qr_ctx *c, const qblock *b) {
     qbuf tmp;
     qbuf_init(&tmp, c->scratch.a);

@@ -36,4 +36,13 @@ static inline bool qr_is_instruction(const qmsg *m) { return m->role == QR_SYSTE
 /* Wraps an instruction message's text like a reminder (<system-reminder>). */
 qstr qr_wrap_instruction(qr_ctx *c, const qblock *b);
 
+/* The system prompt as an array of {"type": part_type, "text"} parts, each
+ * with its "prompt_cache_breakpoint" where cache planning put one, then the
+ * system-slot reminders (OpenAI Chat: "text", Responses: "input_text"). */
+void qr_write_system_parts(qr_ctx *c, const char *part_type);
+
+/* "tools": [{"type":"function","function":{name, description?, parameters}}]
+ * (OpenAI Chat, Mistral, Ollama); nothing when the transcript has no tools. */
+void qr_write_function_tools(qr_ctx *c);
+
 #endif
