@@ -155,3 +155,16 @@ quire_status q_import_parse_line(qimport_ctx *c, qj_doc *d, const char *what, co
     *skipped = true;
     return QUIRE_OK;
 }
+
+void q_log_line_begin(qw *w, qbuf *b, const char *type) {
+    qw_init(w, b, false);
+    qw_obj_begin(w);
+    qw_key(w, "type");
+    qw_strz(w, type);
+}
+
+void q_log_line_end(qw *w, qbuf *b) {
+    qw_obj_end(w);
+    qw_dispose(w);
+    qbuf_putc(b, '\n');
+}

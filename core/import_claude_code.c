@@ -589,19 +589,6 @@ static void w_block(cc *s, qw *w, const cblock *cb) {
     }
 }
 
-static void w_line_begin(qw *w, qbuf *b, const char *type) {
-    qw_init(w, b, false);
-    qw_obj_begin(w);
-    qw_key(w, "type");
-    qw_strz(w, type);
-}
-
-static void w_line_end(qw *w, qbuf *b) {
-    qw_obj_end(w);
-    qw_dispose(w);
-    qbuf_putc(b, '\n');
-}
-
 static void write_log(cc *s) {
     qimport_ctx *c = s->c;
     qbuf *o = c->out;
@@ -618,7 +605,7 @@ static void write_log(cc *s) {
             model = L->model;
         }
     }
-    w_line_begin(&w, o, "session");
+    q_log_line_begin(&w, o, "session");
     if (sid != QJ_NONE) { qw_key(&w, "sessionId"); qw_node(&w, sid_d, sid); }
     qw_key(&w, "target");
     qw_obj_begin(&w);
@@ -629,7 +616,7 @@ static void write_log(cc *s) {
     qw_obj_begin(&w);
     qw_key(&w, "importedFrom"); qw_strz(&w, "claude-code");
     qw_obj_end(&w);
-    w_line_end(&w, o);
+    q_log_line_end(&w, o);
 
     uint32_t written = 0; /* messages written so far: a render or compaction needs some */
     for (uint32_t i = 0; i < s->nitems; i++) {
@@ -640,7 +627,7 @@ static void write_log(cc *s) {
             continue;
         }
         if (it->type == IT_RENDER) {
-            w_line_begin(&w, o, "render");
+            q_log_line_begin(&w, o, "render");
             bool same = it->node == QJ_NONE || model == QJ_NONE ||
                         (qj_at(it->d, it->node)->len == qj_at(model_d, model)->len &&
                          memcmp(qj_at(it->d, it->node)->p, qj_at(model_d, model)->p, qj_at(model_d, model)->len) == 0);
@@ -651,20 +638,20 @@ static void write_log(cc *s) {
                 qw_key(&w, "model"); qw_node(&w, it->d, it->node);
                 qw_obj_end(&w);
             }
-            w_line_end(&w, o);
+            q_log_line_end(&w, o);
         } else if (it->type == IT_COMPACT) {
-            w_line_begin(&w, o, "compact");
+            q_log_line_begin(&w, o, "compact");
             qw_key(&w, "policy");
             qw_obj_begin(&w);
             qw_key(&w, "keepFirstTurns"); qw_int(&w, 0);
             qw_key(&w, "keepLastTurns"); qw_int(&w, 0);
             qw_obj_end(&w);
             if (it->node != QJ_NONE) { qw_key(&w, "summary"); qw_node(&w, it->d, it->node); }
-            w_line_end(&w, o);
+            q_log_line_end(&w, o);
         } else {
             if (it->nblocks == 0) continue;
             written++;
-            w_line_begin(&w, o, "message");
+            q_log_line_begin(&w, o, "message");
             qw_key(&w, "message");
             qw_obj_begin(&w);
             qw_key(&w, "role"); qw_strz(&w, it->assistant ? "assistant" : "user");
@@ -679,13 +666,13 @@ static void write_log(cc *s) {
             }
             if (it->idnode != QJ_NONE) { qw_key(&w, "id"); qw_node(&w, it->idd, it->idnode); }
             qw_obj_end(&w);
-            w_line_end(&w, o);
+            q_log_line_end(&w, o);
             for (uint32_t k = 0; k < it->nrems; k++) {
                 char hex[33];
                 quire_digest128(it->rems[k].p, it->rems[k].n, hex);
                 char key[48];
                 snprintf(key, sizeof key, "claude-code:%.16s", hex);
-                w_line_begin(&w, o, "reminder");
+                q_log_line_begin(&w, o, "reminder");
                 qw_key(&w, "reminder");
                 qw_obj_begin(&w);
                 qw_key(&w, "body"); qw_str(&w, it->rems[k].p, it->rems[k].n);
@@ -694,7 +681,7 @@ static void write_log(cc *s) {
                 qw_key(&w, "ttlTurns"); qw_int(&w, 1);
                 qw_key(&w, "roleHint"); qw_strz(&w, "user_block");
                 qw_obj_end(&w);
-                w_line_end(&w, o);
+                q_log_line_end(&w, o);
             }
         }
     }

@@ -65,19 +65,6 @@ static void report(cx *s, uint32_t lineno, const char *fmt, ...) {
     qbuf_printf(s->c->report, "%u: %s\n", lineno, msg);
 }
 
-static void w_begin(qw *w, qbuf *b, const char *type) {
-    qw_init(w, b, false);
-    qw_obj_begin(w);
-    qw_key(w, "type");
-    qw_strz(w, type);
-}
-
-static void w_end(qw *w, qbuf *b) {
-    qw_obj_end(w);
-    qw_dispose(w);
-    qbuf_putc(b, '\n');
-}
-
 static void w_opaque(qw *w, const qj_doc *d, uint32_t item) {
     qw_obj_begin(w);
     qw_key(w, "type"); qw_strz(w, "opaque");
@@ -207,7 +194,7 @@ static void w_tool_result(cx *s, qw *w, const qj_doc *d, uint32_t item) {
 static void flush(cx *s) {
     if (s->role == R_NONE || s->nblocks == 0) { s->role = R_NONE; s->nblocks = 0; return; }
     qw w;
-    w_begin(&w, &s->body, "message");
+    q_log_line_begin(&w, &s->body, "message");
     qw_key(&w, "message");
     qw_obj_begin(&w);
     qw_key(&w, "role"); qw_strz(&w, s->role == R_ASSISTANT ? "assistant" : "tool");
@@ -231,7 +218,7 @@ static void flush(cx *s) {
     }
     qw_arr_end(&w);
     qw_obj_end(&w);
-    w_end(&w, &s->body);
+    q_log_line_end(&w, &s->body);
     s->messages++;
     s->role = R_NONE;
     s->nblocks = 0;
@@ -251,7 +238,7 @@ static void answer_pending(cx *s, uint32_t lineno) {
     s->npend = 0;
     if (!n) return;
     qw w;
-    w_begin(&w, &s->body, "message");
+    q_log_line_begin(&w, &s->body, "message");
     qw_key(&w, "message");
     qw_obj_begin(&w);
     qw_key(&w, "role"); qw_strz(&w, "tool");
@@ -271,7 +258,7 @@ static void answer_pending(cx *s, uint32_t lineno) {
     }
     qw_arr_end(&w);
     qw_obj_end(&w);
-    w_end(&w, &s->body);
+    q_log_line_end(&w, &s->body);
     s->messages++;
     report(s, lineno, "answered %u function call(s) that had no output with an error result", n);
 }
@@ -306,7 +293,7 @@ static void output_item(cx *s, const qj_doc *d, uint32_t item, uint8_t kind) {
             return;
         }
         qw w;
-        w_begin(&w, &s->body, "render");
+        q_log_line_begin(&w, &s->body, "render");
         if (s->model != QJ_NONE && !same_str(s->model_d, s->model, s->session_model_d, s->session_model)) {
             qw_key(&w, "target");
             qw_obj_begin(&w);
@@ -314,7 +301,7 @@ static void output_item(cx *s, const qj_doc *d, uint32_t item, uint8_t kind) {
             qw_key(&w, "model"); qw_node(&w, s->model_d, s->model);
             qw_obj_end(&w);
         }
-        w_end(&w, &s->body);
+        q_log_line_end(&w, &s->body);
         s->renders++;
         s->need_render = false;
         s->role = R_ASSISTANT;
@@ -341,7 +328,7 @@ static void input_message(cx *s, const qj_doc *d, uint32_t item, const char *rol
     answer_pending(s, lineno);
     s->need_render = true;
     qw w;
-    w_begin(&w, &s->body, "message");
+    q_log_line_begin(&w, &s->body, "message");
     qw_key(&w, "message");
     qw_obj_begin(&w);
     qw_key(&w, "role"); qw_strz(&w, role);
@@ -365,7 +352,7 @@ static void input_message(cx *s, const qj_doc *d, uint32_t item, const char *rol
     }
     qw_arr_end(&w);
     qw_obj_end(&w);
-    w_end(&w, &s->body);
+    q_log_line_end(&w, &s->body);
     s->messages++;
 }
 
@@ -436,7 +423,7 @@ static void response_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
         answer_pending(s, lineno);
         s->need_render = true;
         qw w;
-        w_begin(&w, &s->body, "message");
+        q_log_line_begin(&w, &s->body, "message");
         qw_key(&w, "message");
         qw_obj_begin(&w);
         qw_key(&w, "role"); qw_strz(&w, "user");
@@ -445,7 +432,7 @@ static void response_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
         w_opaque(&w, d, p);
         qw_arr_end(&w);
         qw_obj_end(&w);
-        w_end(&w, &s->body);
+        q_log_line_end(&w, &s->body);
         s->messages++;
         return;
     }
@@ -485,7 +472,7 @@ static void compacted(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
         s->renders = renders;
         s->messages = messages;
         qw w;
-        w_begin(&w, &s->body, "compact");
+        q_log_line_begin(&w, &s->body, "compact");
         if (msg != QJ_NONE) { qw_key(&w, "summary"); qw_node(&w, d, msg); }
         qw_key(&w, "messages");
         qw_arr_begin(&w);
@@ -499,19 +486,19 @@ static void compacted(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
                 qw_raw_value(&w, l + sizeof pre - 1, ln - (sizeof pre - 1) - 1);
         }
         qw_arr_end(&w);
-        w_end(&w, &s->body);
+        q_log_line_end(&w, &s->body);
         qbuf_free(&scratch);
         return;
     }
     qw w;
-    w_begin(&w, &s->body, "compact");
+    q_log_line_begin(&w, &s->body, "compact");
     qw_key(&w, "policy");
     qw_obj_begin(&w);
     qw_key(&w, "keepFirstTurns"); qw_int(&w, 0);
     qw_key(&w, "keepLastTurns"); qw_int(&w, 0);
     qw_obj_end(&w);
     if (msg != QJ_NONE) { qw_key(&w, "summary"); qw_node(&w, d, msg); }
-    w_end(&w, &s->body);
+    q_log_line_end(&w, &s->body);
 }
 
 quire_status q_import_codex(qimport_ctx *c, const char *src, size_t len) {
@@ -585,7 +572,7 @@ quire_status q_import_codex(qimport_ctx *c, const char *src, size_t len) {
         flush(&s);
         /* session line first */
         qw w;
-        w_begin(&w, c->out, "session");
+        q_log_line_begin(&w, c->out, "session");
         uint32_t id = get_str(meta_d, meta, "id");
         if (id != QJ_NONE) { qw_key(&w, "sessionId"); qw_node(&w, meta_d, id); }
         qw_key(&w, "target");
@@ -601,7 +588,7 @@ quire_status q_import_codex(qimport_ctx *c, const char *src, size_t len) {
         qw_obj_begin(&w);
         qw_key(&w, "importedFrom"); qw_strz(&w, "codex");
         qw_obj_end(&w);
-        w_end(&w, c->out);
+        q_log_line_end(&w, c->out);
         qbuf_put(c->out, s.body.data, s.body.len);
         qbuf_printf(c->report,
                     "summary: %u lines, %u messages, %u renders, %u compactions, %u results dropped, "

@@ -46,6 +46,10 @@ typedef struct qimport_ctx {
 } qimport_ctx;
 
 quire_status q_import_claude_code(qimport_ctx *c, const char *src, size_t len);
+/* One session-log line {"type": type, ...} written compact into b: begin it,
+ * add the keys with w, end it (closes the object and adds the newline). */
+void q_log_line_begin(qw *w, qbuf *b, const char *type);
+void q_log_line_end(qw *w, qbuf *b);
 /* Parses one line of an agent's log into *d (a JSON object). QUIRE_OK with
  * *skipped = false: parsed. QUIRE_OK with *skipped = true: not a JSON object
  * and --skip-invalid is on; why is in skip_msg (the caller reports it). Any
