@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """(Re)generates the seed corpora of the fuzz targets from the golden inputs, the
-examples, the bad-input fixtures and the ../shared corpus (MCP protocol examples; Claude
+examples, the bad-input fixtures and the vendored corpus in tests/data (MCP protocol examples; Claude
 Code and Codex logs cut into small line-aligned chunks).
 
-    fuzz/make_seeds.py [--shared DIR]
+    fuzz/make_seeds.py [--data DIR]
 
 Targets whose input starts with selector bytes (render, compact, reminder, ingest,
 session, import_*) get them prepended here. Seeds are small on purpose: the plain
@@ -75,7 +75,7 @@ def chunks(b, maxn=CHUNK, count=3):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--shared", default=os.path.join(os.path.dirname(ROOT), "shared"))
+    ap.add_argument("--data", default=os.path.join(ROOT, "tests", "data"))
     a = ap.parse_args()
     seeds = {}  # target -> {name: bytes}
 
@@ -126,15 +126,15 @@ def main():
     for i, rl in enumerate(remind_lines[:12]):
         add("fuzz_render", "example-with-reminders-%02d" % i, bytes([i % 16, i * 37 % 64]) + ex + b"\x00" + rl)
 
-    # ../shared: MCP protocol examples (ingest), agent logs (importers)
-    for p in sorted(glob.glob(os.path.join(a.shared, "protocol", "**", "*.json"), recursive=True)):
+    # tests/data: MCP protocol examples (ingest), agent logs (importers)
+    for p in sorted(glob.glob(os.path.join(a.data, "protocol", "**", "*.json"), recursive=True)):
         b = load(p)
         if len(b) <= 4096:
-            rel = "shared_" + slug(os.path.relpath(p, a.shared))
+            rel = "shared_" + slug(os.path.relpath(p, a.data))
             add("fuzz_ingest", rel, b"\x00" + b)
     for fmt, target in (("claude-code", "fuzz_import_claude"), ("codex", "fuzz_import_codex")):
-        for p in sorted(glob.glob(os.path.join(a.shared, "corpus", "sessions", fmt, "*.jsonl"))):
-            rel = "shared_" + slug(os.path.relpath(p, a.shared))
+        for p in sorted(glob.glob(os.path.join(a.data, "corpus", "sessions", fmt, "*.jsonl"))):
+            rel = "shared_" + slug(os.path.relpath(p, a.data))
             for i, c in enumerate(chunks(load(p))):
                 add(target, "%s-%d" % (rel, i), bytes([i % 4 | (1 if i == 0 else 0)]) + c)
 

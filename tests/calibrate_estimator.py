@@ -24,7 +24,7 @@ other code points). This script, with Debian's python3 (python3-regex):
   crossval  replays the estimator's arithmetic in Python (checked against
             the binary) to measure the error of 5-fold held-out fits.
 
-  calibrate_estimator.py build --shared ../shared
+  calibrate_estimator.py build --data tests/data
   calibrate_estimator.py fit --tool build/tests/test_estimator --write
   (rebuild) calibrate_estimator.py report --tool build/tests/test_estimator
 
@@ -799,15 +799,15 @@ def crossval(tool, ranks, path=DATA, folds=5):
 def main(argv):
     ap = argparse.ArgumentParser(description="calibration of the token estimator")
     ap.add_argument("cmd", choices=["build", "fit", "report", "crossval"])
-    ap.add_argument("--shared", default=os.path.join(HERE, "..", "..", "shared"))
+    ap.add_argument("--data", default=os.path.join(HERE, "data"))
     ap.add_argument("--ranks", default=None)
     ap.add_argument("--tool", help="path of the built tests/test_estimator binary")
     ap.add_argument("--data", default=DATA)
     ap.add_argument("--write", action="store_true", help="fit: rewrite the weights in compact/estimate.c")
     a = ap.parse_args(argv)
-    ranks = a.ranks or os.path.join(a.shared, "tokenizers", "o200k_base.tiktoken")
+    ranks = a.ranks or os.path.join(a.data, "tokenizers", "o200k_base.tiktoken")
     if a.cmd == "build":
-        build(a.shared, ranks, a.data)
+        build(a.data, ranks, a.data)
     elif a.cmd == "fit":
         fit(a.tool, ranks, a.data, os.path.join(HERE, "..", "compact", "estimate.c") if a.write else None)
     elif a.cmd == "crossval":

@@ -11,7 +11,7 @@ import json, os, shutil, subprocess, sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "golden", "reminders")
 Q = os.path.abspath(sys.argv[1])
-SHARED = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "..", "..", "shared"))
+SHARED = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "data"))
 
 T = {"system": "You are a coding agent.",
      "messages": [{"role": "user", "content": "List src/"},

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Golden test runner for the quire command.
 
-    golden.py --quire PATH [--shared DIR] [--filter SUBSTR] [-j N] [-v] DIR [DIR...]
+    golden.py --quire PATH [--data DIR] [--filter SUBSTR] [-j N] [-v] DIR [DIR...]
 
 Each DIR is a case folder (it holds case.json), or any folder above case folders (an
 area such as golden/render, or golden/ itself). A case folder holds:
@@ -15,8 +15,8 @@ area such as golden/render, or golden/ itself). A case folder holds:
     ...inputs        whatever the arguments name, relative to the case folder
 
 Every case runs in a private copy of its folder (inputs only, no expected files), so the
-source tree is never written to. `@SHARED@` in an argument becomes the shared folder.
-In the captured stdout and stderr the shared folder's path reads `@SHARED@` and the
+source tree is never written to. `@DATA@` in an argument becomes the test data folder (tests/data).
+In the captured stdout and stderr the test data folder's path reads `@DATA@` and the
 temporary case folder's path reads `@CASE@`, so that goldens do not depend on where the
 tree lives.
 
@@ -328,7 +328,7 @@ def run_case(case_dir, name, opts):
         spec = load_case(case_dir)
     except CaseError as e:
         return name, "fail", "bad case: %s\n" % e
-    args = [a.replace("@SHARED@", opts.shared) for a in spec["args"]]
+    args = [a.replace("@DATA@", opts.data) for a in spec["args"]]
     repro = reproduce_command(case_dir, opts.quire, args, spec["stdin"])
 
     with tempfile.TemporaryDirectory(prefix="quire-golden-") as tmp:
@@ -350,8 +350,8 @@ def run_case(case_dir, name, opts):
 
         def scrub(data):
             for path, token in ((work, b"@CASE@"), (os.path.realpath(work), b"@CASE@"),
-                                (opts.shared, b"@SHARED@"),
-                                (os.path.realpath(opts.shared), b"@SHARED@")):
+                                (opts.data, b"@DATA@"),
+                                (os.path.realpath(opts.data), b"@DATA@")):
                 data = data.replace(os.fsencode(path), token)
             return data
 
@@ -436,8 +436,8 @@ def main(argv=None):
         description="Run golden cases against the quire binary.",
         epilog="QUIRE_UPDATE_GOLDEN=1 rewrites the expected files (refused when CI is set).")
     ap.add_argument("--quire", required=True, help="path to the quire binary")
-    ap.add_argument("--shared", help="the shared folder substituted for @SHARED@ "
-                    "(default: ../shared beside the checkout)")
+    ap.add_argument("--data", help="the test data folder substituted for @DATA@ "
+                    "(default: tests/data)")
     ap.add_argument("--filter", default="", metavar="SUBSTR",
                     help="run only cases whose name (area/case) contains SUBSTR")
     ap.add_argument("-j", "--jobs", type=int, default=2, help="cases run in parallel (default 2)")
@@ -458,7 +458,7 @@ def main(argv=None):
         return 2
     opts.quire = os.path.abspath(quire)
     here = os.path.dirname(os.path.abspath(__file__))
-    opts.shared = os.path.abspath(opts.shared or os.path.join(here, "..", "..", "shared"))
+    opts.data = os.path.abspath(opts.data or os.path.join(here, "data"))
     if opts.jobs < 1:
         ap.error("-j must be at least 1")
 

@@ -191,7 +191,7 @@ def verify(enc, plans_path):
 def main(argv):
     import argparse
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--ranks", default="/work/shared/tokenizers/o200k_base.tiktoken")
+    ap.add_argument("--ranks", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tokenizers", "o200k_base.tiktoken"))
     ap.add_argument("--verify", metavar="TESTPLANS")
     ap.add_argument("file", nargs="?")
     a = ap.parse_args(argv)

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Runs the bad-input corpus (tests/bad/, see tests/bad/cases.py) against the quire binary.
 
-    py_bad.py --quire BIN [--src DIR] [--shared DIR] [-j N] [--area NAME]... [--filter SUBSTR] [-v]
+    py_bad.py --quire BIN [--src DIR] [--data DIR] [-j N] [--area NAME]... [--filter SUBSTR] [-v]
 
 Every case runs in a fresh temporary folder holding only its input (and the area's
 fixtures). A case passes when:
@@ -286,7 +286,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quire", required=True)
     ap.add_argument("--src", default=os.path.dirname(HERE))
-    ap.add_argument("--shared", default=None)
+    ap.add_argument("--data", default=None)
     ap.add_argument("-j", type=int, default=int(os.environ.get("QUIRE_BAD_JOBS", "2")))
     ap.add_argument("--area", action="append", default=[])
     ap.add_argument("--filter", default="")

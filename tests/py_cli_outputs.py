@@ -8,7 +8,7 @@ import argparse, os, subprocess, sys, tempfile, threading, stat
 ap = argparse.ArgumentParser()
 ap.add_argument("--quire", required=True)
 ap.add_argument("--src", required=True)
-ap.add_argument("--shared")
+ap.add_argument("--data")
 a = ap.parse_args()
 passed = failed = 0
 

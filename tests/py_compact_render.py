@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Every compacted transcript renders and validates for every dialect.
 
-    py_compact_render.py --quire BIN --src SRC [--shared DIR]
+    py_compact_render.py --quire BIN --src SRC [--data DIR]
 
 Takes every transcript the compaction goldens produce (golden/compact/*: expected.stdout
 and expected/*.json that hold a quire.transcript/1, plus each plan's summarisation
@@ -64,7 +64,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quire", required=True)
     ap.add_argument("--src", required=True)
-    ap.add_argument("--shared")
+    ap.add_argument("--data")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         items = transcripts_from_goldens(a.src) + transcripts_from_bench(a.quire, a.src, tmp)

@@ -11,7 +11,7 @@
    within the documented error over the whole set: median absolute relative
    error <= 10 % and worst case <= 35 %.
 
-Usage: py_estimator.py --quire BUILD/quire --src SRC --shared SHARED
+Usage: py_estimator.py --quire BUILD/quire --src SRC --data SHARED
 (the estimator binary is BUILD/tests/test_estimator).
 """
 import argparse
@@ -49,12 +49,12 @@ def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("--quire", required=True)
     ap.add_argument("--src", required=True)
-    ap.add_argument("--shared", required=True)
+    ap.add_argument("--data", required=True)
     a = ap.parse_args(argv)
 
     tool = os.path.join(os.path.dirname(os.path.abspath(a.quire)), "tests", "test_estimator")
-    ranks = os.path.join(a.shared, "tokenizers", "o200k_base.tiktoken")
-    plans = os.path.join(a.shared, "tokenizers", "TestPlans.txt")
+    ranks = os.path.join(a.data, "tokenizers", "o200k_base.tiktoken")
+    plans = os.path.join(a.data, "tokenizers", "TestPlans.txt")
     data = os.path.join(a.src, "tests", "data", "estimator_calibration.jsonl")
     if not os.path.exists(tool):
         print("FAIL: estimator binary not found at %s" % tool)

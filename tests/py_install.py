@@ -7,7 +7,7 @@ import argparse, os, re, shutil, subprocess, sys, tempfile
 ap = argparse.ArgumentParser()
 ap.add_argument("--quire", required=True)
 ap.add_argument("--src", required=True)
-ap.add_argument("--shared")
+ap.add_argument("--data")
 a = ap.parse_args()
 build = os.path.dirname(os.path.abspath(a.quire))
 passed = failed = 0

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Protocol conformance of what the reminders module emits.
 
-    py_reminders.py --quire BIN --src SRC --shared SHARED
+    py_reminders.py --quire BIN --src SRC --data SHARED
 
 Runs every golden case of golden/reminders with the current binary (in a temporary
 copy of the case folder) and checks, independently of the recorded goldens:
@@ -10,7 +10,7 @@ copy of the case folder) and checks, independently of the recorded goldens:
     a well-formed JSON-RPC 2.0 response (jsonrpc "2.0", an id of the request's type,
     exactly one of result/error, an error with an integer code and a string message,
     nothing else) and validates against the ACP schema's agent-message branch
-    (shared/schemas/acp/v1.schema.json); reminder errors are -32602 with
+    (tests/data/schemas/acp/v1.schema.json); reminder errors are -32602 with
     data {code: "QUIRE_E_...", field} (-32600 with id null when the request's id is unusable);
   * every lifecycle event (the --events files) follows the ACP SessionUpdate
     conventions: the schema's SessionUpdate oneOf is extended with quire's variants
@@ -195,10 +195,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quire", required=True)
     ap.add_argument("--src", required=True)
-    ap.add_argument("--shared", required=True)
+    ap.add_argument("--data", required=True)
     o = ap.parse_args()
     o.quire = os.path.abspath(o.quire)
-    notif, agent_v, rpc_v = load_acp(o.shared)
+    notif, agent_v, rpc_v = load_acp(o.data)
     root = os.path.join(o.src, "golden", "reminders")
     cases = sorted(d for d in os.listdir(root) if os.path.isfile(os.path.join(root, d, "case.json")))
     nev = nresp = 0
@@ -207,7 +207,7 @@ def main():
         cdir = os.path.join(root, name)
         with open(os.path.join(cdir, "case.json")) as f:
             spec = json.load(f)
-        args = [a.replace("@SHARED@", o.shared) for a in spec["args"]]
+        args = [a.replace("@DATA@", o.data) for a in spec["args"]]
         with tempfile.TemporaryDirectory() as tmp:
             work = os.path.join(tmp, name)
             shutil.copytree(cdir, work, ignore=lambda d, n: [x for x in n if x.startswith("expected")])

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Every golden request is valid: against the providers' real schemas and `quire validate`.
 
-    py_render_schemas.py --quire BIN --src SRC --shared SHARED
+    py_render_schemas.py --quire BIN --src SRC --data SHARED
 
 For every case of golden/render and golden/caps that renders a request (a `render` command
 with exit status 0), the expected request body is
@@ -9,7 +9,7 @@ with exit status 0), the expected request body is
   - validated against the real schema of its dialect (tests/schemas.py): Anthropic against
     the curated OpenAPI spec, OpenAI Chat against CreateChatCompletionRequest, Responses
     against CreateResponse, Gemini field names against the v1beta protos.
-Bedrock Converse, Mistral and Ollama have no schema in the shared folder; `quire validate`
+Bedrock Converse, Mistral and Ollama have no schema in tests/data; `quire validate`
 covers their structural rules.
 
 Known, documented exception: the curated Anthropic spec (Dec 2025) predates mid-conversation
@@ -38,11 +38,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quire", required=True)
     ap.add_argument("--src", required=True)
-    ap.add_argument("--shared", required=True)
+    ap.add_argument("--data", required=True)
     a = ap.parse_args()
     sys.path.insert(0, os.path.join(a.src, "tests"))
     import schemas
-    schemas.set_shared_dir(a.shared)
+    schemas.set_shared_dir(a.data)
 
     failures = []
     checked = schema_checked = system_taken = 0

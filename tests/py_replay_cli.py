@@ -35,7 +35,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quire", required=True)
     ap.add_argument("--src")
-    ap.add_argument("--shared", required=True)
+    ap.add_argument("--data", required=True)
     a = ap.parse_args()
     q = os.path.abspath(a.quire)
     with tempfile.TemporaryDirectory() as tmp:
@@ -80,7 +80,7 @@ def main():
         rc, _, err = run(q, ["replay"], cwd=tmp)
         check(rc == 2, "usage: no log")
         # import | replay == replay --from, for a real log
-        cc = os.path.join(a.shared, "corpus", "sessions", "claude-code", "spotter__tool_heavy.jsonl")
+        cc = os.path.join(a.data, "corpus", "sessions", "claude-code", "spotter__tool_heavy.jsonl")
         rc, log, err = run(q, ["import", "--from", "claude-code", cc])
         check(rc == 0, "import: %s" % err)
         rc1, r1, _ = run(q, ["replay", "-"], stdin=log)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Import fidelity over the real logs in ../shared/corpus/sessions (DESIGN 7).
+"""Import fidelity over the real logs in tests/data/corpus/sessions (DESIGN 7).
 
 For every Claude Code log: `quire replay --from claude-code` must produce one
 request per model response, and request k must carry the conversation Claude
@@ -307,9 +307,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quire", required=True)
     ap.add_argument("--src")
-    ap.add_argument("--shared", required=True)
+    ap.add_argument("--data", required=True)
     a = ap.parse_args()
-    root = os.path.join(a.shared, "corpus", "sessions")
+    root = os.path.join(a.data, "corpus", "sessions")
     for f in sorted(glob.glob(os.path.join(root, "claude-code", "*.jsonl"))):
         check_claude_code(a.quire, f)
         check_determinism(a.quire, f, "claude-code")

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Self-test of tests/schemas.py: known-valid requests pass, known-invalid ones fail.
 
-Run: py_schemas_selftest.py --quire Q --src SRC --shared SHARED   (--quire is ignored)
+Run: py_schemas_selftest.py --quire Q --src SRC --data SHARED   (--quire is ignored)
 """
 
 import argparse
@@ -240,7 +240,7 @@ def cli_tests(t, shared):
         with open(lines, "w") as f:
             f.write(json.dumps(VALID["openai_chat"][0]) + "\n")
             f.write(json.dumps({"model": "m", "messages": [{"role": "robot", "content": ""}]}) + "\n")
-        base = [sys.executable, script, "--shared", shared, "--dialect", "openai_chat"]
+        base = [sys.executable, script, "--data", shared, "--dialect", "openai_chat"]
         r = subprocess.run(base + [good], capture_output=True, text=True)
         t.check(r.returncode == 0 and r.stdout == "", "cli: valid file exits 0",
                 "%d %r %r" % (r.returncode, r.stdout, r.stderr))
@@ -256,9 +256,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quire", help="ignored")
     ap.add_argument("--src", help="ignored")
-    ap.add_argument("--shared", required=True)
+    ap.add_argument("--data", required=True)
     args = ap.parse_args()
-    schemas.set_shared_dir(args.shared)
+    schemas.set_shared_dir(args.data)
     t = Tally()
 
     for dialect, bodies in VALID.items():
@@ -272,7 +272,7 @@ def main():
 
     translator_tests(t)
     proto_tests(t)
-    cli_tests(t, args.shared)
+    cli_tests(t, args.data)
 
     print("%d passed, %d failed" % (t.passed, t.failed))
     return 1 if t.failed else 0

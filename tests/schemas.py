@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Validate provider request bodies against the schemas in the shared folder.
+"""Validate provider request bodies against the schemas vendored in tests/data.
 
 Module use:
     import schemas
@@ -7,7 +7,7 @@ Module use:
     errors = schemas.validate("openai_chat", body)   # -> list[str], empty when valid
 
 Command line:
-    schemas.py --shared DIR --dialect DIALECT FILE...
+    schemas.py --data DIR --dialect DIALECT FILE...
 
 Dialects and the schema each one is checked against:
     anthropic_messages  components.schemas.CreateMessageRequest of
@@ -36,8 +36,8 @@ import threading
 DIALECTS = ("anthropic_messages", "openai_chat", "openai_responses", "gemini")
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_shared_dir = os.environ.get("QUIRE_SHARED") or os.path.normpath(
-    os.path.join(_HERE, "..", "..", "shared"))
+_shared_dir = os.environ.get("QUIRE_DATA") or os.path.normpath(
+    os.path.join(_HERE, "data"))
 _cache = {}
 _lock = threading.Lock()
 _validate_lock = threading.Lock()
@@ -706,12 +706,12 @@ def _load_docs(path):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Validate provider request bodies.")
-    ap.add_argument("--shared", help="the shared folder (default: ../shared beside the checkout)")
+    ap.add_argument("--data", help="the shared folder (default: ../shared beside the checkout)")
     ap.add_argument("--dialect", required=True, choices=DIALECTS)
     ap.add_argument("files", nargs="+", metavar="FILE", help="request body (JSON or JSONL), - for stdin")
     args = ap.parse_args(argv)
-    if args.shared:
-        set_shared_dir(args.shared)
+    if args.data:
+        set_shared_dir(args.data)
     bad = 0
     for path in args.files:
         try:

@@ -1,4 +1,4 @@
-/* ARGS: @SRC@ @SHARED@ */
+/* ARGS: @SRC@ @DATA@ */
 /* Allocation failure: for every scenario (a render, a compaction, a replay,
  * ...) a reference run counts the allocator calls C; then for N = 1..C the
  * N-th call fails (and, in a second pass, every call from the N-th on). Each
@@ -59,9 +59,9 @@ Q_WEAK(quire_render_policy_apply);
 /* ---- inputs ---- */
 static char *g_transcript; /* examples/transcript.json */
 static size_t g_transcript_len;
-static char *g_claude;     /* a prefix of a Claude Code log from ../shared */
+static char *g_claude;     /* a prefix of a Claude Code log from tests/data */
 static size_t g_claude_len;
-static char *g_codex;      /* a prefix of a Codex rollout from ../shared */
+static char *g_codex;      /* a prefix of a Codex rollout from tests/data */
 static size_t g_codex_len;
 
 static const char k_state[] =
@@ -577,7 +577,7 @@ static char *read_all(const char *path, size_t *len, size_t max) {
 
 int main(int argc, char **argv) {
     const char *src = argc > 1 ? argv[1] : ".";
-    const char *shared = argc > 2 ? argv[2] : "../shared";
+    const char *shared = argc > 2 ? argv[2] : "tests/data";
     char path[4096];
     snprintf(path, sizeof path, "%s/examples/transcript.json", src);
     g_transcript = read_all(path, &g_transcript_len, 1 << 20);

@@ -1,4 +1,4 @@
-/* ARGS: @SHARED@/conformance/JSONTestSuite/test_parsing @SRC@/docs/json.md */
+/* ARGS: @DATA@/conformance/JSONTestSuite/test_parsing @SRC@/docs/json.md */
 #define _POSIX_C_SOURCE 200809L
 /* Runs every case of JSONTestSuite/test_parsing through quire's JSON reader:
  * y_ must be accepted, n_ rejected, i_ must not crash (the choice is printed

@@ -1,4 +1,4 @@
-/* ARGS: @SHARED@ */
+/* ARGS: @DATA@ */
 /* Unit tests for the reminders module: validator, hygiene, derived ids,
  * lifecycle (inject/dedupe/TTL/clear/audit_only/budgets/propagation), ingest
  * (MCP, ACP) and the quire.state/1 format. */
@@ -14,7 +14,7 @@
 #include <dirent.h>
 #include <stdlib.h>
 
-static const char *g_shared = "../shared";
+static const char *g_shared = "tests/data";
 
 /* ---- helpers ---- */
 
