@@ -13,7 +13,7 @@
 #ifndef QUIRE_COMPACT_COMPACT_H
 #define QUIRE_COMPACT_COMPACT_H
 
-#include "core/state.h"
+#include "reminders/state.h"
 #include "core/transcript.h"
 
 typedef quire_compact_policy qc_policy;

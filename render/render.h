@@ -11,7 +11,7 @@
 #ifndef QUIRE_RENDER_RENDER_H
 #define QUIRE_RENDER_RENDER_H
 
-#include "core/state.h"
+#include "reminders/state.h"
 #include "core/transcript.h"
 #include "providers/caps.h"
 

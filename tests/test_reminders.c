@@ -3,10 +3,10 @@
  * lifecycle (inject/dedupe/TTL/clear/audit_only/budgets/propagation), ingest
  * (MCP, ACP) and the quire.state/1 format. */
 #define _POSIX_C_SOURCE 200809L
-#include "core/events.h"
-#include "core/ingest.h"
-#include "core/reminder.h"
-#include "core/state.h"
+#include "reminders/events.h"
+#include "reminders/ingest.h"
+#include "reminders/reminder.h"
+#include "reminders/state.h"
 #include "core/text.h"
 #include "tests/unit.h"
 #include "tests/failalloc.h"

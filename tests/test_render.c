@@ -1,7 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 /* Rendering: slots, placement, cache breakpoints, per-dialect structure,
  * cache stability across turns, losslessness and determinism. */
-#include "core/state.h"
+#include "reminders/state.h"
 #include "providers/caps.h"
 #include "quire.h"
 #include "unit.h"

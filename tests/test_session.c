@@ -1,6 +1,6 @@
-/* Session logs and replay (core/session.c): digest vectors, every event type,
+/* Session logs and replay (session/replay.c): digest vectors, every event type,
  * exact errors for malformed logs, determinism, the step API. */
-#include "core/session.h"
+#include "session/import.h"
 #include "quire.h"
 #include "unit.h"
 

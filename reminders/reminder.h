@@ -8,10 +8,10 @@
  * only changes which extra keys are allowed (ACP: sessionId; state file:
  * ttlRemaining, anchorMessage) and how defaults are filled; the rules and the
  * error codes are the same everywhere. See docs/reminders.md. */
-#ifndef QUIRE_CORE_REMINDER_H
-#define QUIRE_CORE_REMINDER_H
+#ifndef QUIRE_REMINDERS_REMINDER_H
+#define QUIRE_REMINDERS_REMINDER_H
 
-#include "core/state.h"
+#include "reminders/state.h"
 
 typedef enum qrem_surface {
     QSURF_DIRECT, /* a host-injected record: source/origin as given (default host) */

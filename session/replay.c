@@ -1,4 +1,4 @@
-/* Session logs (quire.session/1) and the replay engine (DESIGN 7).
+/* The replay engine for quire.session/1 logs (DESIGN 7).
  *
  * The replayer keeps one transcript that grows in place: each `message` line
  * is parsed once and decoded once (its parsed document stays alive for the
@@ -8,88 +8,17 @@
  * reminder module for `mcp`/`acp`/`reminder`/`clear`, compaction for
  * `compact`.
  */
-#include "core/session.h"
+#include "session/log.h"
 
 #include "compact/compact.h"
-#include "core/state.h"
+#include "reminders/state.h"
 #include "core/transcript.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 
 /* ------------------------------------------------------------------------ */
-/* Digest                                                                    */
-/* ------------------------------------------------------------------------ */
-
-void q_fnv1a128(const void *data, size_t len, uint64_t *hi_out, uint64_t *lo_out) {
-    uint64_t hi = 0x6c62272e07bb0142ull, lo = 0x62b821756295c58dull;
-    const unsigned char *p = data;
-    for (size_t i = 0; i < len; i++) {
-        lo ^= p[i];
-        /* (hi:lo) *= 2^88 + 0x13b  (mod 2^128) */
-        uint64_t a = lo & 0xffffffffull, b = lo >> 32;
-        uint64_t t0 = a * 0x13bull;
-        uint64_t t1 = b * 0x13bull + (t0 >> 32);
-        uint64_t nlo = (t1 << 32) | (t0 & 0xffffffffull);
-        uint64_t nhi = hi * 0x13bull + (t1 >> 32) + (lo << 24);
-        hi = nhi;
-        lo = nlo;
-    }
-    *hi_out = hi;
-    *lo_out = lo;
-}
-
-void quire_digest128(const void *data, size_t len, char out[33]) {
-    uint64_t hi, lo;
-    q_fnv1a128(data, len, &hi, &lo);
-    static const char hx[] = "0123456789abcdef";
-    for (int i = 0; i < 16; i++) out[i] = hx[(hi >> (60 - 4 * i)) & 0xf];
-    for (int i = 0; i < 16; i++) out[16 + i] = hx[(lo >> (60 - 4 * i)) & 0xf];
-    out[32] = '\0';
-}
-
-/* ------------------------------------------------------------------------ */
-/* Lines                                                                     */
-/* ------------------------------------------------------------------------ */
-
-bool q_next_line(qline_iter *it, const char **line, size_t *len, size_t *offset) {
-    if (it->pos >= it->len) return false;
-    const char *s = it->src + it->pos;
-    size_t rem = it->len - it->pos;
-    const char *nl = memchr(s, '\n', rem);
-    size_t n = nl ? (size_t)(nl - s) : rem;
-    *line = s;
-    *offset = it->pos;
-    it->pos += n + (nl ? 1 : 0);
-    if (n && s[n - 1] == '\r') n--;
-    *len = n;
-    it->lineno++;
-    return true;
-}
-
-bool q_line_blank(const char *p, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r') return false;
-    return true;
-}
-
-void q_err_rebase_line(quire_error *e, const char *line, size_t len, size_t line_offset, uint32_t lineno) {
-    if (!e) return;
-    if (e->offset == SIZE_MAX) {
-        e->line = lineno;
-        e->column = 0;
-        return;
-    }
-    size_t off = e->offset <= len ? e->offset : len;
-    (void)line;
-    e->offset = off + line_offset;
-    e->line = lineno;
-    e->column = (uint32_t)(off + 1);
-}
-
-
-/* ------------------------------------------------------------------------ */
-/* Integration points: reminders (core/state) and compaction (compact/)     */
+/* Integration points: reminders (reminders/state) and compaction (compact/)     */
 /* ------------------------------------------------------------------------ */
 
 /* Compacts t under the policy object at d/policy (QJ_NONE = defaults). The

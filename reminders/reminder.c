@@ -1,5 +1,5 @@
 /* The one reminder validator, body hygiene and derived ids. */
-#include "core/reminder.h"
+#include "reminders/reminder.h"
 
 #include "core/text.h"
 

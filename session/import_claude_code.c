@@ -14,7 +14,7 @@
  *    one `render` before it; consecutive user lines become one user message;
  *    a compact_boundary + isCompactSummary pair becomes a `compact` event.
  */
-#include "core/session.h"
+#include "session/import.h"
 
 #include <stdarg.h>
 #include <stdio.h>

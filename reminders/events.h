@@ -1,10 +1,10 @@
 /* Lifecycle events (DESIGN 2.5): one ACP SessionUpdate-shaped JSON object per
  * line appended to a qbuf (JSONL). Every writer accepts events == NULL (no-op).
- * qev_reminder_emitted() is declared in core/state.h (render/ calls it). */
-#ifndef QUIRE_CORE_EVENTS_H
-#define QUIRE_CORE_EVENTS_H
+ * qev_reminder_emitted() is declared in reminders/state.h (render/ calls it). */
+#ifndef QUIRE_REMINDERS_EVENTS_H
+#define QUIRE_REMINDERS_EVENTS_H
 
-#include "core/state.h"
+#include "reminders/state.h"
 
 /* {"sessionUpdate":"reminder_emitted",...} for an audit_only reminder when it
  * is recorded: firedAtTurn null, _meta.quire.slot "none", reason "audit_only". */

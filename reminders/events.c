@@ -1,5 +1,5 @@
 /* Lifecycle events as ACP SessionUpdate-shaped JSONL lines. */
-#include "core/events.h"
+#include "reminders/events.h"
 
 static void begin(qw *w, qbuf *events, const char *kind) {
     qw_init(w, events, false);

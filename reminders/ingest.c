@@ -1,8 +1,8 @@
 /* Ingest: MCP/ACP messages and session-log lines into the reminder state. */
-#include "core/ingest.h"
+#include "reminders/ingest.h"
 
-#include "core/events.h"
-#include "core/reminder.h"
+#include "reminders/events.h"
+#include "reminders/reminder.h"
 #include "core/text.h"
 
 #include <stdio.h>

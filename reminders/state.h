@@ -3,7 +3,7 @@
  * The state is a value: every operation takes a state and produces the next
  * one (copy-on-write: qs_clone, then mutate the clone). All strings are plain
  * UTF-8 owned by the state's arena. Events are appended to a qbuf as JSONL,
- * one ACP SessionUpdate-shaped object per line (core/events.h writes them).
+ * one ACP SessionUpdate-shaped object per line (reminders/events.h writes them).
  *
  * Contract for other modules:
  *   render/   calls qs_live_for_turn() to get what to render in turn T, decides
@@ -12,8 +12,8 @@
  *   compact/  calls qs_after_compact() on the next state.
  *   replay    feeds session-log lines through qs_apply_line().
  */
-#ifndef QUIRE_CORE_STATE_H
-#define QUIRE_CORE_STATE_H
+#ifndef QUIRE_REMINDERS_STATE_H
+#define QUIRE_REMINDERS_STATE_H
 
 #include "core/json.h"
 
@@ -103,7 +103,7 @@ void qs_after_render(quire_state *s, qbuf *events);
  * *kept / *removed receive the counts. */
 void qs_after_compact(quire_state *s, qbuf *events, uint32_t *kept, uint32_t *removed);
 
-/* ---- lifecycle operations (core/state.c); all mutate s in place ---- */
+/* ---- lifecycle operations (reminders/state.c); all mutate s in place ---- */
 
 /* Injects r (strings anywhere: they are copied into s). Checks the id against
  * live reminders of other origins (QUIRE_E_INVALID, field "id", s unchanged),

@@ -18,10 +18,10 @@
  *     data {code, field};
  *   - everything else: ignored.
  * All functions mutate s in place and only on success or on a handled drop. */
-#ifndef QUIRE_CORE_INGEST_H
-#define QUIRE_CORE_INGEST_H
+#ifndef QUIRE_REMINDERS_INGEST_H
+#define QUIRE_REMINDERS_INGEST_H
 
-#include "core/state.h"
+#include "reminders/state.h"
 
 /* One message from MCP server `server`. ptr is the JSON Pointer of msg.
  * Fails (QUIRE_E_SESSION) only when msg is not a JSON-RPC object. */

@@ -1,6 +1,6 @@
 /* quire_import: Claude Code / Codex logs -> quire.session/1 (DESIGN 7).
  * The format-specific work lives in import_claude_code.c and import_codex.c. */
-#include "core/session.h"
+#include "session/import.h"
 
 #include <stdio.h>
 

@@ -4,10 +4,10 @@
  * Operations mutate a state in place; the public functions clone first so the
  * caller's state is a value. Removing a reminder leaves its strings in the
  * arena until the next clone (clones copy only what is live). */
-#include "core/state.h"
+#include "reminders/state.h"
 
-#include "core/events.h"
-#include "core/reminder.h"
+#include "reminders/events.h"
+#include "reminders/reminder.h"
 
 #include <stdio.h>
 

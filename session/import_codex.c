@@ -15,7 +15,7 @@
  * A model response starts at the first output item after an input item or
  * after a token_count event (Codex writes one after every response).
  */
-#include "core/session.h"
+#include "session/import.h"
 
 #include <stdarg.h>
 #include <stdio.h>
