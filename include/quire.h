@@ -476,6 +476,33 @@ QUIRE_API quire_status quire_import(const char *bytes, size_t len, const quire_i
                                     const quire_options *opts, quire_bytes *log,
                                     quire_bytes *report, quire_error *err);
 
+/* ---- Reports: a replay as one HTML file (DESIGN 7; docs/replay.md) ---- */
+
+typedef struct quire_report_options {
+    size_t size;              /* sizeof(quire_report_options) */
+    const char *provider;     /* as in quire_replay_options: override every render's target */
+    const char *model;
+    const char *title;        /* shown in the page title and heading; NULL = "session" */
+    int no_bodies;            /* leave request bodies out (figures and events stay) */
+    const char *against;      /* a previous `quire replay` output (JSONL, bodies or digests)
+                                 to compare with, or NULL */
+    size_t against_len;
+    const char *against_name; /* its name in the page; NULL = "the previous replay" */
+} quire_report_options;
+#define QUIRE_REPORT_OPTIONS_INIT {sizeof(quire_report_options), NULL, NULL, NULL, 0, NULL, 0, NULL}
+
+/* Replays a quire.session/1 log and writes one self-contained HTML page (no
+ * network, no external scripts or fonts): the turn timeline (estimated
+ * request tokens, the share repeating the previous request's prefix,
+ * compactions), reminder lanes (emitted, deduped, expired, cleared,
+ * compacted out, dropped, with origin, slot and reason), per-turn events,
+ * request bodies and the diff against the previous turn on demand, and with
+ * ro->against the first turn that differs from a previous replay. Every text
+ * from the log is escaped; no body can add markup or script. On an error in
+ * ro->against, err->field is "against" (line and column are in that text). */
+QUIRE_API quire_status quire_report(const char *log, size_t len, const quire_report_options *ro,
+                                    const quire_options *opts, quire_bytes *html, quire_error *err);
+
 #ifdef __cplusplus
 }
 #endif
