@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,11 +21,14 @@ static const char k_help[] =
     "  json      check or reformat JSON with quire's codec\n"
     "  report    replay a session log into one self-contained HTML page\n"
     "\n"
-    "Run 'quire COMMAND --help' for a command's options.\n"
+    "Run 'quire COMMAND --help' for a command's options. Every command takes\n"
+    "--max-input N (stop reading any input at N bytes; default 1073741824).\n"
     "Exit codes: 0 ok, 1 bad input or processing error, 2 usage, 3 replay or golden mismatch.\n";
 
 int main(int argc, char **argv) {
     if (argc < 2) { fputs(k_help, stderr); return 2; }
+    /* a closed pipe is a write error (exit 1, no file committed), not a kill */
+    signal(SIGPIPE, SIG_IGN);
     const char *c = argv[1];
     if (strcmp(c, "--help") == 0 || strcmp(c, "-h") == 0 || strcmp(c, "help") == 0) { fputs(k_help, stdout); return 0; }
     if (strcmp(c, "--version") == 0) { printf("quire %s\n", quire_version()); return 0; }

@@ -18,7 +18,7 @@ void *q_realloc(const quire_allocator *a, void *p, size_t o, size_t n) {
 }
 void q_free(const quire_allocator *a, void *p, size_t n) { if (p) a->free_fn(p, n, a->ud); }
 
-const char *quire_version(void) { return "0.1.0"; }
+const char *quire_version(void) { return "0.2.0"; }
 
 /* ---- qbuf ---- */
 void qbuf_init(qbuf *b, const quire_allocator *a) {

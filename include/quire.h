@@ -16,6 +16,14 @@
  *     (the *_INIT macros do) so the library can grow them compatibly.
  *   - All JSON is UTF-8. Input bytes are copied unless a BORROW flag says the
  *     caller keeps them alive for the lifetime of the object.
+ *   - Thread safety: every function is reentrant (no globals, no hidden
+ *     state). Objects are immutable after creation, except where a function
+ *     documents that it changes its argument (quire_state_set_session_id,
+ *     quire_state_set_bridges, quire_state_set_limits; a quire_replay cursor
+ *     advanced by quire_replay_next). So any number of threads may use one
+ *     object at once as long as none of them calls such a function on it
+ *     meanwhile; different objects need no coordination at all. A custom
+ *     quire_allocator must itself be safe to call from the threads that use it.
  */
 #ifndef QUIRE_H
 #define QUIRE_H
@@ -34,7 +42,7 @@ extern "C" {
 #endif
 
 #define QUIRE_VERSION_MAJOR 0
-#define QUIRE_VERSION_MINOR 1
+#define QUIRE_VERSION_MINOR 2
 #define QUIRE_VERSION_PATCH 0
 QUIRE_API const char *quire_version(void);
 
