@@ -271,14 +271,15 @@ static quire_status mcp_msg(quire_state *s, const char *server, size_t server_le
     }
     if (qj_str_eq(d, method, "notifications/tools/list_changed")) {
         if (!sv || !sv->bridge_tools) return QUIRE_OK;
-        snprintf(body, sizeof body, "The tools of MCP server %.200s changed; list them again before relying on them.",
-                 sv->name);
+        snprintf(body, sizeof body, "The tools of MCP server %.*s changed; list them again before relying on them.",
+                 (int)q_utf8_prefix(sv->name, strlen(sv->name), 200), sv->name);
         return mcp_bridge(s, origin, body, "tools_list_changed", "tools_list_changed", events, cx, err);
     }
     if (qj_str_eq(d, method, "notifications/prompts/list_changed")) {
         if (!sv || !sv->bridge_prompts) return QUIRE_OK;
         snprintf(body, sizeof body,
-                 "The prompts of MCP server %.200s changed; list them again before relying on them.", sv->name);
+                 "The prompts of MCP server %.*s changed; list them again before relying on them.",
+                 (int)q_utf8_prefix(sv->name, strlen(sv->name), 200), sv->name);
         return mcp_bridge(s, origin, body, "prompts_list_changed", "prompts_list_changed", events, cx, err);
     }
     return QUIRE_OK; /* any other request, notification or response: ignored */
@@ -311,11 +312,16 @@ static void rpc_error(qbuf *responses, const qj_doc *d, uint32_t id, bool null_i
     qw_key(&w, "error");
     qw_obj_begin(&w);
     qw_key(&w, "code"); qw_int(&w, code);
-    qw_key(&w, "message"); qw_strz(&w, e->message);
+    char msg[sizeof e->message], field[sizeof e->field];
+    snprintf(msg, sizeof msg, "%s", e->message);
+    snprintf(field, sizeof field, "%s", e->field);
+    q_utf8_mend(msg); /* emitted text is valid UTF-8, cut on character boundaries */
+    q_utf8_mend(field);
+    qw_key(&w, "message"); qw_strz(&w, msg);
     qw_key(&w, "data");
     qw_obj_begin(&w);
     qw_key(&w, "code"); qw_strz(&w, quire_status_name(e->code));
-    qw_key(&w, "field"); qw_strz(&w, e->field);
+    qw_key(&w, "field"); qw_strz(&w, field);
     qw_obj_end(&w);
     qw_obj_end(&w);
     qw_obj_end(&w);
@@ -429,8 +435,6 @@ static quire_status clear_line(quire_state *s, const qj_doc *d, uint32_t sel, co
     if (qj_type_of(d, sel) != QJ_OBJECT)
         return qrem_fail(err, QUIRE_E_REMINDER_TYPE, "selector", qj_offset(d, sel), p,
                          "selector must be an object, got %s", qj_type_name(qj_type_of(d, sel)));
-    if (qj_find_dup_key(d, sel) != QJ_NONE)
-        return q_err_at(err, QUIRE_E_SCHEMA, qj_offset(d, qj_find_dup_key(d, sel)), p, "duplicate key in selector");
     qs_selector q = {NULL, NULL, NULL, NULL};
     static const char *const keys[] = {"id", "tag", "dedupeKey", "origin"};
     for (uint32_t k = sel + 1; k < qj_at(d, sel)->end; k = qj_next(d, k + 1)) {
@@ -456,6 +460,8 @@ static quire_status clear_line(quire_state *s, const qj_doc *d, uint32_t sel, co
         else if (which == 2) q.dedupe_key = val;
         else q.origin = val;
     }
+    uint32_t dup = qj_find_dup_key(d, sel);
+    if (dup != QJ_NONE) return q_err_at(err, QUIRE_E_SCHEMA, qj_offset(d, dup), p, "duplicate key in selector");
     if (!q.id && !q.tag && !q.dedupe_key && !q.origin)
         return sess_fail(err, d, sel, p, "a clear selector needs at least one of id, tag, dedupeKey, origin");
     qs_clear(s, &q, events);
@@ -468,8 +474,6 @@ static quire_status apply_line(quire_state *s, const qj_doc *d, uint32_t node, c
     if (qj_type_of(d, node) != QJ_OBJECT)
         return q_err_at(err, QUIRE_E_SESSION, qj_offset(d, node), ptr, "expected a session-log line object, got %s",
                         qj_type_name(qj_type_of(d, node)));
-    uint32_t dup = qj_find_dup_key(d, node);
-    if (dup != QJ_NONE) return sess_fail(err, d, dup, ptr, "duplicate key in a session-log line");
     uint32_t type = qj_get(d, node, "type");
     char p[512];
     ptr_join(p, sizeof p, ptr, "/type");
@@ -501,6 +505,9 @@ static quire_status apply_line(quire_state *s, const qj_doc *d, uint32_t node, c
         snprintf(kp, sizeof kp, "%s/%s", ptr, field);
         return q_err_at(err, QUIRE_E_SESSION, qj_offset(d, k), kp, "unknown field \"%s\" in a %s line", field, types[t]);
     }
+    /* duplicates after unknown keys: every key is known, so a long line is one pass */
+    uint32_t dup = qj_find_dup_key(d, node);
+    if (dup != QJ_NONE) return sess_fail(err, d, dup, ptr, "duplicate key in a session-log line");
     if (cx->taint) {
         /* repaired text is tolerated inside a peer's message only (its reminder is
          * dropped as invalid); anywhere else the line is bad input */
