@@ -127,7 +127,8 @@ static quire_status mcp_reminder(quire_state *s, const qserver *sv, const char *
     r.anchor_msg = UINT32_MAX;
     st = qs_inject(s, &r, events, NULL, NULL, &e);
     if (st == QUIRE_E_NOMEM) return q_oom(err);
-    if (st) drop_invalid(events, NULL, origin, &e); /* the id is another origin's: not repeated */
+    /* an id of another origin's: not repeated; past the origin limit: already reported */
+    if (st && st != QUIRE_E_BUDGET) drop_invalid(events, NULL, origin, &e);
     return QUIRE_OK;
 }
 
@@ -193,7 +194,7 @@ static quire_status mcp_bridge(quire_state *s, const char *origin, const char *b
     r.origin = origin;
     st = qs_inject(s, &r, events, NULL, NULL, &e);
     if (st == QUIRE_E_NOMEM) return q_oom(err);
-    if (st) drop_invalid(events, NULL, origin, &e);
+    if (st && st != QUIRE_E_BUDGET) drop_invalid(events, NULL, origin, &e);
     return QUIRE_OK;
 }
 
@@ -383,6 +384,16 @@ static quire_status acp_msg(quire_state *s, const qj_doc *d, uint32_t msg, const
         rpc_error(responses, d, id, false, -32602, &e);
         return QUIRE_OK;
     }
+    if (s->session_id && *s->session_id && strcmp(sess, s->session_id) != 0) {
+        /* a state belongs to one session: another session's reminder is not ours */
+        char sp[600];
+        snprintf(sp, sizeof sp, "%s/sessionId", p);
+        qrem_fail(&e, QUIRE_E_REMINDER_TYPE, "sessionId", qj_offset(d, sid), sp,
+                  "sessionId \"%.100s\" is not this state's session (\"%.100s\")", sess, s->session_id);
+        drop_invalid(events, get_str(d, params, "id", &cx->ar), NULL, &e);
+        rpc_error(responses, d, id, false, -32602, &e);
+        return QUIRE_OK;
+    }
     size_t sl = strlen(sess);
     char *origin = qarena_alloc(&cx->ar, sl + 5);
     if (!origin) return q_oom(err);
@@ -401,6 +412,12 @@ static quire_status acp_msg(quire_state *s, const qj_doc *d, uint32_t msg, const
         r.anchor_msg = UINT32_MAX;
         st = qs_inject(s, &r, events, &deduped, &rid, &e);
         if (st == QUIRE_E_NOMEM) return q_oom(err);
+    }
+    if (st == QUIRE_E_BUDGET) {
+        /* past the origin limit: reminder_dropped(budget) is written; the
+         * request gets a server error (-32000, JSON-RPC's implementation range) */
+        rpc_error(responses, d, id, false, -32000, &e);
+        return QUIRE_OK;
     }
     if (st) {
         /* an id taken by another origin is not repeated in the event */
@@ -548,6 +565,7 @@ static quire_status apply_line(quire_state *s, const qj_doc *d, uint32_t node, c
         quire_status st = qrem_decode(d, rem, QSURF_DIRECT, lim.body_cap_bytes, p, &cx->ar, &r, err);
         if (st) return st;
         st = qs_inject(s, &r, events, NULL, NULL, err);
+        if (st == QUIRE_E_BUDGET) return QUIRE_OK; /* reminder_dropped(budget) written */
         if (st && st != QUIRE_E_NOMEM && err) {
             uint32_t idn = qj_get(d, rem, "id");
             err->offset = qj_offset(d, idn == QJ_NONE ? rem : idn);
@@ -570,6 +588,7 @@ quire_status qin_mcp(quire_state *s, const char *server, size_t server_len, cons
     qarena_init(&cx.ar, s->a);
     quire_status st = mcp_msg(s, server, server_len, d, msg, ptr, events, &cx, err);
     qarena_free(&cx.ar);
+    qs_settle(s);
     return st;
 }
 
@@ -579,6 +598,7 @@ quire_status qin_acp(quire_state *s, const qj_doc *d, uint32_t msg, const char *
     qarena_init(&cx.ar, s->a);
     quire_status st = acp_msg(s, d, msg, ptr, events, responses, &cx, err);
     qarena_free(&cx.ar);
+    qs_settle(s);
     return st;
 }
 
@@ -588,6 +608,7 @@ quire_status qs_apply_line(quire_state *s, const qj_doc *d, uint32_t node, const
     qarena_init(&cx.ar, s->a);
     quire_status st = apply_line(s, d, node, ptr, events, responses, &cx, err);
     qarena_free(&cx.ar);
+    qs_settle(s);
     return st;
 }
 
@@ -615,6 +636,7 @@ static quire_status ctx_begin(apply_ctx *c, const quire_state *s, const quire_op
 
 static quire_status ctx_end(apply_ctx *c, quire_status st, quire_state **next, quire_bytes *events,
                             quire_bytes *response, quire_error *err) {
+    if (c->next) qs_settle(c->next);
     if (st == QUIRE_OK && (c->events.oom || c->responses.oom)) st = q_oom(err);
     if (st == QUIRE_OK && events && !qbuf_take(&c->events, events)) st = q_oom(err);
     if (st == QUIRE_OK && response && !qbuf_take(&c->responses, response)) {
