@@ -182,6 +182,7 @@ typedef struct quire_reminder_limits {
     uint32_t max_live_per_origin; /* live reminders per origin (default 32) */
     uint32_t turn_budget_bytes;   /* reminder body bytes rendered per turn (default 16384) */
     uint32_t body_cap_bytes;      /* one body, after hygiene (default 8192) */
+    uint32_t max_origins;         /* origins other than the host with live reminders (default 64) */
 } quire_reminder_limits;
 
 /* Sets the limits of s (zero fields = defaults). */
