@@ -136,6 +136,7 @@ static const char *const k_status_names[QUIRE_STATUS_COUNT_] = {
     "QUIRE_E_REMINDER_ENUM", "QUIRE_E_REMINDER_UNKNOWN_FIELD", "QUIRE_E_REMINDER_TYPE",
     "QUIRE_E_INVALID", "QUIRE_E_BUDGET", "QUIRE_E_SESSION", "QUIRE_E_MISMATCH",
     "QUIRE_E_VALIDATE",
+    "QUIRE_E_PROVIDER",
 };
 const char *quire_status_name(quire_status s) {
     if ((unsigned)s >= QUIRE_STATUS_COUNT_) return "QUIRE_E_UNKNOWN";

@@ -67,6 +67,7 @@ typedef enum quire_status {
     QUIRE_E_SESSION,           /* a session log event is malformed */
     QUIRE_E_MISMATCH,          /* replay output differs from the expected one */
     QUIRE_E_VALIDATE,          /* a request violates its dialect's rules */
+    QUIRE_E_PROVIDER,          /* a response is the provider's error (DESIGN 12) */
     QUIRE_STATUS_COUNT_
 } quire_status;
 
@@ -511,6 +512,59 @@ typedef struct quire_report_options {
  * ro->against, err->field is "against" (line and column are in that text). */
 QUIRE_API quire_status quire_report(const char *log, size_t len, const quire_report_options *ro,
                                     const quire_options *opts, quire_bytes *html, quire_error *err);
+/* ---- Responses in (DESIGN §12, docs/responses.md) ---- */
+
+/* Decodes a provider's answer, whole (quire_response_decode) or streamed
+ * (quire_stream_*), into the assistant message to append to the transcript.
+ * The dialect comes from the capability row of (provider, model). */
+typedef struct quire_response_options {
+    size_t size;              /* sizeof(quire_response_options) */
+    const quire_caps *caps;   /* override rows (NULL = built-in table only) */
+    int pretty;               /* two-space indented message and info */
+} quire_response_options;
+#define QUIRE_RESPONSE_OPTIONS_INIT {sizeof(quire_response_options), NULL, 0}
+
+/* Normalised token counts; -1 = not reported by the provider. inputTokens
+ * counts every input token (cached ones included), outputTokens every output
+ * token (reasoning included); the other three are parts of those. */
+typedef struct quire_usage {
+    int64_t input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens;
+} quire_usage;
+
+typedef struct quire_response {
+    quire_bytes message;     /* {"role":"assistant","content":[...]} (quire.transcript/1) */
+    quire_bytes info;        /* {"provider","model"?,"id"?,"stopReason","providerStopReason",
+                                "usage":{...},"providerUsage":{...}|null} */
+    const char *stop_reason; /* static: end_turn, tool_use, max_tokens, stop_sequence,
+                                refusal, pause or error */
+    quire_usage usage;
+} quire_response;
+
+/* A whole response body (JSON). A provider error body fails with
+ * QUIRE_E_PROVIDER: err->field holds the provider's error type or code and
+ * the message quotes the provider's message. ro and opts may be NULL. */
+QUIRE_API quire_status quire_response_decode(const char *provider, const char *model, const char *bytes,
+                                             size_t len, const quire_response_options *ro,
+                                             const quire_options *opts, quire_response *out,
+                                             quire_error *err);
+QUIRE_API void quire_response_free(quire_response *r);
+
+/* A streamed response (SSE, or JSON lines for Bedrock ConverseStream and
+ * Ollama) fed in any chunking: the result does not depend on where the bytes
+ * are split. feed and finish append the delta events their bytes complete to
+ * *events when events is not NULL (JSONL, ACP SessionUpdate-shaped:
+ * agent_message_chunk, agent_thought_chunk, tool_call, tool_call_update).
+ * A malformed, out-of-order or truncated stream fails naming the event and
+ * its byte offset (err->offset, err->line); after a failure, and after a
+ * successful finish, the stream refuses further calls. */
+typedef struct quire_stream quire_stream;
+QUIRE_API quire_status quire_stream_new(const char *provider, const char *model, const quire_response_options *ro,
+                                        const quire_options *opts, quire_stream **out, quire_error *err);
+QUIRE_API quire_status quire_stream_feed(quire_stream *s, const char *bytes, size_t len, quire_bytes *events,
+                                         quire_error *err);
+QUIRE_API quire_status quire_stream_finish(quire_stream *s, quire_response *out, quire_bytes *events,
+                                           quire_error *err);
+QUIRE_API void quire_stream_free(quire_stream *s);
 
 #ifdef __cplusplus
 }
