@@ -1,6 +1,5 @@
 """quire.Session: the live session of DESIGN 11, and the Request that render() returns."""
 import json as _json
-import threading as _threading
 
 from . import _quire
 
@@ -58,7 +57,7 @@ class Request:
     def segments(self):
         if self._segments is None:
             return [memoryview(self._body)]
-        return [memoryview(s) for s in self._segments]
+        return [memoryview(s) for s in self._segments]  # _Bounds yields zero-copy slices
 
     @property
     def headers(self):
@@ -83,7 +82,7 @@ class Request:
 
 
 # Where each wire dialect is POSTed and what it needs besides the body (DESIGN 13). Used only
-# until the library's envelope (quire_render params/envelope) is available to the binding.
+# while the session's render gives no envelope (quire_session_turn.path is NULL).
 _ENVELOPE = {
     "anthropic_messages": ("/v1/messages", {"content-type": "application/json", "anthropic-version": "2023-06-01"}),
     "openai_chat": ("/v1/chat/completions", {"content-type": "application/json"}),
@@ -93,6 +92,14 @@ _ENVELOPE = {
     "mistral": ("/v1/chat/completions", {"content-type": "application/json"}),
     "ollama": ("/api/chat", {"content-type": "application/json"}),
 }
+
+
+def _envelope(provider, model):
+    row = _json.loads(_quire.caps(provider, model))
+    path, headers = _ENVELOPE.get(row["row"]["dialect"], ("/", {"content-type": "application/json"}))
+    if "{model}" in path:
+        path = path.replace("{model}", model or row.get("model") or "")
+    return path, headers
 
 
 class Session:
@@ -111,141 +118,141 @@ class Session:
     """
 
     def __init__(self, provider, model=None, system=None, tools=None, session_id="session",
-                 caps=None, policy=None, max_tokens=0):
-        self._lock = _threading.Lock()
-        self._provider = provider
-        self._model = model
-        self._session_id = session_id
-        self._caps = None if caps is None else _dumps(_obj(caps))
-        self._policy = None if policy is None else _dumps(_obj(policy))
-        self._max_tokens = int(max_tokens)
-        head = {}
-        if system is not None:  # a str is the system text itself
-            head["system"] = system if isinstance(system, str) else _obj(system)
-        if tools is not None:
-            head["tools"] = _obj(tools)
-        self._head = _dumps(head)[:-1]  # '{' + fields, closed when the transcript is built
-        self._messages = []
-        self._state = None
-        self._pending = None  # (provider, model, state after the pending turn)
+                 caps=None, policy=None, max_tokens=0, compact_policy=None, limits=None, _log=None):
+        if _log is not None:
+            self._s = _quire.Session(caps=None if caps is None else _dumps(_obj(caps)), log=_log)
+            return
         target = {"provider": provider}
         if model is not None:
             target["model"] = model
-        line = {"type": "session", "sessionId": session_id, "target": target}
-        line.update(head)
-        self._log = [_dumps(line)]
-        _quire.caps(provider, model)  # an unknown provider fails here, not at the first render
+        config = {"sessionId": session_id, "target": target}
+        if system is not None:
+            config["system"] = system if isinstance(system, str) else _obj(system)
+        if tools is not None:
+            config["tools"] = _obj(tools)
+        if policy is not None:
+            config["renderPolicy"] = _obj(policy)
+        if max_tokens:
+            config["maxTokens"] = int(max_tokens)
+        if compact_policy is not None:
+            config["compactPolicy"] = _obj(compact_policy)
+        if limits is not None:
+            config["limits"] = _obj(limits)
+        self._s = _quire.Session(_dumps(config), None if caps is None else _dumps(_obj(caps)))
 
-    # -- values ---------------------------------------------------------------------------
-    def _transcript_bytes(self):
-        sep = b"," if len(self._head) > 1 else b""
-        return self._head + sep + b'"messages":[' + b",".join(self._messages) + b"]}"
+    @classmethod
+    def restore(cls, log, caps=None):
+        """The session a quire.session/1 log describes (resume after a restart)."""
+        return cls(None, caps=caps, _log=log if isinstance(log, (bytes, bytearray)) else str(log).encode())
 
     def transcript(self):
         """The transcript (quire.transcript/1) as a dict."""
-        with self._lock:
-            return _json.loads(self._transcript_bytes())
+        return _json.loads(self._s.transcript())
 
     def state(self):
-        """The reminder state (quire.state/1) as a dict."""
-        with self._lock:
-            if self._state is None:
-                return _json.loads(_quire.state_apply(None, b"[]", self._session_id)[0])
-            return _json.loads(self._state)
+        """The committed reminder state (quire.state/1) as a dict."""
+        return _json.loads(self._s.state())
 
     def log(self):
-        """The quire.session/1 log (bytes, JSONL) that replays to every request rendered."""
-        with self._lock:
-            return b"\n".join(self._log) + b"\n"
+        """The quire.session/1 log (bytes, JSONL) that replays to every accepted request."""
+        return self._s.log()
 
-    # -- calls ----------------------------------------------------------------------------
     def append(self, message):
-        """Append one transcript message (dict, JSON str or bytes)."""
-        m = _dumps(_obj(message))
-        with self._lock:
-            self._messages.append(m)
-            self._log.append(b'{"type":"message","message":' + m + b"}")
+        """Append one transcript message, or a list of them (all or nothing)."""
+        self._s.append(message if isinstance(message, (bytes, bytearray)) else _dumps(_obj(message)))
 
     def apply(self, line):
-        """Apply one session-log line of type mcp, acp, reminder or clear (DESIGN 7).
-        Returns (events, responses): lists of dicts (responses: JSON-RPC replies to ACP)."""
-        b = _dumps(_obj(line))
-        with self._lock:
-            st, ev, resp = _quire.state_apply(self._state, b, self._session_id)
-            self._state = st
-            self._pending = None
-            self._log.append(b)
-        return _jsonl(ev), _jsonl(resp)
+        """Apply session-log lines of type mcp, acp, reminder or clear (one dict, a list, or
+        JSONL). Returns (events, responses): lists of dicts."""
+        ev, resp = self._s.apply(line if isinstance(line, (bytes, bytearray)) else _dumps(_obj(line)))
+        return _jsonl(ev) if ev else [], _jsonl(resp) if resp else []
 
     def render(self, provider=None, model=None):
         """Render the next request (the turn stays pending until accept())."""
-        with self._lock:
-            p = provider or self._provider
-            m = model if (provider or model) else self._model
-            t = self._transcript_bytes()
-            body, ev, st = _quire.render(t, p, m, self._state, self._caps, self._policy, False,
-                                         self._max_tokens, False, None)
-            self._pending = (provider, model, st)
-            turn = _json.loads(st).get("turn", 0)
-        row = _json.loads(_quire.caps(p, m))
-        path, headers = _ENVELOPE.get(row["row"]["dialect"], ("/", {"content-type": "application/json"}))
-        if "{model}" in path:
-            path = path.replace("{model}", m or row.get("model") or "")
-        return Request(body, None, "POST", path, dict(headers), ev, turn)
+        target = None
+        if provider or model:
+            t = {}
+            if provider:
+                t["provider"] = provider
+            if model:
+                t["model"] = model
+            target = _dumps(t)
+        body, bounds, method, path, headers, events, turn, interrupt, prov, mod = self._s.render(target)
+        if path is None:
+            path, hd = _envelope(prov, mod)
+            headers = dict(hd)
+        req = Request(body, None, method, path, headers, events, turn, interrupt)
+        req._segments = _Bounds(body, bounds)
+        return req
 
     def accept(self, message=None, *, response=None, stream=None):
-        """Commit the pending turn and append the assistant message. Give the message in
-        transcript form (dict). Decoding a raw provider response needs the library's decoder."""
+        """Commit the pending turn with the model's answer: the assistant message in transcript
+        form (dict). TTLs count down only now."""
         if message is None:
             raise _make_unsupported("accept(response=...) needs the library's response decoder; "
                                     "pass the assistant message in transcript form")
-        m = _dumps(_obj(message))
-        with self._lock:
-            if self._pending is None:
-                raise _make_session("accept() without a pending render()")
-            provider, model, st = self._pending
-            render = {"type": "render"}
-            if provider or model:
-                target = {"provider": provider or self._provider}
-                if model:
-                    target["model"] = model
-                render["target"] = target
-            self._log.append(_dumps(render))
-            self._state = st
-            self._pending = None
-            self._messages.append(m)
-            self._log.append(b'{"type":"message","message":' + m + b"}")
+        self._s.accept_message(message if isinstance(message, (bytes, bytearray)) else _dumps(_obj(message)))
+
+    def tool_outcome(self, call_id, outcome, content=None):
+        """An asynchronous tool outcome ("completed" | "failed" | "timeout" | "cancelled").
+        Returns (answered, events): answered is False when it became a reminder."""
+        code = {"completed": _quire.TOOL_COMPLETED, "failed": _quire.TOOL_FAILED,
+                "timeout": _quire.TOOL_TIMEOUT, "cancelled": _quire.TOOL_CANCELLED}.get(outcome)
+        if code is None:
+            raise _make_invalid("unknown tool outcome %r" % (outcome,))
+        c = None if content is None else (content if isinstance(content, (bytes, bytearray)) else _dumps(content))
+        answered, ev = self._s.tool_outcome(call_id, code, c)
+        return answered, _jsonl(ev) if ev else []
 
     def estimate(self):
         """Estimated tokens of the transcript."""
-        with self._lock:
-            return _quire.estimate(self._transcript_bytes())
+        return self._s.estimate()
 
     def compact(self, budget_tokens=0, policy=None, summary=None):
         """Compact the transcript (DESIGN 6); returns the report (dict)."""
-        pol = dict(_obj(policy) or {})
-        if budget_tokens:
-            pol["budgetTokens"] = int(budget_tokens)
-        pb = _dumps(pol)
-        sb = None if summary is None else summary.encode("utf-8")
-        with self._lock:
-            t, st, ev, rep, changed = _quire.compact(self._transcript_bytes(), pb, 0, sb, self._state)
-            line = {"type": "compact", "policy": pol}
-            if summary is not None:
-                line["summary"] = summary
-            self._log.append(_dumps(line))
-            if changed:
-                self._messages = [_dumps(x) for x in _json.loads(t)["messages"]]
-                self._state = st
-            self._pending = None
+        pol = None
+        if policy is not None or budget_tokens:
+            pol = dict(_obj(policy) or {})
+            if budget_tokens:
+                pol["budgetTokens"] = int(budget_tokens)
+            pol = _dumps(pol)
+        rep, ev = self._s.compact(pol, None if summary is None else summary.encode("utf-8"))
         return _json.loads(rep) if rep else {}
+
+    def plan(self, budget_tokens=0, policy=None):
+        """The compaction plan for the current transcript."""
+        pol = None
+        if policy is not None or budget_tokens:
+            pol = dict(_obj(policy) or {})
+            if budget_tokens:
+                pol["budgetTokens"] = int(budget_tokens)
+            pol = _dumps(pol)
+        return _json.loads(self._s.plan(pol))
+
+
+class _Bounds:
+    """Segments of a body as memoryviews (zero-copy slices of the body bytes)."""
+    __slots__ = ("body", "bounds")
+
+    def __init__(self, body, bounds):
+        self.body = body
+        self.bounds = bounds
+
+    def __iter__(self):
+        mv = memoryview(self.body)
+        start = 0
+        for end in self.bounds:
+            yield mv[start:end]
+            start = end
+
+
+
+
+def _make_invalid(msg):
+    from ._errors import make_error
+    return make_error(11, "QUIRE_E_INVALID", None, 0, 0, None, None, msg)
 
 
 def _make_unsupported(msg):
     from ._errors import make_error
     return make_error(4, "QUIRE_E_UNSUPPORTED", None, 0, 0, None, None, msg)
-
-
-def _make_session(msg):
-    from ._errors import make_error
-    return make_error(13, "QUIRE_E_SESSION", None, 0, 0, None, None, msg)

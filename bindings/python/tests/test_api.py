@@ -176,12 +176,26 @@ def test_session_from_threads():
     assert req.headers["content-type"] == "application/json"
 
 
+def test_session_is_the_library_session():
+    from quire import _quire
+    assert isinstance(quire.Session(provider="openai")._s, _quire.Session)
+    s = quire.Session(provider="anthropic", system="sys")
+    s.append({"role": "user", "content": "x"})
+    s.render()
+    s.accept({"role": "assistant", "content": "y"})
+    r = quire.Session.restore(s.log())
+    assert r.transcript() == s.transcript() and r.log() == s.log()
+
+
 def test_session_errors_are_quire_errors():
+    s = quire.Session(provider="no-such-provider")
+    s.append({"role": "user", "content": "x"})
     with pytest.raises(quire.Error):
-        quire.Session(provider="no-such-provider")
+        s.render()
     s = quire.Session(provider="anthropic")
-    with pytest.raises(quire.SessionError):
+    with pytest.raises(quire.Error) as ei:
         s.accept({"role": "assistant", "content": "x"})  # nothing rendered
+    assert ei.value.code in ("QUIRE_E_INVALID", "QUIRE_E_SESSION")
     s.append({"role": "user", "content": "x"})
     with pytest.raises(quire.ReminderError) as ei:
         s.apply({"type": "reminder", "reminder": {"body": " "}})
