@@ -565,6 +565,138 @@ QUIRE_API quire_status quire_stream_feed(quire_stream *s, const char *bytes, siz
 QUIRE_API quire_status quire_stream_finish(quire_stream *s, quire_response *out, quire_bytes *events,
                                            quire_error *err);
 QUIRE_API void quire_stream_free(quire_stream *s);
+/* ---- Sessions: quire inside the agent loop (DESIGN §11, docs/api.md) ---- */
+
+/* A live session: target, system, tools, transcript, reminder state and the
+ * caches that make each turn cheap. Pure like the rest of the library. Every
+ * call that changes the session is recorded as the quire.session/1 line that
+ * describes it; quire_session_log returns those lines, and `quire replay` of
+ * them reproduces every accepted request byte for byte.
+ *
+ * Calls that change the session are all or nothing: on failure the session is
+ * as before and err says what was wrong, with offsets, line:col and JSON
+ * Pointers relative to the JSON the call was given. */
+typedef struct quire_session quire_session;
+
+/* Opens a session. config is one JSON object, the fields of a session-log
+ * `session` line (DESIGN 7; "type":"session" may be given or left out):
+ *   sessionId      string: feeds derived reminder ids
+ *   target         {"provider", "model"?}: the default target of render
+ *   system, tools  as in quire.transcript/1
+ *   renderPolicy   {"systemSlot", "placement", "cacheBreakpoints", "lossy"}
+ *                  (quire_render_policy_apply)
+ *   maxTokens      integer >= 1 (default: the row's)
+ *   compactPolicy  the default policy of quire_session_compact / _plan
+ *   limits         {"maxLivePerOrigin", "turnBudgetBytes", "bodyCapBytes"}
+ * caps (may be NULL) are capability overrides consulted before the built-in
+ * table; they are borrowed (keep them alive as long as the session) and are
+ * not recorded in the log (replay them with `quire replay --caps`). */
+QUIRE_API quire_status quire_session_open(const char *config, size_t len, const quire_caps *caps,
+                                          const quire_options *opts, quire_session **out, quire_error *err);
+/* The session a quire.session/1 log describes (resume after a restart): its
+ * lines are applied in order; each `render` line commits its turn. The
+ * restored session's log is the given log (blank lines left out). */
+QUIRE_API quire_status quire_session_restore(const char *log, size_t len, const quire_caps *caps,
+                                             const quire_options *opts, quire_session **out, quire_error *err);
+QUIRE_API void quire_session_free(quire_session *s);
+
+/* Appends one transcript message (a JSON object) or several (a JSON array of
+ * them, all or nothing). A toolResult must answer a toolCall given earlier. */
+QUIRE_API quire_status quire_session_append(quire_session *s, const char *json, size_t len, quire_error *err);
+
+/* Applies session-log lines of type mcp, acp, reminder or clear (one object,
+ * JSONL, or a JSON array; all or nothing), as quire_state_apply_lines does.
+ * events (JSONL SessionUpdates) and responses (JSONL JSON-RPC responses to
+ * ACP requests) may be NULL. */
+QUIRE_API quire_status quire_session_apply(quire_session *s, const char *json, size_t len, quire_bytes *events,
+                                           quire_bytes *responses, quire_error *err);
+
+/* A piece of a rendered body. */
+typedef struct quire_segment {
+    const char *data;
+    size_t len;
+} quire_segment;
+
+#define QUIRE_SESSION_CONTIGUOUS 0x1u /* render: also give the body as one buffer (one copy) */
+
+/* The next request. Every pointer borrows the session and stays valid until
+ * the next call on it (quire_session_free included). */
+typedef struct quire_session_turn {
+    const quire_segment *segments; /* the body: segments in order, concatenated = the body */
+    size_t nsegments;
+    const char *body;               /* QUIRE_SESSION_CONTIGUOUS: the body in one buffer; else NULL */
+    size_t body_len;                /* the body's length (always set) */
+    const char *method;             /* "POST" */
+    const char *path;               /* the request path; NULL until request envelopes land (DESIGN 13) */
+    const char *headers;            /* JSON object of headers; NULL likewise */
+    size_t headers_len;
+    const char *events;             /* JSONL lifecycle events of this turn */
+    size_t events_len;
+    int64_t turn;                   /* the turn rendered (state turn + 1) */
+    int interrupt_pending;          /* an interrupt_immediate reminder fires: skip the pending tool batch */
+    const char *provider;           /* the target used */
+    const char *model;              /* NULL = the provider's default */
+} quire_session_turn;
+
+/* Renders the next request. target (may be NULL) is a JSON object
+ * {"provider"?, "model"?} overriding the session's target for this turn (as a
+ * `render` line's target). The turn stays pending: nothing changes until
+ * quire_session_accept_message; rendering again (a failed model call) gives the
+ * same turn and the same bytes. Any other call that changes the session drops
+ * the pending turn. params is reserved for request parameters (DESIGN 13) and
+ * must be NULL for now. */
+QUIRE_API quire_status quire_session_render(quire_session *s, const char *target, size_t target_len,
+                                            const char *params, size_t params_len, uint32_t flags,
+                                            quire_session_turn *out, quire_error *err);
+
+/* Commits the pending turn with the model's answer, an assistant message in
+ * transcript form (JSON object): the message is appended, the reminder state
+ * becomes the rendered turn's next state (TTLs count down, firedAtTurn set,
+ * turn + 1), and the turn's `render` and `message` lines join the log.
+ * QUIRE_E_INVALID when no turn is pending. */
+QUIRE_API quire_status quire_session_accept_message(quire_session *s, const char *json, size_t len,
+                                                    quire_error *err);
+
+/* An asynchronous tool outcome (MCP SEP-992 triggers). */
+typedef enum quire_tool_outcome {
+    QUIRE_TOOL_COMPLETED,
+    QUIRE_TOOL_FAILED,
+    QUIRE_TOOL_TIMEOUT,
+    QUIRE_TOOL_CANCELLED
+} quire_tool_outcome;
+/* Answers toolCall call_id when it is still open (the last assistant message
+ * holds it and no result follows): a tool message with a toolResult holding
+ * content (a JSON string or array of text/image blocks; NULL = a text naming
+ * the outcome), isError unless completed. Otherwise the outcome becomes a
+ * host reminder keyed "tool_outcome:<callId>" (a later outcome of the same
+ * call replaces it), ttlTurns 1. *answered (may be NULL) = 1 for a result,
+ * 0 for a reminder. events as quire_session_apply. */
+QUIRE_API quire_status quire_session_tool_outcome(quire_session *s, const char *call_id, quire_tool_outcome outcome,
+                                                  const char *content, size_t content_len, int *answered,
+                                                  quire_bytes *events, quire_error *err);
+
+/* Compacts the transcript (DESIGN 6). policy (JSON object, may be NULL = the
+ * session's compactPolicy, else the defaults); summary (may be NULL) as
+ * quire_compact. report and events may be NULL. */
+QUIRE_API quire_status quire_session_compact(quire_session *s, const char *policy, size_t policy_len,
+                                             const char *summary, size_t summary_len, quire_bytes *report,
+                                             quire_bytes *events, quire_error *err);
+/* The compaction plan for the current transcript (quire_compact_plan). */
+QUIRE_API quire_status quire_session_plan(quire_session *s, const char *policy, size_t policy_len, int pretty,
+                                          quire_bytes *out, quire_error *err);
+/* Estimated tokens of the transcript (quire_compact_estimate under the
+ * session's compaction policy). */
+QUIRE_API uint64_t quire_session_estimate(const quire_session *s);
+
+/* The values, as JSON, at any time: the transcript (quire.transcript/1), the
+ * reminder state (quire.state/1, as committed) and the log (quire.session/1). */
+QUIRE_API quire_status quire_session_transcript(const quire_session *s, int pretty, quire_bytes *out,
+                                                quire_error *err);
+QUIRE_API quire_status quire_session_state(const quire_session *s, int pretty, quire_bytes *out, quire_error *err);
+QUIRE_API quire_status quire_session_log(const quire_session *s, quire_bytes *out, quire_error *err);
+/* Small accessors. */
+QUIRE_API int64_t quire_session_turn_count(const quire_session *s);  /* turns accepted */
+QUIRE_API size_t quire_session_message_count(const quire_session *s);
 
 #ifdef __cplusplus
 }
