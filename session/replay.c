@@ -264,12 +264,12 @@ static quire_status session_settings(lctx *c, uint32_t policy, uint32_t cpolicy,
     }
     if (limits != QJ_NONE) {
         if ((st = want_type(c, limits, QJ_OBJECT, "/limits", "object (reminder limits)"))) return st;
-        static const char *const names[] = {"maxLivePerOrigin", "turnBudgetBytes", "bodyCapBytes", NULL};
-        uint32_t f[3];
+        static const char *const names[] = {"maxLivePerOrigin", "turnBudgetBytes", "bodyCapBytes", "maxOrigins", NULL};
+        uint32_t f[4];
         if ((st = fields(c, limits, names, f, "limits", "/limits"))) return st;
-        quire_reminder_limits lim = {0, 0, 0};
-        uint32_t *dst[3] = {&lim.max_live_per_origin, &lim.turn_budget_bytes, &lim.body_cap_bytes};
-        for (int i = 0; i < 3; i++) {
+        quire_reminder_limits lim = {0, 0, 0, 0};
+        uint32_t *dst[4] = {&lim.max_live_per_origin, &lim.turn_budget_bytes, &lim.body_cap_bytes, &lim.max_origins};
+        for (int i = 0; i < 4; i++) {
             if (f[i] == QJ_NONE) continue;
             const qj_node *n = qj_at(c->d, f[i]);
             uint64_t v = 0;
