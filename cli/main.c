@@ -19,6 +19,8 @@ static const char k_help[] =
     "  caps      print the capability row of a provider and model, or the table\n"
     "  validate  check a request body against its provider's rules\n"
     "  json      check or reformat JSON with quire's codec\n"
+    "  report    replay a session log into one self-contained HTML page\n"
+    "  accept    decode a provider response or stream into the assistant message\n"
     "\n"
     "Run 'quire COMMAND --help' for a command's options. Every command takes\n"
     "--max-input N (stop reading any input at N bytes; default 1073741824).\n"
@@ -34,6 +36,8 @@ int main(int argc, char **argv) {
     static const struct { const char *name; int (*fn)(int, char **); } cmds[] = {
         {"render", cmd_render}, {"compact", cmd_compact}, {"replay", cmd_replay}, {"import", cmd_import},
         {"ingest", cmd_ingest}, {"caps", cmd_caps}, {"validate", cmd_validate}, {"json", cmd_json},
+        {"report", cmd_report},
+        {"accept", cmd_accept},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (strcmp(c, cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);
