@@ -267,7 +267,7 @@ static quire_status session_settings(lctx *c, uint32_t policy, uint32_t cpolicy,
         static const char *const names[] = {"maxLivePerOrigin", "turnBudgetBytes", "bodyCapBytes", NULL};
         uint32_t f[3];
         if ((st = fields(c, limits, names, f, "limits", "/limits"))) return st;
-        quire_reminder_limits lim = {0, 0, 0};
+        quire_reminder_limits lim = {0, 0, 0, 0};
         uint32_t *dst[3] = {&lim.max_live_per_origin, &lim.turn_budget_bytes, &lim.body_cap_bytes};
         for (int i = 0; i < 3; i++) {
             if (f[i] == QJ_NONE) continue;
