@@ -245,6 +245,7 @@ with tempfile.TemporaryDirectory() as td:
         ["import", "--from", "codex", "/dev/zero"], ["ingest", "/dev/zero"], ["ingest", "--state", "/dev/zero"],
         ["caps", "--list", "--caps", "/dev/zero"], ["validate", "--provider", "anthropic", "/dev/zero"],
         ["validate", "--provider", "anthropic", "--caps", "/dev/zero", ex],
+        ["accept", "--provider", "anthropic", "/dev/zero"], ["report", "/dev/zero"],
     ]
     for c in zero_cases:
         r = run(c[:1] + small + c[1:], stdin=subprocess.DEVNULL, timeout=30)

@@ -48,6 +48,31 @@ try:
     check(libdir is not None, "quire.pc installed")
     check(os.path.exists(os.path.join(prefix, "include", "quire.h")), "quire.h installed")
     check(os.path.exists(os.path.join(prefix, "bin", "quire")), "quire binary installed")
+    # the man page: generated from the --help texts, one section per command of `quire --help`
+    man = os.path.join(prefix, "share", "man", "man1", "quire.1")
+    check(os.path.exists(man), "share/man/man1/quire.1 installed")
+    if os.path.exists(man):
+        page = open(man, encoding="utf-8").read()
+        helptext = run([a.quire, "--help"]).stdout
+        cmds = re.findall(r"^  ([a-z][a-z0-9_-]*) ", helptext.split("commands:\n", 1)[1].split("\n\n", 1)[0], re.M)
+        check(len(cmds) >= 8, "quire --help lists the commands: %s" % cmds)
+        for c in cmds:
+            check('.SS "quire %s"' % c in page, "the man page has a section for quire %s" % c)
+            h = run([a.quire, c, "--help"]).stdout
+            first = h.split("\n", 1)[0].replace("\\", "\\e").replace("-", "\\-")
+            check(first in page, "the man page holds quire %s --help verbatim (first line)" % c)
+        if shutil.which("man"):
+            r = run(["man", "-l", man], env=dict(os.environ, MANWIDTH="100", MAN_KEEP_FORMATTING="0"))
+            check(r.returncode == 0 and "quire validate" in r.stdout, "man -l quire.1 renders")
+    docdir = os.path.join(prefix, "share", "doc", "quire")
+    for f in ("README.md", "LICENSE", "NOTICE", "CHANGELOG.md", "docs/api.md", "docs/cli.md"):
+        check(os.path.exists(os.path.join(docdir, f)), "share/doc/quire/%s installed" % f)
+    # the CMake package names no absolute path of this machine's libutf8proc
+    if libdir:
+        cm = os.path.join(prefix, libdir, "cmake", "quire")
+        text = "".join(open(os.path.join(cm, f)).read() for f in os.listdir(cm) if f.startswith("quireTargets"))
+        check(not re.search(r"/[^\s\";]*libutf8proc", text) and "quire::utf8proc" in text,
+              "quireTargets links quire::utf8proc, not a path to libutf8proc")
     if m and libdir:
         src = os.path.join(tmp, "example.c")
         open(src, "w").write(m.group(1))
@@ -67,7 +92,8 @@ try:
         shutil.copy(src, os.path.join(proj, "example.c"))
         open(os.path.join(proj, "CMakeLists.txt"), "w").write(
             "cmake_minimum_required(VERSION 3.16)\nproject(ex C)\nfind_package(quire REQUIRED)\n"
-            "add_executable(ex example.c)\ntarget_link_libraries(ex PRIVATE quire::quire_static)\n")
+            "add_executable(ex example.c)\ntarget_link_libraries(ex PRIVATE quire::quire_static)\n"
+            "add_executable(ex2 example.c)\ntarget_link_libraries(ex2 PRIVATE quire::quire)\n")
         r = run(["cmake", "-S", proj, "-B", os.path.join(proj, "b"), "-DCMAKE_PREFIX_PATH=" + prefix]
                 + (["-DCMAKE_C_FLAGS=" + sanflags[0], "-DCMAKE_EXE_LINKER_FLAGS=" + sanflags[0]] if sanflags else []))
         check(r.returncode == 0, "find_package(quire)")
@@ -76,6 +102,8 @@ try:
         if r.returncode == 0:
             out = run([os.path.join(proj, "b", "ex")])
             check(out.returncode == 0 and out.stdout.startswith('{"model"'), "CMake-built example renders")
+            out = run([os.path.join(proj, "b", "ex2")])
+            check(out.returncode == 0 and out.stdout.startswith('{"model"'), "the example linked with quire::quire renders")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 print(f"{passed} passed, {failed} failed")
