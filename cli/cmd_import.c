@@ -37,8 +37,10 @@ void cli_import_report(const char *file, const quire_bytes *rep, bool verbose) {
         size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
         bool summary = n >= 8 && memcmp(p, "summary:", 8) == 0;
         bool invalid = !summary && has(p, n, "skipped: not a JSON object");
-        if (verbose || invalid) {
+        bool note = !summary && has(p, n, ": note: "); /* what the user must know: always shown */
+        if (verbose || invalid || note) {
             if (summary) fprintf(stderr, "quire: %s: %.*s\n", file, (int)n, p);
+            else if (n > 3 && memcmp(p, "0: ", 3) == 0) fprintf(stderr, "quire: %s: %.*s\n", file, (int)n - 3, p + 3);
             else fprintf(stderr, "quire: %s:%.*s\n", file, (int)n, p);
         }
         p += n + 1;

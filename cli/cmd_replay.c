@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 static const char k_help[] =
-    "usage: quire replay [--provider P] [--model M] [--from claude-code|codex] [--lift-reminders]\n"
-    "                    [--skip-invalid] [--digest] [--pretty] [--out DIR] [--check DIR] [--stats]\n"
-    "                    [-o FILE] LOG|-\n"
+    "usage: quire replay [--provider P] [--model M] [--caps F] [--policy F] [--lossy]\n"
+    "                    [--from claude-code|codex] [--lift-reminders] [--skip-invalid] [--sidechains]\n"
+    "                    [--digest] [--pretty] [--out DIR] [--check DIR] [--stats] [-o FILE] LOG|-\n"
     "\n"
     "Replays a quire.session/1 log (or, with --from, a Claude Code / Codex log imported on the\n"
     "fly) through the library: every render becomes a request, reminder and compaction events\n"
@@ -23,9 +23,15 @@ static const char k_help[] =
     "\n"
     "  --provider P      render every turn for provider P (its default model unless --model)\n"
     "  --model M         render every turn for model M\n"
-    "  --from F          LOG is a claude-code or codex log: import it first (as `quire import`)\n"
+    "  --caps FILE       capability override rows, consulted before the built-in table\n"
+    "  --policy FILE     render policy for every turn (as `quire render --policy`)\n"
+    "  --lossy           content the target cannot express becomes an event, not an error;\n"
+    "                    without it a turn whose request would be invalid stops the replay (exit 1)\n"
+    "  --from F          LOG is a claude-code or codex log: import it first (as `quire import`);\n"
+    "                    errors then name LOG's own line\n"
     "  --lift-reminders  with --from: lift inline <system-reminder> text into reminder events\n"
     "  --skip-invalid    with --from: skip lines that are not JSON objects\n"
+    "  --sidechains      with --from claude-code: replay the sub-agent (isSidechain) conversation\n"
     "  --digest          request lines carry \"bytes\" and a 128-bit \"digest\" instead of \"body\";\n"
     "                    with --out, only the last turn's body is written in full\n"
     "  --pretty          request bodies in --out files two-space indented\n"
@@ -121,20 +127,60 @@ static const char *skip_first_line(const char *p, size_t n, size_t *rest) {
     return nl + 1;
 }
 
-static int do_run(const char *name, const char *log, size_t len, const quire_replay_options *ro, bool keep_bodies,
-                  bool want_stats, run *R) {
+/* The line of the agent's own log that imported-log line `line` came from
+ * (its "_meta":{"line":N}); 0 when the line carries none. */
+static uint32_t raw_line_of(const char *log, size_t len, uint32_t line) {
+    const char *p = log, *end = log + len;
+    for (uint32_t k = 1; p < end && k < line; k++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) return 0;
+        p = nl + 1;
+    }
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    static const char key[] = "\"_meta\":{\"line\":";
+    const size_t kl = sizeof key - 1;
+    uint32_t found = 0;
+    for (size_t i = 0; i + kl < n; i++) /* the last one: _meta is written last */
+        if (memcmp(p + i, key, kl) == 0) {
+            uint32_t v = 0;
+            for (size_t j = i + kl; j < n && p[j] >= '0' && p[j] <= '9' && v < 400000000u; j++) v = v * 10 + (uint32_t)(p[j] - '0');
+            found = v;
+        }
+    return found;
+}
+
+/* An error of the replay. For an imported log (raw != NULL) it names the
+ * agent's log and its own line, not the line of the imported log. */
+static void report_err(const char *name, const char *raw, const char *log, size_t len, const quire_error *e) {
+    if (!raw || !e->line) { cli_report(name, e); return; }
+    quire_error m = *e;
+    uint32_t rl = raw_line_of(log, len, e->line);
+    if (rl) {
+        m.line = rl;
+        m.column = 1;
+        cli_report(raw, &m);
+        return;
+    }
+    char nm[600];
+    snprintf(nm, sizeof nm, "%s (as imported)", raw);
+    cli_report(nm, &m);
+}
+
+static int do_run(const char *name, const char *raw, const char *log, size_t len, const quire_replay_options *ro,
+                  bool keep_bodies, bool want_stats, run *R) {
     quire_error e;
     quire_replay *rp = NULL;
     quire_options o = QUIRE_OPTIONS_INIT;
     o.flags = QUIRE_PARSE_BORROW;
-    if (quire_replay_open(log, len, ro, &o, &rp, &e)) { cli_report(name, &e); return 1; }
+    if (quire_replay_open(log, len, ro, &o, &rp, &e)) { report_err(name, raw, log, len, &e); return 1; }
     /* a second, compact render of each body is what --stats measures; the
      * step's body is pretty only when asked */
     for (;;) {
         quire_replay_step s;
         int done = 0;
         if (quire_replay_next(rp, &s, &done, &e)) {
-            cli_report(name, &e);
+            report_err(name, raw, log, len, &e);
             quire_replay_free(rp);
             return 1;
         }
@@ -431,14 +477,17 @@ static int check_out(const char *dir, const run *R) {
 
 int cmd_replay(int argc, char **argv) {
     const char *provider = NULL, *model = NULL, *from = NULL, *outdir = NULL, *checkdir = NULL, *out = NULL;
-    bool digest = false, pretty_b = false, stats = false, lift = false, skip = false;
+    const char *caps_file = NULL, *policy_file = NULL;
+    bool digest = false, pretty_b = false, stats = false, lift = false, skip = false, side = false, lossy = false;
     const cli_opt opts[] = {
         {"provider", CLI_STRING, &provider, NULL}, {"model", CLI_STRING, &model, NULL},
         {"from", CLI_STRING, &from, NULL},         {"lift-reminders", CLI_FLAG, &lift, NULL},
         {"skip-invalid", CLI_FLAG, &skip, NULL},   {"digest", CLI_FLAG, &digest, NULL},
         {"pretty", CLI_FLAG, &pretty_b, NULL},     {"out", CLI_STRING, &outdir, NULL},
         {"check", CLI_STRING, &checkdir, NULL},    {"stats", CLI_FLAG, &stats, NULL},
-        {"o", CLI_STRING, &out, NULL},
+        {"o", CLI_STRING, &out, NULL},             {"sidechains", CLI_FLAG, &side, NULL},
+        {"caps", CLI_STRING, &caps_file, NULL},    {"policy", CLI_STRING, &policy_file, NULL},
+        {"lossy", CLI_FLAG, &lossy, NULL},
     };
     const char *pos[1];
     int npos = 0;
@@ -447,42 +496,69 @@ int cmd_replay(int argc, char **argv) {
     if (!npos) return cli_usage("replay", "a session LOG is required");
     if (from && strcmp(from, "claude-code") != 0 && strcmp(from, "codex") != 0)
         return cli_usage("replay", "--from takes claude-code or codex, not '%s'", from);
-    if ((lift || skip) && !from) return cli_usage("replay", "--lift-reminders and --skip-invalid need --from");
+    if ((lift || skip || side) && !from)
+        return cli_usage("replay", "--lift-reminders, --skip-invalid and --sidechains need --from");
+    if (side && strcmp(from, "claude-code") != 0) return cli_usage("replay", "--sidechains applies to claude-code logs");
     if (outdir && checkdir) return cli_usage("replay", "--out and --check cannot be combined");
     if (provider && !*provider) return cli_usage("replay", "--provider needs a name");
 
+    /* render options of every turn: --caps, --policy, --lossy */
+    quire_render_options base = QUIRE_RENDER_OPTIONS_INIT;
+    quire_caps *caps = NULL;
+    {
+        quire_error e;
+        cli_file cf = {0};
+        bool ok = true;
+        if (caps_file && (ok = cli_read(caps_file, &cf)) && quire_caps_parse(cf.data, cf.len, NULL, &caps, &e)) {
+            cli_report(cf.name, &e);
+            ok = false;
+        }
+        cli_file_free(&cf);
+        if (ok && policy_file && (ok = cli_read(policy_file, &cf)) &&
+            quire_render_policy_apply(cf.data, cf.len, &base, &e)) {
+            cli_report(cf.name, &e);
+            ok = false;
+        }
+        cli_file_free(&cf);
+        if (!ok) { quire_caps_free(caps); return 1; }
+    }
+    base.caps = caps;
+    if (lossy) base.lossy = 1;
     cli_file f;
-    if (!cli_read(pos[0], &f)) return 1;
+    if (!cli_read(pos[0], &f)) { quire_caps_free(caps); return 1; }
     quire_bytes imported = {0};
     const char *log = f.data;
     size_t len = f.len;
     if (from) {
         quire_import_options io = QUIRE_IMPORT_OPTIONS_INIT;
         io.format = from;
-        io.flags = (lift ? QUIRE_IMPORT_LIFT_REMINDERS : 0u) | (skip ? QUIRE_IMPORT_SKIP_INVALID : 0u);
+        io.flags = (lift ? QUIRE_IMPORT_LIFT_REMINDERS : 0u) | (skip ? QUIRE_IMPORT_SKIP_INVALID : 0u) |
+                   (side ? QUIRE_IMPORT_SIDECHAINS : 0u);
         quire_bytes rep = {0};
         quire_error e;
         if (quire_import(f.data, f.len, &io, NULL, &imported, &rep, &e)) {
             cli_report(f.name, &e);
             cli_file_free(&f);
+            quire_caps_free(caps);
             return 1;
         }
         bool ok = cli_import_check(f.name, from, &rep);
         if (ok) cli_import_report(f.name, &rep, false);
         quire_bytes_free(&rep);
-        if (!ok) { quire_bytes_free(&imported); cli_file_free(&f); return 1; }
+        if (!ok) { quire_bytes_free(&imported); quire_caps_free(caps); cli_file_free(&f); return 1; }
         log = imported.data;
         len = imported.len;
     } else {
         size_t k = 0; /* an empty log replays nothing: a wrong path, not a session */
         while (k < len && (log[k] == ' ' || log[k] == '\t' || log[k] == '\n' || log[k] == '\r')) k++;
-        if (k == len) { cli_file_free(&f); return cli_fail("%s: empty session log (no lines)", f.name); }
+        if (k == len) { quire_caps_free(caps); cli_file_free(&f); return cli_fail("%s: empty session log (no lines)", f.name); }
     }
     quire_replay_options ro = QUIRE_REPLAY_OPTIONS_INIT;
     ro.provider = provider;
     ro.model = model;
     ro.pretty = (outdir || checkdir) && pretty_b;
     ro.flags = digest && !outdir && !checkdir ? QUIRE_REPLAY_DIGEST : 0u;
+    ro.render = &base;
     run R;
     memset(&R, 0, sizeof R);
     /* the plain stream is written as it is produced (a long session's requests
@@ -493,7 +569,7 @@ int cmd_replay(int argc, char **argv) {
     memset(&tgt, 0, sizeof tgt);
     bool streaming = !outdir && !checkdir && !stats;
     if (streaming) {
-        if (!cli_target_resolve(out, &tgt)) { quire_bytes_free(&imported); cli_file_free(&f); return 1; }
+        if (!cli_target_resolve(out, &tgt)) { quire_bytes_free(&imported); quire_caps_free(caps); cli_file_free(&f); return 1; }
         if (tgt.kind == CLI_T_STDOUT) {
             R.sink = stdout;
         } else if (tgt.kind == CLI_T_FD) { /* the open descriptor, at its offset */
@@ -507,18 +583,20 @@ int cmd_replay(int argc, char **argv) {
             int fd = cli_tmp_open(&tgt, &tmp);
             R.sink = fd >= 0 ? fdopen(fd, "wb") : NULL;
             if (fd >= 0 && !R.sink) { close(fd); unlink(tmp); }
-            if (fd < 0) { cli_target_free(&tgt); quire_bytes_free(&imported); cli_file_free(&f); return 1; }
+            if (fd < 0) { cli_target_free(&tgt); quire_bytes_free(&imported); quire_caps_free(caps); cli_file_free(&f); return 1; }
         }
         if (!R.sink) {
             int en = errno;
             free(tmp);
             cli_target_free(&tgt);
             quire_bytes_free(&imported);
+            quire_caps_free(caps);
             cli_file_free(&f);
             return cli_fail("%s: %s", out, strerror(en));
         }
     }
-    int rc = do_run(f.name, log, len, &ro, outdir || checkdir, stats, &R);
+    int rc = do_run(f.name, from ? f.name : NULL, log, len, &ro, outdir || checkdir, stats, &R);
+    quire_caps_free(caps);
     if (R.sink) {
         if (fflush(R.sink) != 0 && rc == 0) rc = cli_fail("%s: write failed: %s", out ? out : "<stdout>", strerror(errno));
         if (R.sink != stdout && fclose(R.sink) != 0 && rc == 0) rc = cli_fail("%s: write failed: %s", out, strerror(errno));

@@ -425,8 +425,11 @@ typedef struct quire_replay_options {
     int pretty;             /* request bodies two-space indented (step.request only) */
     uint32_t max_tokens;    /* passed to quire_render (0 = default) */
     uint32_t flags;         /* QUIRE_REPLAY_* */
+    const quire_render_options *render; /* base options of every render (caps, lossy, policy
+                                           fields); provider, model, pretty and max_tokens
+                                           come from the log and the fields above. NULL = none */
 } quire_replay_options;
-#define QUIRE_REPLAY_OPTIONS_INIT {sizeof(quire_replay_options), NULL, NULL, 0, 0, 0}
+#define QUIRE_REPLAY_OPTIONS_INIT {sizeof(quire_replay_options), NULL, NULL, 0, 0, 0, NULL}
 
 typedef struct quire_replay quire_replay;
 

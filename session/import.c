@@ -168,3 +168,11 @@ void q_log_line_end(qw *w, qbuf *b) {
     qw_dispose(w);
     qbuf_putc(b, '\n');
 }
+
+void q_w_meta_line(qw *w, uint32_t lineno) {
+    if (!lineno) return;
+    qw_key(w, "_meta");
+    qw_obj_begin(w);
+    qw_key(w, "line"); qw_int(w, lineno);
+    qw_obj_end(w);
+}

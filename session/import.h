@@ -24,6 +24,9 @@ quire_status q_import_claude_code(qimport_ctx *c, const char *src, size_t len);
  * add the keys with w, end it (closes the object and adds the newline). */
 void q_log_line_begin(qw *w, qbuf *b, const char *type);
 void q_log_line_end(qw *w, qbuf *b);
+/* "_meta":{"line":N}: the line of the agent's own log an event comes from
+ * (replay --from names it in errors); nothing when lineno is 0. */
+void q_w_meta_line(qw *w, uint32_t lineno);
 /* Parses one line of an agent's log into *d (a JSON object). QUIRE_OK with
  * *skipped = false: parsed. QUIRE_OK with *skipped = true: not a JSON object
  * and --skip-invalid is on; why is in skip_msg (the caller reports it). Any

@@ -46,6 +46,8 @@ typedef struct citem {
     uint8_t type;
     bool assistant;
     bool string_content;  /* one user line whose content was a string */
+    uint32_t lineno;      /* the raw log line it comes from (its first line) */
+    const ccline *summary_line; /* compact: the isCompactSummary user line (NULL = none) */
     const qj_doc *d;      /* render: model node doc; compact: summary doc */
     uint32_t node;        /* render: model string node; compact: summary node (QJ_NONE = none) */
     const qj_doc *idd;    /* message id source */
@@ -66,6 +68,7 @@ typedef struct cc {
     qmap uuids, mids, calls;
     uint32_t skipped_invalid, skipped_types[8];
     uint32_t renders, messages, compacts, lifted, dropped_results, branch_lines;
+    uint32_t cur_lineno; /* the raw line being built */
 } cc;
 
 static const char *const k_skip_names[] = {"progress", "file-history-snapshot", "queue-operation", "summary",
@@ -190,7 +193,32 @@ static quire_status select_lines(cc *s) {
         L->on_path = true;
         int32_t nx = L->parent;
         if (nx < 0 && L->kind == K_BOUNDARY) nx = L->logical;
+        if (nx < 0 && L->kind == K_BOUNDARY) {
+            /* the pre-compaction chain is not in the file (its logicalParentUuid
+             * names a line Claude Code wrote elsewhere): continue from the
+             * conversation line before the boundary in file order */
+            for (int32_t j = cur - 1; j >= 0; j--) {
+                const ccline *P = &s->lines[j];
+                if ((P->kind == K_USER || P->kind == K_ASSISTANT || P->kind == K_BOUNDARY) && P->sidechain == want_side) {
+                    nx = j;
+                    break;
+                }
+            }
+            if (nx >= 0)
+                report(s, L->lineno, "compact_boundary: its logical parent is not in the file; continued from line %u, "
+                       "the conversation line before it", s->lines[nx].lineno);
+        }
         cur = nx;
+    }
+    if (leaf < 0) {
+        /* nothing of the asked kind: say so instead of an empty log */
+        uint32_t other = 0;
+        for (uint32_t i = 0; i < s->nlines; i++)
+            other += (s->lines[i].kind == K_USER || s->lines[i].kind == K_ASSISTANT) && s->lines[i].sidechain != want_side;
+        if (other)
+            report(s, 0, "note: no %s conversation in this log, only %u %s line(s)%s", want_side ? "sub-agent" : "main",
+                   other, want_side ? "main-conversation" : "sub-agent (isSidechain)",
+                   want_side ? "; import it without --sidechains" : "; import it with --sidechains");
     }
     /* lines hanging off the chain that belong to it */
     qmap sel_mids, sel_calls;
@@ -249,6 +277,7 @@ static citem *new_item(cc *s, uint8_t type) {
     citem *it = &s->items[s->nitems++];
     memset(it, 0, sizeof *it);
     it->type = type;
+    it->lineno = s->cur_lineno;
     it->node = QJ_NONE;
     it->idnode = QJ_NONE;
     return it;
@@ -350,11 +379,7 @@ static quire_status add_user_line(cc *s, ccline *L) {
                 s->dropped_results++;
                 continue;
             }
-            uint32_t cv = qj_get(d, b, "content");
-            if (lift && cv != QJ_NONE && qj_type_of(d, cv) == QJ_STRING) {
-                uint32_t nl;
-                if (!lift_text(s, it, d, cv, &cb.text, &cb.text_len, &nl)) return q_oom(c->err);
-            }
+            /* never lifted from: a tool's output is not what the harness wrote */
         } else if (lift && ty != QJ_NONE && qj_str_eq(d, ty, "text")) {
             uint32_t tv = get_str(d, b, "text");
             if (tv != QJ_NONE) {
@@ -374,6 +399,7 @@ static quire_status build(cc *s) {
     for (uint32_t i = 0; i < s->nlines; i++) {
         ccline *L = &s->lines[i];
         if (!L->sel) continue;
+        s->cur_lineno = L->lineno;
         if (L->kind == K_BOUNDARY) {
             citem *it = new_item(s, IT_COMPACT);
             if (!it) return q_oom(c->err);
@@ -391,6 +417,7 @@ static quire_status build(cc *s) {
             if (!it) return q_oom(c->err);
             if (pending_compact < 0) s->compacts++;
             pending_compact = -1;
+            it->summary_line = L;
             if (qj_type_of(L->doc, L->content) == QJ_STRING) {
                 it->d = L->doc;
                 it->node = L->content;
@@ -621,7 +648,7 @@ static void write_log(cc *s) {
     uint32_t written = 0; /* messages written so far: a render or compaction needs some */
     for (uint32_t i = 0; i < s->nitems; i++) {
         citem *it = &s->items[i];
-        if ((it->type == IT_RENDER || it->type == IT_COMPACT) && written == 0) {
+        if ((it->type == IT_RENDER || (it->type == IT_COMPACT && !it->summary_line)) && written == 0) {
             qbuf_printf(c->report, "0: skipped a %s before the first message of the conversation\n",
                         it->type == IT_RENDER ? "model call" : "compaction");
             continue;
@@ -638,15 +665,45 @@ static void write_log(cc *s) {
                 qw_key(&w, "model"); qw_node(&w, it->d, it->node);
                 qw_obj_end(&w);
             }
+            q_w_meta_line(&w, it->lineno);
             q_log_line_end(&w, o);
         } else if (it->type == IT_COMPACT) {
             q_log_line_begin(&w, o, "compact");
-            qw_key(&w, "policy");
-            qw_obj_begin(&w);
-            qw_key(&w, "keepFirstTurns"); qw_int(&w, 0);
-            qw_key(&w, "keepLastTurns"); qw_int(&w, 0);
-            qw_obj_end(&w);
-            if (it->node != QJ_NONE) { qw_key(&w, "summary"); qw_node(&w, it->d, it->node); }
+            if (it->summary_line) {
+                /* the history Claude Code continued with: the summary message
+                 * as it logged it (it is what the next requests carry) */
+                if (it->node != QJ_NONE) { qw_key(&w, "summary"); qw_node(&w, it->d, it->node); }
+                const ccline *L = it->summary_line;
+                qw_key(&w, "messages");
+                qw_arr_begin(&w);
+                qw_obj_begin(&w);
+                qw_key(&w, "role"); qw_strz(&w, "user");
+                qw_key(&w, "content");
+                if (qj_type_of(L->doc, L->content) == QJ_STRING) {
+                    qw_node(&w, L->doc, L->content);
+                } else {
+                    qw_arr_begin(&w);
+                    uint32_t b = L->content + 1;
+                    for (uint32_t k = 0; k < qj_at(L->doc, L->content)->n; k++, b = qj_next(L->doc, b)) {
+                        if (qj_type_of(L->doc, b) != QJ_OBJECT) continue;
+                        cblock cb = {L->doc, b, false, NULL, 0};
+                        w_block(s, &w, &cb);
+                    }
+                    qw_arr_end(&w);
+                }
+                uint32_t uid = get_str(L->doc, 0, "uuid");
+                if (uid != QJ_NONE) { qw_key(&w, "id"); qw_node(&w, L->doc, uid); }
+                qw_obj_end(&w);
+                qw_arr_end(&w);
+                written++;
+            } else {
+                qw_key(&w, "policy");
+                qw_obj_begin(&w);
+                qw_key(&w, "keepFirstTurns"); qw_int(&w, 0);
+                qw_key(&w, "keepLastTurns"); qw_int(&w, 0);
+                qw_obj_end(&w);
+            }
+            q_w_meta_line(&w, it->lineno);
             q_log_line_end(&w, o);
         } else {
             if (it->nblocks == 0) continue;
@@ -666,6 +723,7 @@ static void write_log(cc *s) {
             }
             if (it->idnode != QJ_NONE) { qw_key(&w, "id"); qw_node(&w, it->idd, it->idnode); }
             qw_obj_end(&w);
+            q_w_meta_line(&w, it->lineno);
             q_log_line_end(&w, o);
             for (uint32_t k = 0; k < it->nrems; k++) {
                 char hex[33];

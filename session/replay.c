@@ -36,6 +36,9 @@ static quire_status qsess_compact(const quire_transcript *t, const quire_state *
         *policy_error = true;
         return st;
     }
+    /* a replayed compaction with its summary happened: it is applied over the
+     * span the policy selects whatever the budget (DESIGN 6, 7) */
+    if (summary) p.budget_tokens = 0;
     qc_result res;
     st = qc_compact(t, s, &p, summary, summary_len, &res, err);
     if (st) return st;
@@ -386,7 +389,16 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
     if (!prov)
         return lerr(c, QUIRE_E_SESSION, root, "",
                     "no target provider: give one in the session event, the render event or --provider");
+<<<<<<< HEAD
     quire_render_options ro = r->rpol;
+=======
+    quire_render_options ro;
+    memset(&ro, 0, sizeof ro);
+    if (r->ro.render) { /* caps, lossy and the policy fields (replay --caps/--policy/--lossy) */
+        size_t n = r->ro.render->size < sizeof ro ? r->ro.render->size : sizeof ro;
+        memcpy(&ro, r->ro.render, n);
+    }
+>>>>>>> i13a
     ro.size = sizeof ro;
     ro.provider = prov;
     ro.model = model;
@@ -411,6 +423,30 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
             c->err->column = 1;
         }
         return st;
+    }
+    if (!ro.lossy) {
+        /* a replay never writes a body its provider would reject (DESIGN 7);
+         * with lossy, quire_render has checked its own output already */
+        quire_render_options vro = ro;
+        quire_bytes rep;
+        quire_error verr;
+        quire_options vo = QUIRE_OPTIONS_INIT;
+        vo.allocator = r->a;
+        quire_status vs = quire_validate(res.request.data ? res.request.data : "", res.request.len, &vro, &vo, &rep, &verr);
+        if (vs == QUIRE_E_VALIDATE) {
+            size_t n = 0;
+            while (n < rep.len && rep.data[n] != '\n') n++;
+            uint32_t more = 0;
+            for (size_t i = n + 1; i < rep.len; i++) more += rep.data[i] == '\n';
+            lerr(c, QUIRE_E_VALIDATE, root, "", "the request for %s would be invalid: %.*s%s (the target cannot carry "
+                 "this conversation as logged; --lossy drops what it cannot express, with events)",
+                 prov, (int)(n < 300 ? n : 300), rep.data, more ? " (and more)" : "");
+            quire_bytes_free(&rep);
+            quire_render_result_free(&res);
+            return QUIRE_E_VALIDATE;
+        }
+        if (vs == QUIRE_OK) quire_bytes_free(&rep);
+        if (vs == QUIRE_E_NOMEM) { quire_render_result_free(&res); return q_oom(c->err); }
     }
     int64_t turn = res.state ? res.state->turn : 0;
     /* the step's body: take the rendered buffer over instead of copying it */

@@ -58,28 +58,28 @@ static void test_claude_code(void) {
     const char *want =
         "{\"type\":\"session\",\"sessionId\":\"S\",\"target\":{\"provider\":\"anthropic\",\"model\":\"claude-x\"},"
         "\"_meta\":{\"importedFrom\":\"claude-code\"}}\n"
-        "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"hi\",\"id\":\"u1\"}}\n"
-        "{\"type\":\"render\"}\n"
+        "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"hi\",\"id\":\"u1\"},\"_meta\":{\"line\":2}}\n"
+        "{\"type\":\"render\",\"_meta\":{\"line\":3}}\n"
         "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"A\"},"
         "{\"type\":\"toolCall\",\"id\":\"T1\",\"name\":\"Read\",\"input\":{\"p\":1}},{\"type\":\"toolCall\",\"id\":\"T2\","
-        "\"name\":\"Read\",\"input\":{\"p\":2}}],\"id\":\"m1\"}}\n"
+        "\"name\":\"Read\",\"input\":{\"p\":2}}],\"id\":\"m1\"},\"_meta\":{\"line\":3}}\n"
         "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"T2\","
         "\"content\":\"two\\n\\n<system-reminder>\\nR\\n</system-reminder>\\n\"},{\"type\":\"toolResult\",\"toolCallId\":\"T1\","
-        "\"content\":\"one\",\"isError\":true}],\"id\":\"r2\"}}\n"
-        "{\"type\":\"render\"}\n"
-        "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"B\"}],\"id\":\"m2\"}}\n";
+        "\"content\":\"one\",\"isError\":true}],\"id\":\"r2\"},\"_meta\":{\"line\":6}}\n"
+        "{\"type\":\"render\",\"_meta\":{\"line\":8}}\n"
+        "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"B\"}],\"id\":\"m2\"},\"_meta\":{\"line\":8}}\n";
     CHECK_STR(log.data, want);
     CHECK(has(&rep, "summary: 8 lines, 4 messages, 2 renders, 0 compactions, 0 reminders lifted"));
     replays(&log, 2);
     quire_bytes_free(&log);
     quire_bytes_free(&rep);
 
-    /* lifted: the reminder leaves the tool result and becomes an event */
+    /* --lift-reminders lifts only what the harness wrote: reminder text
+     * inside a tool's output stays there, byte for byte (issue #14) */
     CHECK_INT(imp("claude-code", QUIRE_IMPORT_LIFT_REMINDERS, k_cc, &log, &rep, &e), QUIRE_OK);
-    CHECK(has(&log, "\"content\":\"two\"}"));
-    CHECK(has(&log, "{\"type\":\"reminder\",\"reminder\":{\"body\":\"R\",\"tags\":[\"claude-code\"],\"dedupeKey\":"
-                    "\"claude-code:"));
-    CHECK(has(&rep, "1 reminders lifted"));
+    CHECK(has(&log, "\"content\":\"two\\n\\n<system-reminder>\\nR\\n</system-reminder>\\n\"}"));
+    CHECK(!has(&log, "{\"type\":\"reminder\""));
+    CHECK(has(&rep, "0 reminders lifted"));
     replays(&log, 2);
     quire_bytes_free(&log);
     quire_bytes_free(&rep);
@@ -101,7 +101,7 @@ static void test_invalid_lines(void) {
     CHECK(has(&rep, "1: skipped: not a JSON object: unexpected '/', expected a value\n"));
     CHECK(has(&rep, "3: skipped: not a JSON object: expected a JSON object, got number\n"));
     CHECK(has(&rep, "2 invalid lines skipped"));
-    CHECK(has(&log, "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"hi\",\"id\":\"u1\"}}\n"));
+    CHECK(has(&log, "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"hi\",\"id\":\"u1\"},\"_meta\":{\"line\":2}}\n"));
     quire_bytes_free(&log);
     quire_bytes_free(&rep);
     CHECK_INT(imp("codex", 0, "{\"type\":\"session_meta\",\"payload\":{}}\n{oops\n", &log, &rep, &e), QUIRE_E_JSON);
