@@ -18,7 +18,7 @@ void *q_realloc(const quire_allocator *a, void *p, size_t o, size_t n) {
 }
 void q_free(const quire_allocator *a, void *p, size_t n) { if (p) a->free_fn(p, n, a->ud); }
 
-const char *quire_version(void) { return "0.1.0"; }
+const char *quire_version(void) { return "0.2.0"; }
 
 /* ---- qbuf ---- */
 void qbuf_init(qbuf *b, const quire_allocator *a) {
@@ -136,6 +136,7 @@ static const char *const k_status_names[QUIRE_STATUS_COUNT_] = {
     "QUIRE_E_REMINDER_ENUM", "QUIRE_E_REMINDER_UNKNOWN_FIELD", "QUIRE_E_REMINDER_TYPE",
     "QUIRE_E_INVALID", "QUIRE_E_BUDGET", "QUIRE_E_SESSION", "QUIRE_E_MISMATCH",
     "QUIRE_E_VALIDATE",
+    "QUIRE_E_PROVIDER",
 };
 const char *quire_status_name(quire_status s) {
     if ((unsigned)s >= QUIRE_STATUS_COUNT_) return "QUIRE_E_UNKNOWN";
