@@ -11,15 +11,9 @@
 #define QC_DIGEST_NAMES 12u
 
 void qc_put_neutral(qbuf *b, const char *s, size_t n, const char *tag) {
-    size_t tl = strlen(tag), run = 0;
-    for (size_t i = 0; i + 2 + tl <= n; i++) {
-        if (s[i] != '<' || s[i + 1] != '/' || memcmp(s + i + 2, tag, tl) != 0) continue;
-        qbuf_put(b, s + run, i - run);
-        qbuf_puts(b, "&lt;");
-        run = i + 1;
-        i += 1 + tl;
-    }
-    qbuf_put(b, s + run, n - run);
+    /* the same matcher as reminder hygiene: case, width, look-alike and
+     * spacing variants of the tag are neutralised too (core/text.h) */
+    qt_neutralise(b, s, n, tag, false);
 }
 
 static size_t digits(size_t v) {

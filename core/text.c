@@ -119,7 +119,8 @@ static bool qt_is_ignorable_cp(int32_t cp) {
 /* ------------------------------------------------------------------------ */
 
 /* 1 = byte may start something phase 1 removes: C0 controls other than \t and
- * \n, DEL, 0xC2 (C1 controls are C2 80..C2 9F), 0xE2 (bidi controls). */
+ * \n, DEL, 0xC2 (C1 controls are C2 80..C2 9F), 0xE2 (bidi controls,
+ * U+206A..U+206F), 0xF3 (tag characters U+E0000..U+E007F). */
 static const uint8_t k_hyg_special[256] = {
     1,1,1,1,1,1,1,1,1,0,0,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
     0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
@@ -128,85 +129,191 @@ static const uint8_t k_hyg_special[256] = {
     0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
     0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
     0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
-    0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+    0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,
 };
 
-static const char k_tag_name[] = "system-reminder";
+/* Look-alikes that NFKC case folding keeps apart from the ASCII letter or
+ * sign they imitate (Unicode confusables.txt, restricted to what can spell
+ * the wrapper tags and their brackets). Sorted by code point. */
+static const struct { int32_t cp; char to; } k_confusables[] = {
+    {0x0131, 'i'}, /* dotless i */
+    {0x01C0, 'l'}, {0x02C2, '<'}, /* modifier letter left arrowhead */
+    {0x0251, 'a'}, {0x0261, 'g'}, {0x026A, 'i'}, {0x0280, 'r'}, {0x028F, 'y'}, {0x029F, 'l'},
+    {0x03B1, 'a'}, {0x03B5, 'e'}, {0x03B9, 'i'}, {0x03BA, 'k'}, {0x03BD, 'v'}, {0x03BF, 'o'},
+    {0x03C1, 'p'}, {0x03C4, 't'}, {0x03C5, 'u'}, {0x03F2, 'c'}, {0x03F3, 'j'},
+    {0x0430, 'a'}, {0x0432, 'b'}, {0x0433, 'r'}, {0x0435, 'e'}, {0x043A, 'k'}, {0x043C, 'm'},
+    {0x043D, 'h'}, {0x043E, 'o'}, {0x043F, 'n'}, {0x0440, 'p'}, {0x0441, 'c'}, {0x0442, 't'},
+    {0x0443, 'y'}, {0x0445, 'x'}, {0x044C, 'b'}, {0x0455, 's'}, {0x0456, 'i'}, {0x0458, 'j'},
+    {0x04BB, 'h'}, {0x04AF, 'y'}, {0x04C0, 'i'}, {0x04CF, 'i'}, {0x0501, 'd'}, {0x051B, 'q'}, {0x051D, 'w'},
+    {0x0578, 'n'}, {0x057D, 'u'}, {0x0585, 'o'},
+    {0x13A0, 'd'}, {0x13A1, 'r'}, {0x13A2, 't'}, {0x13AC, 'e'}, {0x13B3, 'w'}, {0x13BB, 'h'},
+    {0x13C2, 'h'}, {0x13DA, 's'}, {0x13DE, 'l'}, {0x13E2, 'r'}, {0x13F4, 'b'},
+    {0x1438, '<'}, /* Canadian syllabics pa */
+    {0x1D00, 'a'}, {0x1D04, 'c'}, {0x1D05, 'd'}, {0x1D07, 'e'}, {0x1D0A, 'j'}, {0x1D0B, 'k'},
+    {0x1D0D, 'm'}, {0x1D0F, 'o'}, {0x1D18, 'p'}, {0x1D1B, 't'}, {0x1D1C, 'u'}, {0x1D20, 'v'},
+    {0x1D21, 'w'}, {0x1D22, 'z'},
+    {0x2039, '<'}, {0x2329, '<'}, {0x276C, '<'}, {0x276E, '<'}, {0x27E8, '<'}, {0x27EA, '<'},
+    {0x29FC, '<'}, {0x3008, '<'}, {0x300A, '<'},
+    {0xA731, 's'}, {0xA793, 'e'}, {0xAB47, 'r'}, {0xAB48, 'r'},
+};
 
-/* True if p[i..len) continues an opener into the wrapper tag:
- * ws* ('/' ws*)? "system-reminder" (ASCII case-insensitive), looking through
- * default-ignorable code points anywhere. */
-static bool qt_tag_follows(const uint8_t *p, size_t len, size_t i) {
-    bool slash = false;
-    for (;;) {
-        if (i >= len) return false;
-        uint8_t c = p[i];
-        if (c == '/' && !slash) { slash = true; i++; continue; }
+static int32_t confusable(int32_t cp) {
+    size_t lo = 0, hi = Q_COUNTOF(k_confusables);
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (k_confusables[mid].cp < cp) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < Q_COUNTOF(k_confusables) && k_confusables[lo].cp == cp ? k_confusables[lo].to : -1;
+}
+
+/* Folds one code point for tag matching: NFKC compatibility decomposition,
+ * case folding, combining marks and default-ignorable code points removed,
+ * utf8proc's "lump" of dashes, spaces, angle brackets and slashes to ASCII,
+ * then the look-alike table. Writes up to 8 ASCII bytes to f and returns how
+ * many (0: invisible), or -1 when the result is not all ASCII. */
+static int fold_cp(int32_t cp, char f[8]) {
+    if (cp < 0x80) {
+        f[0] = (char)(cp >= 'A' && cp <= 'Z' ? cp + ('a' - 'A') : cp);
+        return 1;
+    }
+    int32_t c = confusable(cp);
+    if (c >= 0) { f[0] = (char)c; return 1; }
+    utf8proc_int32_t buf[8];
+    int last = 0;
+    utf8proc_ssize_t k = utf8proc_decompose_char(
+        cp, buf, 8,
+        (utf8proc_option_t)(UTF8PROC_COMPAT | UTF8PROC_DECOMPOSE | UTF8PROC_CASEFOLD | UTF8PROC_STRIPMARK |
+                            UTF8PROC_IGNORE | UTF8PROC_LUMP),
+        &last);
+    if (k < 0 || k > 8) return -1;
+    for (utf8proc_ssize_t j = 0; j < k; j++) {
+        int32_t x = buf[j];
+        if (x >= 0x80) x = confusable(x);
+        if (x < 0 || x >= 0x80) return -1;
+        f[j] = (char)(x >= 'A' && x <= 'Z' ? x + ('a' - 'A') : x);
+    }
+    return (int)k;
+}
+
+/* A stream of folded ASCII bytes over p[i..len). */
+typedef struct qt_fold {
+    const uint8_t *p;
+    size_t len, i;
+    char buf[8];
+    int n, k;
+} qt_fold;
+
+/* Next folded byte, or -1 at the end or at a code point that folds to
+ * something that is not ASCII. */
+static int fold_next(qt_fold *g) {
+    while (g->k >= g->n) {
+        if (g->i >= g->len) return -1;
+        uint8_t c = g->p[g->i];
         if (c < 0x80) {
-            if (c == ' ' || (c >= 0x09 && c <= 0x0D)) { i++; continue; }
-            break;
+            g->i++;
+            return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
         }
         size_t l;
-        int32_t cp = qt_decode(p, len, i, &l);
-        if (!qt_is_ws_cp(cp) && !qt_is_ignorable_cp(cp)) return false;
-        i += l;
+        int32_t cp = qt_decode(g->p, g->len, g->i, &l);
+        g->i += l;
+        g->n = fold_cp(cp, g->buf);
+        g->k = 0;
+        if (g->n < 0) { g->n = 0; return -1; }
     }
-    for (size_t k = 0; k_tag_name[k];) {
-        if (i >= len) return false;
-        uint8_t c = p[i];
-        if (c < 0x80) {
-            if (c >= 'A' && c <= 'Z') c = (uint8_t)(c + ('a' - 'A'));
-            if (c != (uint8_t)k_tag_name[k]) return false;
-            i++, k++;
+    return (unsigned char)g->buf[g->k++];
+}
+
+static bool is_ws_byte(int c) { return c == ' ' || (c >= 0x09 && c <= 0x0D); }
+static bool is_sep_byte(int c) { return c == '-' || c == '_' || c == '.' || is_ws_byte(c); }
+
+/* True if p[i..len) continues an opener into the tag named tag (lower-case
+ * ASCII words joined by '-'): ws* ('/' ws*)? then the words, each '-'
+ * matching any run (possibly empty) of '-', '_', '.' or white space, all
+ * after folding (fold_cp). */
+static bool qt_tag_follows(const uint8_t *p, size_t len, size_t i, const char *tag) {
+    qt_fold g = {p, len, i, {0}, 0, 0};
+    int c = fold_next(&g);
+    while (is_ws_byte(c)) c = fold_next(&g);
+    if (c == '/') {
+        c = fold_next(&g);
+        while (is_ws_byte(c)) c = fold_next(&g);
+    }
+    for (const char *t = tag; *t; t++) {
+        if (*t == '-') {
+            while (is_sep_byte(c)) c = fold_next(&g);
             continue;
         }
-        size_t l;
-        int32_t cp = qt_decode(p, len, i, &l);
-        if (!qt_is_ignorable_cp(cp)) return false;
-        i += l;
+        if (c != (unsigned char)*t) return false;
+        if (t[1]) c = fold_next(&g);
     }
     return true;
 }
 
-/* Phase 2: neutralises tag openers inside out->data[from..len). Openers are
- * first marked in place with bytes phase 1 guarantees absent (0x00 for '<',
- * 0x01 x3 for a 3-byte lookalike), then the region is expanded backwards. */
-static size_t qt_neutralise_tags(qbuf *out, size_t from) {
-    uint8_t *p = (uint8_t *)out->data;
-    size_t len = out->len, k1 = 0, k3 = 0;
-    for (size_t i = from; i < len; i++) {
+/* Byte length of an opener at p[i] ('<' or anything that folds to it), 0 if none. */
+static size_t qt_opener(const uint8_t *p, size_t len, size_t i) {
+    uint8_t c = p[i];
+    if (c == '<') return 1;
+    if (c < 0xC0) return 0;
+    size_t l;
+    int32_t cp = qt_decode(p, len, i, &l);
+    char f[8];
+    return fold_cp(cp, f) == 1 && f[0] == '<' ? l : 0;
+}
+
+/* Chat-template control tokens that a server applying a template may read as
+ * special tokens (docs/text.md); their first character is neutralised. */
+static const char *const k_template_tokens[] = {
+    "<|", "<\xEF\xBD\x9C", /* <| and <｜ (DeepSeek's fullwidth bar) */
+    "<start_of_turn>", "<end_of_turn>", "<s>", "</s>", "<bos>", "<eos>", "<<SYS>>", "<</SYS>>",
+    "[INST]", "[/INST]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]", "[AVAILABLE_TOOLS]", "[TOOL_CALLS]", "[TOOL_RESULTS]",
+};
+
+static size_t qt_template_token(const uint8_t *p, size_t len, size_t i) {
+    for (size_t k = 0; k < Q_COUNTOF(k_template_tokens); k++) {
+        size_t tl = strlen(k_template_tokens[k]);
+        if (tl <= len - i && memcmp(p + i, k_template_tokens[k], tl) == 0) return 1;
+    }
+    return 0;
+}
+
+size_t qt_neutralise(qbuf *out, const char *str, size_t n, const char *tag, bool template_tokens) {
+    const uint8_t *p = (const uint8_t *)str;
+    size_t run = 0, count = 0;
+    for (size_t i = 0; i < n;) {
         uint8_t c = p[i];
-        if (c == '<') {
-            if (qt_tag_follows(p, len, i + 1)) { p[i] = 0x00; k1++; }
-        } else if (c == 0xEF && i + 2 < len &&
-                   ((p[i + 1] == 0xBC && p[i + 2] == 0x9C) ||   /* U+FF1C fullwidth < */
-                    (p[i + 1] == 0xB9 && p[i + 2] == 0xA4))) { /* U+FE64 small < */
-            if (qt_tag_follows(p, len, i + 3)) { p[i] = p[i + 1] = p[i + 2] = 0x01; k3++; i += 2; }
+        if (c != '<' && c != '[' && c < 0xC0) { i++; continue; }
+        size_t ol = c == '[' ? 0 : qt_opener(p, n, i);
+        if (ol && qt_tag_follows(p, n, i + ol, tag)) {
+            qbuf_put(out, p + run, i - run);
+            qbuf_puts(out, "&lt;");
+            count++;
+            i += ol;
+            run = i;
+            continue;
         }
+        if (template_tokens && (c == '<' || c == '[') && qt_template_token(p, n, i)) {
+            qbuf_put(out, p + run, i - run);
+            qbuf_puts(out, c == '<' ? "&lt;" : "&#91;");
+            count++;
+            i++;
+            run = i;
+            continue;
+        }
+        if (c < 0x80) { i++; continue; }
+        size_t l;
+        (void)qt_decode(p, n, i, &l);
+        i += l;
     }
-    if (!k1 && !k3) return 0;
-    size_t grow = 3 * k1 + k3;
-    if (!qbuf_grow(out, grow)) {
-        for (size_t i = from; i < len; i++) /* leave the text readable on OOM */
-            if (p[i] == 0x00) p[i] = '<';
-        return k1 + k3;
-    }
-    p = (uint8_t *)out->data;
-    size_t src = len, dst = len + grow;
-    while (src > from) {
-        uint8_t c = p[src - 1];
-        if (c > 0x01) { p[--dst] = c; src--; continue; }
-        dst -= 4;
-        memcpy(p + dst, "&lt;", 4);
-        src -= c == 0x00 ? 1 : 3;
-    }
-    out->len = len + grow;
-    return k1 + k3;
+    qbuf_put(out, p + run, n - run);
+    return count;
 }
 
 void qt_hygiene(qbuf *out, const char *str, size_t n, qt_hygiene_report *rep) {
     const uint8_t *s = (const uint8_t *)str;
-    size_t from = out->len, run = 0, ctl = 0, bidi = 0;
+    size_t run = 0, ctl = 0, bidi = 0, tagc = 0;
+    qbuf tmp;
+    qbuf_init(&tmp, out->a);
     for (size_t i = 0; i < n;) {
         uint8_t c = s[i];
         if (Q_LIKELY(!k_hyg_special[c])) { i++; continue; }
@@ -216,22 +323,36 @@ void qt_hygiene(qbuf *out, const char *str, size_t n, qt_hygiene_report *rep) {
             ctl++;
         } else if (c == 0xC2) {
             if (i + 1 < n && s[i + 1] >= 0x80 && s[i + 1] <= 0x9F) { drop = 2; ctl++; }
+        } else if (c == 0xF3) {
+            /* U+E0000..U+E007F: F3 A0 80 80 .. F3 A0 81 BF */
+            if (i + 3 < n && s[i + 1] == 0xA0 && (s[i + 2] == 0x80 || s[i + 2] == 0x81) && (s[i + 3] & 0xC0) == 0x80) {
+                drop = 4;
+                tagc++;
+            }
         } else if (i + 2 < n && ((s[i + 1] == 0x80 && s[i + 2] >= 0xAA && s[i + 2] <= 0xAE) ||
-                                 (s[i + 1] == 0x81 && s[i + 2] >= 0xA6 && s[i + 2] <= 0xA9))) {
-            drop = 3; /* U+202A..U+202E, U+2066..U+2069 */
+                                 (s[i + 1] == 0x81 && s[i + 2] >= 0xA6 && s[i + 2] <= 0xAF))) {
+            drop = 3; /* U+202A..U+202E, U+2066..U+2069, deprecated format U+206A..U+206F */
             bidi++;
         }
         if (!drop) { i++; continue; }
-        qbuf_put(out, s + run, i - run);
+        qbuf_put(&tmp, s + run, i - run);
         i += drop;
         run = i;
     }
-    qbuf_put(out, s + run, n - run);
-    size_t tags = out->oom ? 0 : qt_neutralise_tags(out, from);
+    size_t tags;
+    if (run == 0) {
+        tags = qt_neutralise(out, str, n, "system-reminder", true);
+    } else {
+        qbuf_put(&tmp, s + run, n - run);
+        tags = tmp.oom ? 0 : qt_neutralise(out, tmp.data ? tmp.data : "", tmp.len, "system-reminder", true);
+        if (tmp.oom) out->oom = true;
+    }
+    qbuf_free(&tmp);
     if (rep) {
         rep->controls_removed += ctl;
         rep->bidi_removed += bidi;
         rep->tags_neutralised += tags;
+        rep->tag_chars_removed += tagc;
     }
 }
 
@@ -436,6 +557,32 @@ bool qt_is_blank(const char *str, size_t n) {
         if (!l) return false;
         size_t dl;
         if (!qt_is_ws_cp(qt_decode(s, n, i, &dl))) return false;
+        i += l;
+    }
+    return true;
+}
+
+/* Invisible: white space, default-ignorable code points (ZWSP, ZWJ, BOM, SHY,
+ * word joiner, variation selectors, U+115F/U+1160/U+3164/U+FFA0 Hangul
+ * fillers, U+180E, tag characters ...) and the blank-looking U+2800 braille
+ * pattern blank. */
+static bool qt_is_invisible_cp(int32_t cp) {
+    return qt_is_ws_cp(cp) || qt_is_ignorable_cp(cp) || cp == 0x2800 || cp == 0x115F || cp == 0x1160 ||
+           cp == 0x3164 || cp == 0xFFA0 || cp == 0x180E || (cp >= 0xE0000 && cp <= 0xE007F);
+}
+
+bool qt_is_blank_visible(const char *str, size_t n) {
+    const uint8_t *s = (const uint8_t *)str;
+    for (size_t i = 0; i < n;) {
+        uint8_t c = s[i];
+        if (c < 0x80) {
+            if (c == ' ' || (c >= 0x09 && c <= 0x0D)) { i++; continue; }
+            return false;
+        }
+        size_t l = qt_seq_len(s + i, n - i);
+        if (!l) return false;
+        size_t dl;
+        if (!qt_is_invisible_cp(qt_decode(s, n, i, &dl))) return false;
         i += l;
     }
     return true;

@@ -31,22 +31,35 @@ bool qt_utf8_valid(const char *s, size_t n, size_t *bad);
  *  - removes C0 controls except \t and \n (so \r, NUL, ESC, \v, \f ...), DEL
  *    and C1 controls U+0080..U+009F                      -> controls_removed
  *  - removes bidi embeddings/overrides/isolates U+202A..U+202E, U+2066..U+2069
- *                                                        -> bidi_removed
- *  - neutralises every opener of the wrapper tag: '<' or a lookalike
- *    (U+FF1C, U+FE64), then optional whitespace, optional '/', optional
- *    whitespace, then "system-reminder" in any ASCII case (invisible format
- *    characters such as U+200B, U+2060, U+FEFF, U+00AD anywhere inside the
- *    match are looked through). The opener is replaced by the four ASCII bytes
- *    "&lt;"                                              -> tags_neutralised
+ *    and the deprecated format characters U+206A..U+206F -> bidi_removed
+ *  - removes Unicode tag characters U+E0000..U+E007F ("ASCII smuggling")
+ *                                                        -> tag_chars_removed
+ *  - neutralises every opener of the wrapper tag (qt_neutralise with
+ *    "system-reminder") and chat-template control tokens -> tags_neutralised
  * Matching runs on the text after removal, so removed characters cannot be
  * used to split a tag. The result is idempotent (hygiene of a clean body is a
  * no-op). Input must be valid UTF-8 (callers check with qt_utf8_valid);
  * invalid bytes are copied through without harm. rep may be NULL; counts are
  * added to (not reset in) *rep. */
 typedef struct qt_hygiene_report {
-    size_t controls_removed, bidi_removed, tags_neutralised;
+    size_t controls_removed, bidi_removed, tags_neutralised, tag_chars_removed;
 } qt_hygiene_report;
 void qt_hygiene(qbuf *out, const char *s, size_t n, qt_hygiene_report *rep);
+
+/* Appends s[0..n) to out with every opener of the wrapper tag `tag` (lower-
+ * case ASCII words joined by '-', e.g. "system-reminder") neutralised: an
+ * opener is '<' or any character that folds to it, then optional white
+ * space, optional '/', optional white space, then the tag's words, where each
+ * '-' matches any run (possibly empty) of '-', '_', '.' or white space. The
+ * comparison is after folding every code point: NFKC compatibility mapping,
+ * case folding, combining marks and default-ignorable code points removed,
+ * utf8proc's lump of dashes/spaces/angle brackets, and a small look-alike
+ * table (Cyrillic, Greek, Cherokee, small capitals, dotless i, angle-bracket
+ * look-alikes). The opener is replaced by the four bytes "&lt;". With
+ * template_tokens, the first character of chat-template control tokens
+ * ("<|", "<｜", "[INST]", "<start_of_turn>", ... see docs/text.md) is replaced
+ * too ("&lt;" or "&#91;"). Returns the count neutralised. Idempotent. */
+size_t qt_neutralise(qbuf *out, const char *s, size_t n, const char *tag, bool template_tokens);
 
 /* Largest prefix length <= max_bytes of s[0..n) that ends on an extended
  * grapheme cluster boundary. Returns n if max_bytes >= n, 0 if no boundary fits. */
@@ -79,5 +92,10 @@ size_t qt_excerpt(qbuf *out, const char *s, size_t n, size_t head_bytes, size_t 
 /* True if s[0..n) is empty or only White_Space: \t \n \v \f \r, U+0085 and
  * general categories Zs, Zl, Zp. Invalid UTF-8 is not blank. */
 bool qt_is_blank(const char *s, size_t n);
+/* True if s[0..n) is empty or only invisible characters: White_Space,
+ * default-ignorable code points (ZWSP, ZWJ, BOM, SHY, word joiner, variation
+ * selectors, tag characters, Hangul fillers U+115F/U+1160/U+3164/U+FFA0,
+ * U+180E) and U+2800 braille pattern blank. Invalid UTF-8 is not blank. */
+bool qt_is_blank_visible(const char *s, size_t n);
 
 #endif

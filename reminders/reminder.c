@@ -96,12 +96,13 @@ static quire_status body_clean(qreminder *r, const char *body, size_t n, size_t 
     qbuf_init(&clean, ar->a);
     qt_hygiene(&clean, body, n, NULL);
     if (clean.oom) { qbuf_free(&clean); return q_oom(err); }
-    if (qt_is_blank(clean.data ? clean.data : "", clean.len)) {
+    if (qt_is_blank_visible(clean.data ? clean.data : "", clean.len)) {
         qbuf_free(&clean);
         return qrem_fail(err, QUIRE_E_REMINDER_BODY, "body", offset, ptr,
                          n == 0                ? "body is empty"
                          : qt_is_blank(body, n) ? "body is blank"
-                                                : "body is blank once control and bidi characters are removed");
+                                                : "body is blank: only invisible characters once control, bidi and "
+                                                  "tag characters are removed");
     }
     const char *src = clean.data;
     size_t len = clean.len;

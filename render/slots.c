@@ -6,7 +6,11 @@
  * one block, in injection order, bodies separated by one blank line:
  *
  *   <system-reminder>\nBODY1\n\nBODY2\n</system-reminder>      (xmlWrappers)
- *   System reminder:\nBODY1\n\nBODY2                            (otherwise)
+ *   System reminder:\n> BODY1\n>\n> BODY2\nEnd of system reminder.   (otherwise)
+ *
+ * Hygiene runs again on the joined bodies (a tag split across two bodies is
+ * caught), and the plain shape quotes every body line so that no body can
+ * end the block or start a second one.
  *
  * The developer slot carries the bare bodies (joined the same way) as one
  * developer / mid-conversation system message; the system slot appends them as
@@ -17,6 +21,8 @@
  * row has no prompt caching), "policy_allows_system", "no_developer_slot",
  * "no_explicit_cache" (ephemeral_cache without explicit breakpoints). */
 #include "render/render.h"
+
+#include "core/text.h"
 
 #include <stdlib.h>
 
@@ -90,16 +96,55 @@ static int pick_order_cmp(const void *a, const void *b) {
     return x->at < y->at ? -1 : x->at > y->at;
 }
 
-static qstr build_text(qr_ctx *c, const pick *p, uint32_t n, qslot slot) {
-    qbuf b;
-    qbuf_init(&b, c->scratch.a);
-    bool wrap = slot == QSLOT_USER_BLOCK || slot == QSLOT_EPHEMERAL_CACHE;
-    if (wrap) qbuf_puts(&b, c->caps.xml ? "<system-reminder>\n" : "System reminder:\n");
-    for (uint32_t i = 0; i < n; i++) {
-        if (i) qbuf_puts(&b, "\n\n");
-        qbuf_put(&b, p[i].r->body, p[i].r->body_len);
+/* Appends the joined text quoted line by line ("> " before every line, ">"
+ * before an empty one; U+2028/U+2029 also start a line), so no body line can
+ * stand at the start of a line and pose as the wrapper's header or end. */
+static void put_quoted(qbuf *b, const char *s, size_t n) {
+    qbuf_puts(b, n && s[0] != '\n' ? "> " : ">");
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool ls = (unsigned char)s[i] == 0xE2 && i + 2 < n && (unsigned char)s[i + 1] == 0x80 &&
+                  ((unsigned char)s[i + 2] == 0xA8 || (unsigned char)s[i + 2] == 0xA9);
+        if (s[i] != '\n' && !ls) continue;
+        size_t end = ls ? i + 3 : i + 1;
+        qbuf_put(b, s + run, end - run);
+        bool empty = end >= n || s[end] == '\n';
+        qbuf_puts(b, empty ? ">" : "> ");
+        run = end;
+        i = end - 1;
     }
-    if (wrap && c->caps.xml) qbuf_puts(&b, "\n</system-reminder>");
+    qbuf_put(b, s + run, n - run);
+}
+
+static qstr build_text(qr_ctx *c, const pick *p, uint32_t n, qslot slot) {
+    /* the bodies as joined: hygiene already ran on each, and runs again on
+     * the joined text so that no tag can span two bodies */
+    qbuf joined, b;
+    qbuf_init(&joined, c->scratch.a);
+    qbuf_init(&b, c->scratch.a);
+    for (uint32_t i = 0; i < n; i++) {
+        if (i) qbuf_puts(&joined, "\n\n");
+        qbuf_put(&joined, p[i].r->body, p[i].r->body_len);
+    }
+    bool wrap = slot == QSLOT_USER_BLOCK || slot == QSLOT_EPHEMERAL_CACHE;
+    if (!wrap) {
+        qt_neutralise(&b, joined.data ? joined.data : "", joined.len, "system-reminder", true);
+    } else if (c->caps.xml) {
+        qbuf_puts(&b, "<system-reminder>\n");
+        qt_neutralise(&b, joined.data ? joined.data : "", joined.len, "system-reminder", true);
+        qbuf_puts(&b, "\n</system-reminder>");
+    } else {
+        qbuf inner;
+        qbuf_init(&inner, c->scratch.a);
+        qt_neutralise(&inner, joined.data ? joined.data : "", joined.len, "system-reminder", true);
+        qbuf_puts(&b, "System reminder:\n");
+        put_quoted(&b, inner.data ? inner.data : "", inner.len);
+        qbuf_puts(&b, "\nEnd of system reminder.");
+        if (inner.oom) b.oom = true;
+        qbuf_free(&inner);
+    }
+    if (joined.oom) b.oom = true;
+    qbuf_free(&joined);
     qstr s = {0};
     if (!b.oom) {
         char *m = qarena_alloc(&c->scratch, b.len + 1);
