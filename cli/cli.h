@@ -6,6 +6,7 @@
 #include "quire.h"
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 /* An input file read whole ("-" = standard input). */
 typedef struct cli_file {
@@ -15,8 +16,12 @@ typedef struct cli_file {
     size_t mapped;    /* nonzero: data is an anonymous mapping of this size */
 } cli_file;
 
-/* Reads path; on failure prints "quire: PATH: reason" and returns false. */
+/* Reads path; on failure prints "quire: PATH: reason" and returns false.
+ * Reading stops at cli_max_input bytes (--max-input, every command): a larger
+ * input is an error, whatever kind of file it is (pipe, device, regular). */
 bool cli_read(const char *path, cli_file *out);
+#define CLI_MAX_INPUT_DEFAULT (1ull << 30)
+extern unsigned long long cli_max_input;
 void cli_file_free(cli_file *f);
 
 /* Prints "quire: FILE:LINE:COL: /pointer: message" (parts omitted when unknown). */
@@ -35,8 +40,10 @@ int cli_usage(const char *cmd, const char *fmt, ...)
     ;
 
 /* Pending outputs: nothing touches the file system until cli_out_commit(),
- * which writes every file to a temporary sibling and renames them all, or
- * leaves every named file untouched on failure. path NULL or "-" = stdout. */
+ * which writes every regular file to a new temporary sibling, then standard
+ * output, descriptors and devices, and only when all of them were written
+ * renames the files into place; on any failure no named file changes.
+ * path NULL or "-" = stdout. */
 typedef struct cli_outputs cli_outputs;
 cli_outputs *cli_out_new(void);
 /* Takes ownership of b's data. */
@@ -45,14 +52,28 @@ void cli_out_add(cli_outputs *o, const char *path, quire_bytes *b);
 void cli_out_add_line(cli_outputs *o, const char *path, quire_bytes *b);
 /* Adds a copy of data. */
 void cli_out_add_copy(cli_outputs *o, const char *path, const char *data, size_t len);
-/* Where an output path gets written: a fresh string (free it) naming the real
- * file for a regular file or a new path (symlinks resolved, so a link is never
- * replaced), with *direct = false (write a temporary sibling, then rename); or
- * the path itself with *direct = true for a terminal, pipe or device. */
-char *cli_out_target(const char *path, bool *direct);
 /* Returns 0 or 1 (error printed). Frees o. */
 int cli_out_commit(cli_outputs *o);
 void cli_out_discard(cli_outputs *o);
+
+/* Where an output path gets written (docs/cli.md, "Output files"). */
+enum { CLI_T_STDOUT, CLI_T_FD, CLI_T_DEVICE, CLI_T_FILE };
+typedef struct cli_target {
+    int kind;
+    int fd;           /* CLI_T_STDOUT, CLI_T_FD: the open descriptor (/dev/stdout, /dev/fd/N, ...) */
+    char *path;       /* CLI_T_DEVICE: the path to open (terminal, FIFO, device); CLI_T_FILE: the
+                       * absolute path of the regular file, symlinks (dangling ones too) followed */
+    const char *name; /* as given */
+    bool exists;      /* CLI_T_FILE: the file is there; st holds its mode and owner */
+    struct stat st;
+} cli_target;
+/* Resolves path (NULL or "-" = stdout); false with the error printed. */
+bool cli_target_resolve(const char *path, cli_target *t);
+void cli_target_free(cli_target *t);
+/* Creates a temporary sibling of a CLI_T_FILE target (O_CREAT|O_EXCL, the
+ * existing file's mode and, for root, owner). Returns its descriptor and
+ * sets *tmp (free it), or -1 with the error printed. */
+int cli_tmp_open(const cli_target *t, char **tmp);
 
 /* Option parsing. */
 typedef enum { CLI_FLAG, CLI_STRING, CLI_UINT } cli_kind;
@@ -76,6 +97,8 @@ int cmd_ingest(int argc, char **argv);
 int cmd_caps(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_json(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_accept(int argc, char **argv);
 
 /* Reminder state I/O shared by render and ingest (cli/remind_io.c). */
 typedef struct cli_remind {

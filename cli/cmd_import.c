@@ -45,6 +45,38 @@ void cli_import_report(const char *file, const quire_bytes *rep, bool verbose) {
     }
 }
 
+/* A file none of whose lines is an entry of the named format (a transcript,
+ * a Gemini CLI JSON, an empty file) is not a log of that format: an error,
+ * with or without --skip-invalid, instead of an empty session log. An entry is
+ * a line the importer knew: conversation or not, but neither invalid JSON
+ * (skipped) nor an object of no known type ("other" in the report). */
+bool cli_import_check(const char *file, const char *from, const quire_bytes *rep);
+bool cli_import_check(const char *file, const char *from, const quire_bytes *rep) {
+    unsigned lines = 0, invalid = 0, other = 0;
+    const char *p = rep->data, *end = rep->data ? rep->data + rep->len : NULL;
+    bool seen = false;
+    while (p && p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        if (n >= 8 && memcmp(p, "summary:", 8) == 0 && sscanf(p, "summary: %u lines", &lines) == 1) {
+            seen = true;
+            const char *q = strstr(p, " invalid lines skipped");
+            if (q && q < p + n) {
+                while (q > p && q[-1] >= '0' && q[-1] <= '9') q--;
+                invalid = (unsigned)strtoul(q, NULL, 10);
+            }
+            q = strstr(p, " other ");
+            if (q && q < p + n) other = (unsigned)strtoul(q + 7, NULL, 10);
+        }
+        p += n + 1;
+    }
+    if (!seen || lines > invalid + other) return true;
+    bool codex = strcmp(from, "codex") == 0;
+    cli_fail("%s: not a %s: none of its %u lines is a %s entry", file, codex ? "Codex rollout" : "Claude Code session log",
+             lines, codex ? "Codex rollout" : "Claude Code log");
+    return false;
+}
+
 int cmd_import(int argc, char **argv) {
     const char *from = NULL, *out = NULL, *provider = NULL;
     bool lift = false, skip = false, side = false, verbose = false;
@@ -78,9 +110,11 @@ int cmd_import(int argc, char **argv) {
         cli_file_free(&f);
         return 1;
     }
-    cli_import_report(f.name, &rep, verbose);
+    bool ok = cli_import_check(f.name, from, &rep); /* not that format: one line, not one per skipped line */
+    if (ok) cli_import_report(f.name, &rep, verbose);
     quire_bytes_free(&rep);
     cli_file_free(&f);
+    if (!ok) { quire_bytes_free(&log); return 1; }
     cli_outputs *outs = cli_out_new();
     cli_out_add(outs, out, &log);
     return cli_out_commit(outs);

@@ -37,6 +37,7 @@ static const char k_help[] =
     "                    request's prefix, reminders rendered, compactions; then the totals\n";
 
 void cli_import_report(const char *file, const quire_bytes *rep, bool verbose);
+bool cli_import_check(const char *file, const char *from, const quire_bytes *rep);
 
 typedef struct buf {
     char *p;
@@ -198,49 +199,104 @@ oom:
 
 /* ---- writing and checking an --out folder ---- */
 
-static bool write_file(const char *dir, const char *name, const char *data, size_t n) {
-    size_t pl = strlen(dir) + strlen(name) + 64;
-    char *path = malloc(pl), *tmp = malloc(pl);
-    if (!path || !tmp) { free(path); free(tmp); cli_fail("out of memory"); return false; }
-    snprintf(path, pl, "%s/%s", dir, name);
-    snprintf(tmp, pl, "%s/.%s.quire-tmp-%ld", dir, name, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    bool ok = fd >= 0;
-    while (ok && n) {
-        ssize_t w = write(fd, data, n);
-        if (w < 0) { if (errno == EINTR) continue; ok = false; break; }
-        data += w;
-        n -= (size_t)w;
-    }
-    if (fd >= 0 && close(fd) != 0) ok = false;
-    if (ok && rename(tmp, path) != 0) ok = false;
-    if (!ok) { cli_fail("%s: %s", path, strerror(errno)); unlink(tmp); }
-    free(path);
-    free(tmp);
-    return ok;
-}
+/* Writes the --out folder all or nothing: every file goes to a temporary
+ * sibling first and is renamed into place only when all were written; a folder
+ * that did not exist is built under a temporary name and renamed when
+ * complete, so a failure (a full disk) leaves nothing behind. */
+typedef struct out_file {
+    cli_target t;
+    char *tmp;
+} out_file;
 
 static int write_out(const char *dir, const run *R, bool digest_only) {
     struct stat st;
+    char *into = NULL; /* the folder the files are written in */
+    bool fresh = false;
     if (stat(dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode)) return cli_fail("%s: exists and is not a directory", dir);
-    } else if (mkdir(dir, 0755) != 0) {
+        into = strdup(dir);
+    } else if (errno != ENOENT) {
         return cli_fail("%s: %s", dir, strerror(errno));
+    } else {
+        size_t dl = strlen(dir);
+        while (dl > 1 && dir[dl - 1] == '/') dl--;
+        const char *slash = NULL;
+        for (size_t k = 0; k < dl; k++)
+            if (dir[k] == '/') slash = dir + k;
+        size_t pl = slash ? (size_t)(slash - dir) + 1 : 0;
+        size_t n = dl + 32;
+        into = malloc(n);
+        if (into) {
+            snprintf(into, n, "%.*s.%.*s.quire-XXXXXX", (int)pl, dir, (int)(dl - pl), dir + pl);
+            if (!mkdtemp(into)) { int en = errno; free(into); return cli_fail("%s: %s", dir, strerror(en)); }
+            mode_t um = umask(0);
+            umask(um);
+            (void)chmod(into, 0777 & ~um);
+            fresh = true;
+        }
     }
-    for (size_t i = 0; i < R->nturns; i++) {
-        if (digest_only && i + 1 != R->nturns) continue;
+    if (!into) return cli_fail("out of memory");
+    size_t nfiles = R->nturns + 1;
+    out_file *fs = calloc(nfiles, sizeof *fs);
+    int rc = fs ? 0 : cli_fail("out of memory");
+    size_t used = 0;
+    for (size_t i = 0; i < nfiles && rc == 0; i++) {
+        const char *data;
+        size_t n;
         char name[32];
-        snprintf(name, sizeof name, "turn-%04zu.json", i + 1);
+        bool last = i == R->nturns;
+        if (last) {
+            snprintf(name, sizeof name, "events.jsonl");
+            data = R->events.p ? R->events.p : "";
+            n = R->events.n;
+        } else {
+            if (digest_only && i + 1 != R->nturns) continue;
+            snprintf(name, sizeof name, "turn-%04zu.json", i + 1);
+            data = R->turns[i].p;
+            n = R->turns[i].n;
+        }
+        size_t pl = strlen(into) + sizeof name + 2;
+        char *path = malloc(pl);
+        if (!path) { rc = cli_fail("out of memory"); break; }
+        snprintf(path, pl, "%s/%s", into, name);
+        bool ok = cli_target_resolve(path, &fs[used].t);
+        free(path);
+        if (!ok) { rc = 1; break; }
+        fs[used].t.name = dir;
+        used++;
+        if (fs[used - 1].t.kind != CLI_T_FILE) { rc = cli_fail("%s/%s: not a regular file", dir, name); break; }
+        int fd = cli_tmp_open(&fs[used - 1].t, &fs[used - 1].tmp);
+        if (fd < 0) { rc = 1; break; }
         /* each body ends with a newline, like every quire output file */
-        char *withnl = malloc(R->turns[i].n + 1);
-        if (!withnl) return cli_fail("out of memory");
-        memcpy(withnl, R->turns[i].p, R->turns[i].n);
-        withnl[R->turns[i].n] = '\n';
-        bool ok = write_file(dir, name, withnl, R->turns[i].n + 1);
-        free(withnl);
-        if (!ok) return 1;
+        bool w = true;
+        const char *p = data;
+        size_t left = n;
+        while (w && left) {
+            ssize_t k = write(fd, p, left);
+            if (k < 0) { if (errno == EINTR) continue; w = false; break; }
+            p += k;
+            left -= (size_t)k;
+        }
+        if (w && !last) w = write(fd, "\n", 1) == 1;
+        int en = errno;
+        if (close(fd) != 0 && w) { w = false; en = errno; }
+        if (!w) rc = cli_fail("%s/%s: write failed: %s", dir, name, strerror(en));
     }
-    return write_file(dir, "events.jsonl", R->events.p ? R->events.p : "", R->events.n) ? 0 : 1;
+    for (size_t i = 0; i < used; i++) {
+        if (!fs[i].tmp) continue;
+        if (rc == 0 && rename(fs[i].tmp, fs[i].t.path) != 0) rc = cli_fail("%s: %s", dir, strerror(errno));
+        if (rc != 0) unlink(fs[i].tmp);
+    }
+    if (fresh && rc == 0 && rename(into, dir) != 0) rc = cli_fail("%s: %s", dir, strerror(errno));
+    if (fresh && rc != 0) { /* remove what was put in the temporary folder, then the folder */
+        for (size_t i = 0; i < used; i++)
+            if (fs[i].t.path) unlink(fs[i].t.path);
+        rmdir(into);
+    }
+    for (size_t i = 0; i < used; i++) { free(fs[i].tmp); cli_target_free(&fs[i].t); }
+    free(fs);
+    free(into);
+    return rc;
 }
 
 /* Lines of a text (pointers into it). */
@@ -411,10 +467,16 @@ int cmd_replay(int argc, char **argv) {
             cli_file_free(&f);
             return 1;
         }
-        cli_import_report(f.name, &rep, false);
+        bool ok = cli_import_check(f.name, from, &rep);
+        if (ok) cli_import_report(f.name, &rep, false);
         quire_bytes_free(&rep);
+        if (!ok) { quire_bytes_free(&imported); cli_file_free(&f); return 1; }
         log = imported.data;
         len = imported.len;
+    } else {
+        size_t k = 0; /* an empty log replays nothing: a wrong path, not a session */
+        while (k < len && (log[k] == ' ' || log[k] == '\t' || log[k] == '\n' || log[k] == '\r')) k++;
+        if (k == len) { cli_file_free(&f); return cli_fail("%s: empty session log (no lines)", f.name); }
     }
     quire_replay_options ro = QUIRE_REPLAY_OPTIONS_INIT;
     ro.provider = provider;
@@ -426,51 +488,47 @@ int cmd_replay(int argc, char **argv) {
     /* the plain stream is written as it is produced (a long session's requests
      * add up to far more than its log): to stdout, or to a temporary sibling
      * of -o FILE renamed into place only when the whole replay succeeded */
-    char *tmp = NULL, *target = NULL;
+    char *tmp = NULL;
+    cli_target tgt;
+    memset(&tgt, 0, sizeof tgt);
     bool streaming = !outdir && !checkdir && !stats;
     if (streaming) {
-        bool direct = false;
-        if (out && strcmp(out, "-") != 0) target = cli_out_target(out, &direct);
-        if (out && strcmp(out, "-") != 0 && target && direct) {
-            R.sink = fopen(target, "wb"); /* a terminal, pipe or device: written as produced */
-            if (!R.sink) {
-                int en = errno;
-                free(target);
-                quire_bytes_free(&imported);
-                cli_file_free(&f);
-                return cli_fail("%s: %s", out, strerror(en));
-            }
-        } else if (out && strcmp(out, "-") != 0) {
-            size_t pl = (target ? strlen(target) : strlen(out)) + 32;
-            tmp = malloc(pl);
-            if (!tmp) { free(target); quire_bytes_free(&imported); cli_file_free(&f); return cli_fail("out of memory"); }
-            snprintf(tmp, pl, "%s.quire-tmp-%ld", target ? target : out, (long)getpid());
-            R.sink = fopen(tmp, "wb");
-            if (!R.sink) {
-                int en = errno;
-                free(tmp);
-                free(target);
-                quire_bytes_free(&imported);
-                cli_file_free(&f);
-                return cli_fail("%s: %s", out, strerror(en));
-            }
-        } else {
+        if (!cli_target_resolve(out, &tgt)) { quire_bytes_free(&imported); cli_file_free(&f); return 1; }
+        if (tgt.kind == CLI_T_STDOUT) {
             R.sink = stdout;
+        } else if (tgt.kind == CLI_T_FD) { /* the open descriptor, at its offset */
+            fflush(stdout);
+            int d = dup(tgt.fd);
+            R.sink = d >= 0 ? fdopen(d, "wb") : NULL;
+            if (!R.sink && d >= 0) close(d);
+        } else if (tgt.kind == CLI_T_DEVICE) { /* a terminal, pipe or device: written as produced */
+            R.sink = fopen(tgt.path, "wb");
+        } else {
+            int fd = cli_tmp_open(&tgt, &tmp);
+            R.sink = fd >= 0 ? fdopen(fd, "wb") : NULL;
+            if (fd >= 0 && !R.sink) { close(fd); unlink(tmp); }
+            if (fd < 0) { cli_target_free(&tgt); quire_bytes_free(&imported); cli_file_free(&f); return 1; }
+        }
+        if (!R.sink) {
+            int en = errno;
+            free(tmp);
+            cli_target_free(&tgt);
+            quire_bytes_free(&imported);
+            cli_file_free(&f);
+            return cli_fail("%s: %s", out, strerror(en));
         }
     }
     int rc = do_run(f.name, log, len, &ro, outdir || checkdir, stats, &R);
     if (R.sink) {
-        if (fflush(R.sink) != 0 && rc == 0) rc = cli_fail("%s: write failed", tmp ? out : "<stdout>");
-        if (tmp) {
-            if (fclose(R.sink) != 0 && rc == 0) rc = cli_fail("%s: write failed", out);
-            if (rc == 0 && rename(tmp, target ? target : out) != 0) rc = cli_fail("%s: %s", out, strerror(errno));
+        if (fflush(R.sink) != 0 && rc == 0) rc = cli_fail("%s: write failed: %s", out ? out : "<stdout>", strerror(errno));
+        if (R.sink != stdout && fclose(R.sink) != 0 && rc == 0) rc = cli_fail("%s: write failed: %s", out, strerror(errno));
+        if (tmp) { /* the whole stream, or nothing */
+            if (rc == 0 && rename(tmp, tgt.path) != 0) rc = cli_fail("%s: %s", out, strerror(errno));
             if (rc != 0) unlink(tmp);
             free(tmp);
-        } else if (R.sink != stdout) {
-            if (fclose(R.sink) != 0 && rc == 0) rc = cli_fail("%s: write failed", out);
         }
     }
-    free(target);
+    cli_target_free(&tgt);
     quire_bytes_free(&imported);
     cli_file_free(&f);
     if (rc == 0 && outdir) rc = write_out(outdir, &R, digest);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 static const char k_help[] =
-    "usage: quire validate --provider P [--model M] [--caps FILE] [REQUEST|-]\n"
+    "usage: quire validate --provider P [--model M] [--caps FILE] [-o FILE] [REQUEST|-]\n"
     "\n"
     "Checks a request body against its dialect's structural rules (roles,\n"
     "alternation, tool call/result pairing and order, breakpoint limits) and the\n"
@@ -16,14 +16,17 @@ static const char k_help[] =
     "  --provider P   anthropic, openai, openai_responses, gemini, bedrock, mistral,\n"
     "                 ollama, deepseek or openai_compatible\n"
     "  --model M      model name (default: the request's model, else the provider's default)\n"
-    "  --caps FILE    capability override file\n";
+    "  --caps FILE    capability override file\n"
+    "  -o FILE        also write the violations, one \"/json/pointer: message\" line each, to FILE\n"
+    "                 (atomically; empty when the request is valid)\n";
 
 int cmd_validate(int argc, char **argv) {
-    const char *provider = NULL, *model = NULL, *caps_file = NULL;
+    const char *provider = NULL, *model = NULL, *caps_file = NULL, *out = NULL;
     const cli_opt opts[] = {
         {"provider", CLI_STRING, &provider, NULL},
         {"model", CLI_STRING, &model, NULL},
         {"caps", CLI_STRING, &caps_file, NULL},
+        {"o", CLI_STRING, &out, NULL},
     };
     const char *pos[1];
     int npos = 0;
@@ -60,12 +63,22 @@ int cmd_validate(int argc, char **argv) {
             fprintf(stderr, "quire: %s: %.*s\n", f.name, (int)n, p);
             p += n + (nl ? 1 : 0);
         }
-        quire_bytes_free(&rep);
         rc = 1;
     } else if (st) {
         cli_report(f.name, &e);
-        rc = 1;
+        cli_file_free(&f);
+        return 1;
     }
     cli_file_free(&f);
+    if (out) {
+        cli_outputs *outs = cli_out_new();
+        if (st == QUIRE_E_VALIDATE && rep.len && rep.data[rep.len - 1] != '\n') cli_out_add_line(outs, out, &rep);
+        else if (st == QUIRE_E_VALIDATE) cli_out_add(outs, out, &rep);
+        else cli_out_add_copy(outs, out, "", 0);
+        int wr = cli_out_commit(outs);
+        if (wr) return wr;
+    } else if (st == QUIRE_E_VALIDATE) {
+        quire_bytes_free(&rep);
+    }
     return rc;
 }

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,20 +13,38 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* ---- input ---- */
+unsigned long long cli_max_input = CLI_MAX_INPUT_DEFAULT;
+
+static bool too_large(const char *name) {
+    cli_fail("%s: input larger than %llu bytes (the --max-input limit)", name, cli_max_input);
+    return false;
+}
+
 bool cli_read(const char *path, cli_file *out) {
     memset(out, 0, sizeof *out);
     bool is_stdin = strcmp(path, "-") == 0;
     out->name = is_stdin ? "<stdin>" : path;
-    int fd = is_stdin ? 0 : open(path, O_RDONLY);
+    int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) { cli_fail("%s: %s", path, strerror(errno)); return false; }
     struct stat st;
     size_t cap = 65536;
+    /* every read stops at the limit: at most limit + 1 bytes are ever held,
+     * the extra byte telling "exactly the limit" from "more" */
+    size_t limit = cli_max_input >= (unsigned long long)(SIZE_MAX / 2) ? SIZE_MAX / 2 : (size_t)cli_max_input;
     if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
         if (!is_stdin) close(fd);
         cli_fail("%s: is a directory", path);
         return false;
     }
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) cap = (size_t)st.st_size + 1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        if ((unsigned long long)st.st_size > (unsigned long long)limit) {
+            if (!is_stdin) close(fd);
+            return too_large(out->name);
+        }
+        cap = (size_t)st.st_size + 1;
+    }
+    if (cap > limit + 1) cap = limit + 1;
     /* A large regular file is read into pre-faulted anonymous memory: the
      * kernel maps every page in one call instead of one fault per page. */
 #if defined(MAP_POPULATE) && defined(MAP_ANONYMOUS)
@@ -55,11 +74,16 @@ bool cli_read(const char *path, cli_file *out) {
     size_t len = 0;
     for (;;) {
         if (!buf) { if (!is_stdin) close(fd); cli_fail("%s: out of memory", path); return false; }
+        if (len > limit) { /* one byte past the limit: stop reading */
+            free(buf);
+            if (!is_stdin) close(fd);
+            return too_large(out->name);
+        }
         if (len == cap) {
-            if (cap > ((size_t)1 << 40)) { free(buf); buf = NULL; continue; }
-            char *nb = realloc(buf, cap * 2);
+            size_t nc = cap > (limit + 1) / 2 ? limit + 1 : cap * 2;
+            char *nb = realloc(buf, nc);
             if (!nb) { free(buf); buf = NULL; continue; }
-            buf = nb; cap *= 2;
+            buf = nb; cap = nc;
         }
         ssize_t r = read(fd, buf + len, cap - len);
         if (r < 0) {
@@ -191,114 +215,218 @@ static bool write_all(int fd, const char *p, size_t n) {
     return true;
 }
 
-char *cli_out_target(const char *path, bool *direct) {
-    struct stat st;
-    *direct = false;
-    if (stat(path, &st) == 0) {
-        if (!S_ISREG(st.st_mode)) { *direct = true; return strdup(path); } /* tty, pipe, device */
-        char *real = realpath(path, NULL); /* a symlink: replace its target, not the link */
-        return real ? real : strdup(path);
+/* The descriptor a path names: /dev/stdin|stdout|stderr, /dev/fd/N,
+ * /proc/self/fd/N, /proc/thread-self/fd/N, /proc/PID/fd/N of this process. */
+static int fd_path(const char *p) {
+    if (strcmp(p, "/dev/stdin") == 0) return 0;
+    if (strcmp(p, "/dev/stdout") == 0) return 1;
+    if (strcmp(p, "/dev/stderr") == 0) return 2;
+    const char *n = NULL;
+    char own[64];
+    snprintf(own, sizeof own, "/proc/%ld/fd/", (long)getpid());
+    static const char *const pre[] = {"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"};
+    for (size_t i = 0; i < 3 && !n; i++)
+        if (strncmp(p, pre[i], strlen(pre[i])) == 0) n = p + strlen(pre[i]);
+    if (!n && strncmp(p, own, strlen(own)) == 0) n = p + strlen(own);
+    if (!n || *n < '0' || *n > '9') return -1;
+    long v = 0;
+    for (; *n >= '0' && *n <= '9'; n++) {
+        v = v * 10 + (*n - '0');
+        if (v > 1000000) return -1;
     }
-    if (lstat(path, &st) == 0) { *direct = true; return strdup(path); } /* a dangling link: write through it */
-    return strdup(path);
+    return *n ? -1 : (int)v;
 }
 
-/* Writes data (+ newline) straight to an existing non-regular file. */
-static int write_direct(const char *path, const cli_out_item *it) {
-    int fd = open(path, O_WRONLY | O_TRUNC);
-    if (fd < 0 && errno == EINVAL) fd = open(path, O_WRONLY);
-    if (fd < 0) return cli_fail("%s: %s", path, strerror(errno));
+/* dir/name, or name when it is absolute. */
+static char *join(const char *dir, size_t dlen, const char *name) {
+    if (name[0] == '/') return strdup(name);
+    size_t n = dlen + strlen(name) + 2;
+    char *r = malloc(n);
+    if (r) snprintf(r, n, "%.*s/%s", (int)dlen, dir, name);
+    return r;
+}
+
+bool cli_target_resolve(const char *path, cli_target *t) {
+    memset(t, 0, sizeof *t);
+    t->fd = -1;
+    if (!path || strcmp(path, "-") == 0) { t->kind = CLI_T_STDOUT; t->fd = 1; return true; }
+    t->name = path;
+    char *cur = strdup(path);
+    if (!cur) { cli_fail("out of memory"); return false; }
+    /* follow the symlink chain by hand, so that a dangling link is written
+     * through (its final target gets created) and a link to a descriptor
+     * reaches the descriptor */
+    for (int hop = 0;; hop++) {
+        int fd = fd_path(cur);
+        if (fd >= 0) {
+            free(cur);
+            if (fcntl(fd, F_GETFL) < 0) { cli_fail("%s: %s", path, strerror(EBADF)); return false; }
+            t->kind = CLI_T_FD;
+            t->fd = fd;
+            return true;
+        }
+        if (hop == 40) { free(cur); cli_fail("%s: %s", path, strerror(ELOOP)); return false; }
+        struct stat st;
+        if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode)) break;
+        char link[4096];
+        ssize_t k = readlink(cur, link, sizeof link - 1);
+        if (k < 0) break;
+        link[k] = '\0';
+        const char *slash = strrchr(cur, '/');
+        char *next = slash ? join(cur, (size_t)(slash - cur), link) : strdup(link);
+        free(cur);
+        if (!next) { cli_fail("out of memory"); return false; }
+        cur = next;
+    }
+    struct stat st;
+    if (stat(cur, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) { free(cur); cli_fail("%s: is a directory", path); return false; }
+        if (!S_ISREG(st.st_mode)) { t->kind = CLI_T_DEVICE; t->path = cur; return true; } /* tty, FIFO, device */
+        t->exists = true;
+        t->st = st;
+        char *real = realpath(cur, NULL);
+        if (real) { free(cur); cur = real; }
+        t->kind = CLI_T_FILE;
+        t->path = cur;
+        return true;
+    }
+    /* not there yet: its directory's real path + its name */
+    const char *slash = strrchr(cur, '/');
+    char *dir = slash ? strndup(cur, slash == cur ? 1 : (size_t)(slash - cur)) : strdup(".");
+    char *rdir = dir ? realpath(dir, NULL) : NULL;
+    int en = errno;
+    free(dir);
+    if (!rdir) { free(cur); cli_fail("%s: %s", path, strerror(en)); return false; }
+    char *full = join(rdir, strlen(rdir), slash ? slash + 1 : cur);
+    free(rdir);
+    free(cur);
+    if (!full) { cli_fail("out of memory"); return false; }
+    t->kind = CLI_T_FILE;
+    t->path = full;
+    return true;
+}
+
+void cli_target_free(cli_target *t) {
+    free(t->path);
+    t->path = NULL;
+}
+
+int cli_tmp_open(const cli_target *t, char **tmp) {
+    *tmp = NULL;
+    const char *slash = strrchr(t->path, '/'); /* t->path is absolute */
+    size_t dl = (size_t)(slash - t->path);
+    size_t n = strlen(t->path) + 32;
+    char *name = malloc(n);
+    if (!name) { cli_fail("out of memory"); return -1; }
+    /* a hidden sibling; mkstemp creates it O_CREAT|O_EXCL (never through a
+     * planted link or into a pre-created file), mode 0600 until it is ready */
+    snprintf(name, n, "%.*s/.%s.quire-XXXXXX", (int)dl, t->path, slash + 1);
+    int fd = mkstemp(name);
+    if (fd < 0) { int en = errno; free(name); cli_fail("%s: %s", t->name, strerror(en)); return -1; }
+    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+    /* an existing file keeps its mode (and, for root, its owner); a new one
+     * gets 0666 less the umask, like any file the shell creates */
+    mode_t mode;
+    if (t->exists) {
+        if (geteuid() == 0 && fchown(fd, t->st.st_uid, t->st.st_gid) != 0) {
+            int en = errno;
+            close(fd); unlink(name); free(name);
+            cli_fail("%s: %s", t->name, strerror(en));
+            return -1;
+        }
+        mode = t->st.st_mode & 07777;
+    } else {
+        mode_t um = umask(0);
+        umask(um);
+        mode = 0666 & ~um;
+    }
+    if (fchmod(fd, mode) != 0) {
+        int en = errno;
+        close(fd); unlink(name); free(name);
+        cli_fail("%s: %s", t->name, strerror(en));
+        return -1;
+    }
+    *tmp = name;
+    return fd;
+}
+
+/* Writes data (+ newline) to an output that is not a regular file. */
+static int write_stream(const cli_target *t, const cli_out_item *it) {
+    if (t->kind == CLI_T_STDOUT) {
+        if (fwrite(it->data, 1, it->len, stdout) != it->len || (it->newline && fputc('\n', stdout) == EOF) ||
+            fflush(stdout) != 0)
+            return cli_fail("<stdout>: write failed: %s", strerror(errno));
+        return 0;
+    }
+    if (t->kind == CLI_T_FD) {
+        /* the open descriptor itself, at its offset (appending when it was
+         * opened for append): never a new file in its place */
+        if (t->fd == 1 && fflush(stdout) != 0) return cli_fail("%s: write failed: %s", t->name, strerror(errno));
+        if (t->fd == 2) fflush(stderr);
+        if (!write_all(t->fd, it->data, it->len) || (it->newline && !write_all(t->fd, "\n", 1)))
+            return cli_fail("%s: write failed: %s", t->name, strerror(errno));
+        return 0;
+    }
+    int fd = open(t->path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0 && errno == EINVAL) fd = open(t->path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return cli_fail("%s: %s", t->name, strerror(errno));
     bool ok = write_all(fd, it->data, it->len) && (!it->newline || write_all(fd, "\n", 1));
     int en = errno;
     if (close(fd) != 0 && ok) { ok = false; en = errno; }
-    return ok ? 0 : cli_fail("%s: write failed: %s", path, strerror(en));
-}
-
-/* The file a target names, for comparing outputs: its real path, or (not there
- * yet) its directory's real path + its name. NULL when that cannot be known or
- * for terminals, pipes and devices. */
-static char *out_identity(const char *target) {
-    struct stat st;
-    if (stat(target, &st) == 0 && !S_ISREG(st.st_mode)) return NULL; /* /dev/null twice is fine */
-    char *real = realpath(target, NULL);
-    if (real) return real;
-    const char *slash = strrchr(target, '/');
-    char *dir = slash ? strndup(target, slash == target ? 1 : (size_t)(slash - target)) : strdup(".");
-    char *rdir = dir ? realpath(dir, NULL) : NULL;
-    free(dir);
-    if (!rdir) return NULL;
-    const char *base = slash ? slash + 1 : target;
-    size_t n = strlen(rdir) + strlen(base) + 2;
-    char *id = malloc(n);
-    if (id) snprintf(id, n, "%s/%s", rdir, base);
-    free(rdir);
-    return id;
+    return ok ? 0 : cli_fail("%s: write failed: %s", t->name, strerror(en));
 }
 
 int cli_out_commit(cli_outputs *o) {
     if (!o) return cli_fail("out of memory");
     if (o->failed) { out_free(o); return cli_fail("out of memory"); }
-    char *tmps[16] = {0}, *targets[16] = {0};
-    bool direct[16] = {0};
+    cli_target tg[16];
+    char *tmps[16] = {0};
+    size_t nt = 0;
     int rc = 0;
-    /* 0: two outputs naming one file would overwrite each other: refuse before writing */
-    char *ids[16] = {0};
+    /* 0: where each output goes; two outputs naming one file would overwrite
+     * each other (also through a link, dangling or not): refuse before writing */
     for (size_t i = 0; i < o->n && rc == 0; i++) {
-        if (!o->items[i].path) continue;
-        ids[i] = out_identity(o->items[i].path);
-        for (size_t k = 0; k < i && rc == 0 && ids[i]; k++)
-            if (ids[k] && strcmp(ids[k], ids[i]) == 0)
+        if (!cli_target_resolve(o->items[i].path, &tg[i])) { rc = 1; break; }
+        nt = i + 1;
+        for (size_t k = 0; k < i && rc == 0; k++)
+            if (tg[i].kind == CLI_T_FILE && tg[k].kind == CLI_T_FILE && strcmp(tg[i].path, tg[k].path) == 0)
                 rc = cli_fail("%s: named for two outputs (%s and %s)", o->items[i].path, o->items[k].path,
                               o->items[i].path);
     }
-    for (size_t i = 0; i < o->n; i++) free(ids[i]);
-    /* 1: every named regular file to a temporary sibling of its real path */
+    /* 1: every regular file to a new temporary sibling of its real path */
     for (size_t i = 0; i < o->n && rc == 0; i++) {
         cli_out_item *it = &o->items[i];
-        if (!it->path) continue;
-        targets[i] = cli_out_target(it->path, &direct[i]);
-        if (!targets[i]) { rc = cli_fail("out of memory"); break; }
-        if (direct[i]) continue;
-        size_t pl = strlen(targets[i]);
-        tmps[i] = malloc(pl + 32);
-        if (!tmps[i]) { rc = cli_fail("out of memory"); break; }
-        snprintf(tmps[i], pl + 32, "%s.quire-tmp-%ld-%zu", targets[i], (long)getpid(), i);
-        int fd = open(tmps[i], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd < 0) {
-            rc = cli_fail("%s: %s", it->path, strerror(errno));
-            free(tmps[i]); tmps[i] = NULL;
-            break;
-        }
+        if (tg[i].kind != CLI_T_FILE) continue;
+        int fd = cli_tmp_open(&tg[i], &tmps[i]);
+        if (fd < 0) { rc = 1; break; }
         bool ok = write_all(fd, it->data, it->len) && (!it->newline || write_all(fd, "\n", 1));
-        if (close(fd) != 0) ok = false;
-        if (!ok) rc = cli_fail("%s: write failed: %s", it->path, strerror(errno));
+        int en = errno;
+        if (close(fd) != 0 && ok) { ok = false; en = errno; }
+        if (!ok) rc = cli_fail("%s: write failed: %s", it->path, strerror(en));
     }
-    /* 2: rename all, or remove the temporaries */
+    /* 2: standard output, descriptors, terminals, pipes and devices, in order */
+    for (size_t i = 0; i < o->n && rc == 0; i++)
+        if (tg[i].kind != CLI_T_FILE) rc = write_stream(&tg[i], &o->items[i]);
+    /* 3: only when every output was written: rename the files into place;
+     * otherwise no named file changes */
     for (size_t i = 0; i < o->n; i++) {
         if (!tmps[i]) continue;
-        if (rc == 0 && rename(tmps[i], targets[i]) != 0)
-            rc = cli_fail("%s: %s", o->items[i].path, strerror(errno));
+        if (rc == 0 && rename(tmps[i], tg[i].path) != 0) rc = cli_fail("%s: %s", o->items[i].path, strerror(errno));
         if (rc != 0) unlink(tmps[i]);
         free(tmps[i]);
     }
-    /* 3: terminals, pipes and devices, written directly once everything else is in place */
-    for (size_t i = 0; i < o->n; i++) {
-        if (rc == 0 && direct[i]) rc = write_direct(targets[i], &o->items[i]);
-        free(targets[i]);
-    }
-    /* 4: stdout last, after every file is in place */
-    for (size_t i = 0; i < o->n && rc == 0; i++) {
-        cli_out_item *it = &o->items[i];
-        if (it->path) continue;
-        if (fwrite(it->data, 1, it->len, stdout) != it->len || (it->newline && fputc('\n', stdout) == EOF) ||
-            fflush(stdout) != 0)
-            rc = cli_fail("<stdout>: write failed");
-    }
+    for (size_t i = 0; i < nt; i++) cli_target_free(&tg[i]);
     out_free(o);
     return rc;
 }
 
 /* ---- options ---- */
+static const char k_common_help[] =
+    "\n"
+    "Every command also takes:\n"
+    "  --max-input N    read at most N bytes of any input; a larger input is an error\n"
+    "                   (default 1073741824, 1 GiB)\n";
+
 int cli_parse(const char *cmd, const char *help, int argc, char **argv, const cli_opt *opts, size_t nopts,
               const char **pos, int maxpos, int *npos) {
     *npos = 0;
@@ -311,7 +439,22 @@ int cli_parse(const char *cmd, const char *help, int argc, char **argv, const cl
             continue;
         }
         if (strcmp(a, "--") == 0) { only_pos = true; continue; }
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(help, stdout); return 0; }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(help, stdout);
+            fputs(k_common_help, stdout);
+            return 0;
+        }
+        if (strncmp(a, "--max-input", 11) == 0 && (a[11] == '\0' || a[11] == '=')) { /* every command */
+            const char *v = a[11] == '=' ? a + 12 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!v) return cli_usage(cmd, "option '--max-input' needs a value");
+            char *end = NULL;
+            errno = 0;
+            unsigned long long n = (*v >= '0' && *v <= '9') ? strtoull(v, &end, 10) : 0;
+            if (errno || !end || *end || n == 0)
+                return cli_usage(cmd, "option '--max-input' needs a whole number of bytes from 1, got '%s'", v);
+            cli_max_input = n;
+            continue;
+        }
         const char *name;
         size_t nlen;
         const char *val = NULL;

@@ -18,7 +18,7 @@ void *q_realloc(const quire_allocator *a, void *p, size_t o, size_t n) {
 }
 void q_free(const quire_allocator *a, void *p, size_t n) { if (p) a->free_fn(p, n, a->ud); }
 
-const char *quire_version(void) { return "0.1.0"; }
+const char *quire_version(void) { return "0.2.0"; }
 
 /* ---- qbuf ---- */
 void qbuf_init(qbuf *b, const quire_allocator *a) {
@@ -136,6 +136,7 @@ static const char *const k_status_names[QUIRE_STATUS_COUNT_] = {
     "QUIRE_E_REMINDER_ENUM", "QUIRE_E_REMINDER_UNKNOWN_FIELD", "QUIRE_E_REMINDER_TYPE",
     "QUIRE_E_INVALID", "QUIRE_E_BUDGET", "QUIRE_E_SESSION", "QUIRE_E_MISMATCH",
     "QUIRE_E_VALIDATE",
+    "QUIRE_E_PROVIDER",
 };
 const char *quire_status_name(quire_status s) {
     if ((unsigned)s >= QUIRE_STATUS_COUNT_) return "QUIRE_E_UNKNOWN";
@@ -154,8 +155,49 @@ static size_t utf8_whole_len(const char *s, size_t n) {
     if (need == 1) return n;
     return back + 1 >= need ? n : i - 1;
 }
-static void utf8_trim(char *s) { s[utf8_whole_len(s, strlen(s))] = '\0'; }
-void q_utf8_trim(char *s) { utf8_trim(s); }
+/* Length of the well-formed UTF-8 sequence at s[0..n) (1..4), or 0 when the
+ * bytes there do not start one (Unicode Table 3-7). */
+static size_t utf8_seq(const unsigned char *s, size_t n) {
+    unsigned char c = s[0];
+    if (c < 0x80) return 1;
+    size_t need = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (!need || n < need) return 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c == 0xE0) lo = 0xA0;
+    else if (c == 0xED) hi = 0x9F;
+    else if (c == 0xF0) lo = 0x90;
+    else if (c == 0xF4) hi = 0x8F;
+    if (s[1] < lo || s[1] > hi) return 0;
+    for (size_t k = 2; k < need; k++)
+        if ((s[k] & 0xC0) != 0x80) return 0;
+    return need;
+}
+
+/* Removes, in place, every byte that does not belong to a well-formed UTF-8
+ * sequence. A string cut with %.Ns (or any fixed-size buffer) in the middle
+ * of a character loses that partial character; everything else is kept. */
+static void utf8_mend(char *str) {
+    unsigned char *s = (unsigned char *)str;
+    size_t n = strlen(str), o = 0;
+    for (size_t i = 0; i < n;) {
+        size_t l = utf8_seq(s + i, n - i);
+        if (!l) { i++; continue; }
+        if (o != i) memmove(s + o, s + i, l);
+        o += l;
+        i += l;
+    }
+    s[o] = '\0';
+}
+static void utf8_trim(char *s) { utf8_mend(s); }
+void q_utf8_trim(char *s) { utf8_mend(s); }
+void q_utf8_mend(char *s) { utf8_mend(s); }
+
+size_t q_utf8_prefix(const char *s, size_t n, size_t max) {
+    if (n <= max) return n;
+    size_t i = max;
+    while (i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80) i--;
+    return i;
+}
 
 void q_quote_text(char *out, size_t cap, const char *s, size_t n) {
     static const char hex[] = "0123456789abcdef";

@@ -93,8 +93,16 @@ void q_ptr_push_index(char *ptr, size_t cap, size_t index);
  * (with "..." when cut), control bytes shown as \n, \t or \xNN, so the
  * message stays one line of valid UTF-8 (s itself is assumed UTF-8). */
 void q_quote_text(char *out, size_t cap, const char *s, size_t n);
-/* Cuts a NUL-terminated buffer at the last whole UTF-8 character. */
+/* Cuts a NUL-terminated buffer at the last whole UTF-8 character (and drops
+ * any partial character inside it, see q_utf8_mend). */
 void q_utf8_trim(char *s);
+/* Removes in place every byte of s (NUL-terminated) that is not part of a
+ * well-formed UTF-8 sequence: text assembled with %.Ns cuts or fixed buffers
+ * becomes valid UTF-8, cut on character boundaries. */
+void q_utf8_mend(char *s);
+/* Largest length <= max of a prefix of the UTF-8 text s[0..n) that ends on a
+ * character boundary (n when n <= max). */
+size_t q_utf8_prefix(const char *s, size_t n, size_t max);
 
 /* Limits with defaults applied. */
 quire_limits q_limits(const quire_options *o);

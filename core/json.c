@@ -765,22 +765,96 @@ static bool keys_equal(const qj_doc *d, uint32_t a, uint32_t b) {
     return x->len == y->len && memcmp(x->p, y->p, x->len) == 0; /* conservative */
 }
 
-uint32_t qj_find_dup_key(const qj_doc *d, uint32_t obj) {
+/* FNV-1a over the decoded bytes of key node k (escapes decoded in chunks). */
+static uint64_t key_hash(const qj_doc *d, uint32_t k) {
+    const qj_node *x = &d->nodes[k];
+    uint64_t h = UINT64_C(1469598103934665603);
+    if (!(x->flags & QJ_F_ESC)) {
+        for (uint32_t i = 0; i < x->len; i++) h = (h ^ (unsigned char)x->p[i]) * UINT64_C(1099511628211);
+        return h;
+    }
+    /* decode escape by escape: an escape never spans a chunk */
+    char tmp[8];
+    for (uint32_t i = 0; i < x->len;) {
+        uint32_t j = i;
+        if (x->p[i] == '\\') {
+            j = i + 2;
+            if (x->p[i + 1] == 'u') {
+                j = i + 6;
+                if (j + 1 < x->len && x->p[j] == '\\' && x->p[j + 1] == 'u') {
+                    /* a surrogate pair decodes as one unit */
+                    int hi = 0;
+                    for (uint32_t q = 2; q < 6; q++) {
+                        char c = x->p[i + q];
+                        hi = hi * 16 + (c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+                    }
+                    if (hi >= 0xD800 && hi <= 0xDBFF) j += 6;
+                }
+            }
+        } else {
+            j = i + 1;
+        }
+        size_t n = qj_unescape(x->p + i, j - i, tmp);
+        for (size_t q = 0; q < n; q++) h = (h ^ (unsigned char)tmp[q]) * UINT64_C(1099511628211);
+        i = j;
+    }
+    return h;
+}
+
+static bool keys_equal_full(const qj_doc *d, uint32_t a, uint32_t b) {
+    const qj_node *x = &d->nodes[a], *y = &d->nodes[b];
+    if (!((x->flags | y->flags) & QJ_F_ESC) || x->len < 512 || y->len < 512) return keys_equal(d, a, b);
+    /* both escaped and long: decode one fully */
+    size_t n = qj_str_decoded_len(d, a);
+    char *tmp = q_malloc(d->a, n + 1);
+    if (!tmp) return x->len == y->len && memcmp(x->p, y->p, x->len) == 0;
+    qj_str_decode_into(d, a, tmp);
+    bool eq = qj_str_eqn(d, b, tmp, n);
+    q_free(d->a, tmp, n + 1);
+    return eq;
+}
+
+static uint32_t dup_key_pairwise(const qj_doc *d, uint32_t obj) {
     const qj_node *o = &d->nodes[obj];
-    if (o->type != QJ_OBJECT || o->n < 2) return QJ_NONE;
-    /* objects in quire's formats are small; quadratic with a cheap first-byte filter */
     uint32_t k = obj + 1;
     for (uint32_t m = 0; m < o->n; m++) {
         uint32_t k2 = obj + 1;
         for (uint32_t j = 0; j < m; j++) {
             const qj_node *a = &d->nodes[k], *b = &d->nodes[k2];
             if (((a->flags | b->flags) & QJ_F_ESC) || (a->len == b->len && (a->len == 0 || a->p[0] == b->p[0])))
-                if (keys_equal(d, k, k2)) return k;
+                if (keys_equal_full(d, k, k2)) return k;
             k2 = d->nodes[k2 + 1].end;
         }
         k = d->nodes[k + 1].end;
     }
     return QJ_NONE;
+}
+
+uint32_t qj_find_dup_key(const qj_doc *d, uint32_t obj) {
+    const qj_node *o = &d->nodes[obj];
+    if (o->type != QJ_OBJECT || o->n < 2) return QJ_NONE;
+    /* small objects (nearly all of quire's): pairwise with a cheap first-byte filter */
+    if (o->n <= 16) return dup_key_pairwise(d, obj);
+    /* large objects (a peer's record with thousands of keys): a hash set of the
+     * keys seen so far, linear time; the first key equal to an earlier one wins */
+    size_t cap = 32;
+    while (cap < (size_t)o->n * 2) cap *= 2;
+    struct slot { uint64_t h; uint32_t k; } *t = q_malloc(d->a, cap * sizeof *t);
+    if (!t) return dup_key_pairwise(d, obj); /* out of memory: slow but still exact */
+    for (size_t i = 0; i < cap; i++) t[i].k = QJ_NONE;
+    uint32_t found = QJ_NONE;
+    uint32_t k = obj + 1;
+    for (uint32_t m = 0; m < o->n && found == QJ_NONE; m++) {
+        uint64_t h = key_hash(d, k);
+        size_t i = (size_t)(h ^ (h >> 29)) & (cap - 1);
+        for (;; i = (i + 1) & (cap - 1)) {
+            if (t[i].k == QJ_NONE) { t[i].h = h; t[i].k = k; break; }
+            if (t[i].h == h && keys_equal_full(d, t[i].k, k)) { found = k; break; }
+        }
+        k = d->nodes[k + 1].end;
+    }
+    q_free(d->a, t, cap * sizeof *t);
+    return found;
 }
 
 uint32_t qj_match_fields(const qj_doc *d, uint32_t obj, const char *const *names, size_t n, uint32_t *vals, bool *dup) {

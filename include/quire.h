@@ -16,6 +16,14 @@
  *     (the *_INIT macros do) so the library can grow them compatibly.
  *   - All JSON is UTF-8. Input bytes are copied unless a BORROW flag says the
  *     caller keeps them alive for the lifetime of the object.
+ *   - Thread safety: every function is reentrant (no globals, no hidden
+ *     state). Objects are immutable after creation, except where a function
+ *     documents that it changes its argument (quire_state_set_session_id,
+ *     quire_state_set_bridges, quire_state_set_limits; a quire_replay cursor
+ *     advanced by quire_replay_next). So any number of threads may use one
+ *     object at once as long as none of them calls such a function on it
+ *     meanwhile; different objects need no coordination at all. A custom
+ *     quire_allocator must itself be safe to call from the threads that use it.
  */
 #ifndef QUIRE_H
 #define QUIRE_H
@@ -34,7 +42,7 @@ extern "C" {
 #endif
 
 #define QUIRE_VERSION_MAJOR 0
-#define QUIRE_VERSION_MINOR 1
+#define QUIRE_VERSION_MINOR 2
 #define QUIRE_VERSION_PATCH 0
 QUIRE_API const char *quire_version(void);
 
@@ -59,6 +67,7 @@ typedef enum quire_status {
     QUIRE_E_SESSION,           /* a session log event is malformed */
     QUIRE_E_MISMATCH,          /* replay output differs from the expected one */
     QUIRE_E_VALIDATE,          /* a request violates its dialect's rules */
+    QUIRE_E_PROVIDER,          /* a response is the provider's error (DESIGN 12) */
     QUIRE_STATUS_COUNT_
 } quire_status;
 
@@ -174,6 +183,7 @@ typedef struct quire_reminder_limits {
     uint32_t max_live_per_origin; /* live reminders per origin (default 32) */
     uint32_t turn_budget_bytes;   /* reminder body bytes rendered per turn (default 16384) */
     uint32_t body_cap_bytes;      /* one body, after hygiene (default 8192) */
+    uint32_t max_origins;         /* origins other than the host with live reminders (default 64) */
 } quire_reminder_limits;
 
 /* Sets the limits of s (zero fields = defaults). */
@@ -476,6 +486,218 @@ typedef struct quire_import_options {
 QUIRE_API quire_status quire_import(const char *bytes, size_t len, const quire_import_options *io,
                                     const quire_options *opts, quire_bytes *log,
                                     quire_bytes *report, quire_error *err);
+
+/* ---- Reports: a replay as one HTML file (DESIGN 7; docs/replay.md) ---- */
+
+typedef struct quire_report_options {
+    size_t size;              /* sizeof(quire_report_options) */
+    const char *provider;     /* as in quire_replay_options: override every render's target */
+    const char *model;
+    const char *title;        /* shown in the page title and heading; NULL = "session" */
+    int no_bodies;            /* leave request bodies out (figures and events stay) */
+    const char *against;      /* a previous `quire replay` output (JSONL, bodies or digests)
+                                 to compare with, or NULL */
+    size_t against_len;
+    const char *against_name; /* its name in the page; NULL = "the previous replay" */
+} quire_report_options;
+#define QUIRE_REPORT_OPTIONS_INIT {sizeof(quire_report_options), NULL, NULL, NULL, 0, NULL, 0, NULL}
+
+/* Replays a quire.session/1 log and writes one self-contained HTML page (no
+ * network, no external scripts or fonts): the turn timeline (estimated
+ * request tokens, the share repeating the previous request's prefix,
+ * compactions), reminder lanes (emitted, deduped, expired, cleared,
+ * compacted out, dropped, with origin, slot and reason), per-turn events,
+ * request bodies and the diff against the previous turn on demand, and with
+ * ro->against the first turn that differs from a previous replay. Every text
+ * from the log is escaped; no body can add markup or script. On an error in
+ * ro->against, err->field is "against" (line and column are in that text). */
+QUIRE_API quire_status quire_report(const char *log, size_t len, const quire_report_options *ro,
+                                    const quire_options *opts, quire_bytes *html, quire_error *err);
+/* ---- Responses in (DESIGN §12, docs/responses.md) ---- */
+
+/* Decodes a provider's answer, whole (quire_response_decode) or streamed
+ * (quire_stream_*), into the assistant message to append to the transcript.
+ * The dialect comes from the capability row of (provider, model). */
+typedef struct quire_response_options {
+    size_t size;              /* sizeof(quire_response_options) */
+    const quire_caps *caps;   /* override rows (NULL = built-in table only) */
+    int pretty;               /* two-space indented message and info */
+} quire_response_options;
+#define QUIRE_RESPONSE_OPTIONS_INIT {sizeof(quire_response_options), NULL, 0}
+
+/* Normalised token counts; -1 = not reported by the provider. inputTokens
+ * counts every input token (cached ones included), outputTokens every output
+ * token (reasoning included); the other three are parts of those. */
+typedef struct quire_usage {
+    int64_t input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens;
+} quire_usage;
+
+typedef struct quire_response {
+    quire_bytes message;     /* {"role":"assistant","content":[...]} (quire.transcript/1) */
+    quire_bytes info;        /* {"provider","model"?,"id"?,"stopReason","providerStopReason",
+                                "usage":{...},"providerUsage":{...}|null} */
+    const char *stop_reason; /* static: end_turn, tool_use, max_tokens, stop_sequence,
+                                refusal, pause or error */
+    quire_usage usage;
+} quire_response;
+
+/* A whole response body (JSON). A provider error body fails with
+ * QUIRE_E_PROVIDER: err->field holds the provider's error type or code and
+ * the message quotes the provider's message. ro and opts may be NULL. */
+QUIRE_API quire_status quire_response_decode(const char *provider, const char *model, const char *bytes,
+                                             size_t len, const quire_response_options *ro,
+                                             const quire_options *opts, quire_response *out,
+                                             quire_error *err);
+QUIRE_API void quire_response_free(quire_response *r);
+
+/* A streamed response (SSE, or JSON lines for Bedrock ConverseStream and
+ * Ollama) fed in any chunking: the result does not depend on where the bytes
+ * are split. feed and finish append the delta events their bytes complete to
+ * *events when events is not NULL (JSONL, ACP SessionUpdate-shaped:
+ * agent_message_chunk, agent_thought_chunk, tool_call, tool_call_update).
+ * A malformed, out-of-order or truncated stream fails naming the event and
+ * its byte offset (err->offset, err->line); after a failure, and after a
+ * successful finish, the stream refuses further calls. */
+typedef struct quire_stream quire_stream;
+QUIRE_API quire_status quire_stream_new(const char *provider, const char *model, const quire_response_options *ro,
+                                        const quire_options *opts, quire_stream **out, quire_error *err);
+QUIRE_API quire_status quire_stream_feed(quire_stream *s, const char *bytes, size_t len, quire_bytes *events,
+                                         quire_error *err);
+QUIRE_API quire_status quire_stream_finish(quire_stream *s, quire_response *out, quire_bytes *events,
+                                           quire_error *err);
+QUIRE_API void quire_stream_free(quire_stream *s);
+/* ---- Sessions: quire inside the agent loop (DESIGN §11, docs/api.md) ---- */
+
+/* A live session: target, system, tools, transcript, reminder state and the
+ * caches that make each turn cheap. Pure like the rest of the library. Every
+ * call that changes the session is recorded as the quire.session/1 line that
+ * describes it; quire_session_log returns those lines, and `quire replay` of
+ * them reproduces every accepted request byte for byte.
+ *
+ * Calls that change the session are all or nothing: on failure the session is
+ * as before and err says what was wrong, with offsets, line:col and JSON
+ * Pointers relative to the JSON the call was given. */
+typedef struct quire_session quire_session;
+
+/* Opens a session. config is one JSON object, the fields of a session-log
+ * `session` line (DESIGN 7; "type":"session" may be given or left out):
+ *   sessionId      string: feeds derived reminder ids
+ *   target         {"provider", "model"?}: the default target of render
+ *   system, tools  as in quire.transcript/1
+ *   renderPolicy   {"systemSlot", "placement", "cacheBreakpoints", "lossy"}
+ *                  (quire_render_policy_apply)
+ *   maxTokens      integer >= 1 (default: the row's)
+ *   compactPolicy  the default policy of quire_session_compact / _plan
+ *   limits         {"maxLivePerOrigin", "turnBudgetBytes", "bodyCapBytes"}
+ * caps (may be NULL) are capability overrides consulted before the built-in
+ * table; they are borrowed (keep them alive as long as the session) and are
+ * not recorded in the log (replay them with `quire replay --caps`). */
+QUIRE_API quire_status quire_session_open(const char *config, size_t len, const quire_caps *caps,
+                                          const quire_options *opts, quire_session **out, quire_error *err);
+/* The session a quire.session/1 log describes (resume after a restart): its
+ * lines are applied in order; each `render` line commits its turn. The
+ * restored session's log is the given log (blank lines left out). */
+QUIRE_API quire_status quire_session_restore(const char *log, size_t len, const quire_caps *caps,
+                                             const quire_options *opts, quire_session **out, quire_error *err);
+QUIRE_API void quire_session_free(quire_session *s);
+
+/* Appends one transcript message (a JSON object) or several (a JSON array of
+ * them, all or nothing). A toolResult must answer a toolCall given earlier. */
+QUIRE_API quire_status quire_session_append(quire_session *s, const char *json, size_t len, quire_error *err);
+
+/* Applies session-log lines of type mcp, acp, reminder or clear (one object,
+ * JSONL, or a JSON array; all or nothing), as quire_state_apply_lines does.
+ * events (JSONL SessionUpdates) and responses (JSONL JSON-RPC responses to
+ * ACP requests) may be NULL. */
+QUIRE_API quire_status quire_session_apply(quire_session *s, const char *json, size_t len, quire_bytes *events,
+                                           quire_bytes *responses, quire_error *err);
+
+/* A piece of a rendered body. */
+typedef struct quire_segment {
+    const char *data;
+    size_t len;
+} quire_segment;
+
+#define QUIRE_SESSION_CONTIGUOUS 0x1u /* render: also give the body as one buffer (one copy) */
+
+/* The next request. Every pointer borrows the session and stays valid until
+ * the next call on it (quire_session_free included). */
+typedef struct quire_session_turn {
+    const quire_segment *segments; /* the body: segments in order, concatenated = the body */
+    size_t nsegments;
+    const char *body;               /* QUIRE_SESSION_CONTIGUOUS: the body in one buffer; else NULL */
+    size_t body_len;                /* the body's length (always set) */
+    const char *method;             /* "POST" */
+    const char *path;               /* the request path; NULL until request envelopes land (DESIGN 13) */
+    const char *headers;            /* JSON object of headers; NULL likewise */
+    size_t headers_len;
+    const char *events;             /* JSONL lifecycle events of this turn */
+    size_t events_len;
+    int64_t turn;                   /* the turn rendered (state turn + 1) */
+    int interrupt_pending;          /* an interrupt_immediate reminder fires: skip the pending tool batch */
+    const char *provider;           /* the target used */
+    const char *model;              /* NULL = the provider's default */
+} quire_session_turn;
+
+/* Renders the next request. target (may be NULL) is a JSON object
+ * {"provider"?, "model"?} overriding the session's target for this turn (as a
+ * `render` line's target). The turn stays pending: nothing changes until
+ * quire_session_accept_message; rendering again (a failed model call) gives the
+ * same turn and the same bytes. Any other call that changes the session drops
+ * the pending turn. params is reserved for request parameters (DESIGN 13) and
+ * must be NULL for now. */
+QUIRE_API quire_status quire_session_render(quire_session *s, const char *target, size_t target_len,
+                                            const char *params, size_t params_len, uint32_t flags,
+                                            quire_session_turn *out, quire_error *err);
+
+/* Commits the pending turn with the model's answer, an assistant message in
+ * transcript form (JSON object): the message is appended, the reminder state
+ * becomes the rendered turn's next state (TTLs count down, firedAtTurn set,
+ * turn + 1), and the turn's `render` and `message` lines join the log.
+ * QUIRE_E_INVALID when no turn is pending. */
+QUIRE_API quire_status quire_session_accept_message(quire_session *s, const char *json, size_t len,
+                                                    quire_error *err);
+
+/* An asynchronous tool outcome (MCP SEP-992 triggers). */
+typedef enum quire_tool_outcome {
+    QUIRE_TOOL_COMPLETED,
+    QUIRE_TOOL_FAILED,
+    QUIRE_TOOL_TIMEOUT,
+    QUIRE_TOOL_CANCELLED
+} quire_tool_outcome;
+/* Answers toolCall call_id when it is still open (the last assistant message
+ * holds it and no result follows): a tool message with a toolResult holding
+ * content (a JSON string or array of text/image blocks; NULL = a text naming
+ * the outcome), isError unless completed. Otherwise the outcome becomes a
+ * host reminder keyed "tool_outcome:<callId>" (a later outcome of the same
+ * call replaces it), ttlTurns 1. *answered (may be NULL) = 1 for a result,
+ * 0 for a reminder. events as quire_session_apply. */
+QUIRE_API quire_status quire_session_tool_outcome(quire_session *s, const char *call_id, quire_tool_outcome outcome,
+                                                  const char *content, size_t content_len, int *answered,
+                                                  quire_bytes *events, quire_error *err);
+
+/* Compacts the transcript (DESIGN 6). policy (JSON object, may be NULL = the
+ * session's compactPolicy, else the defaults); summary (may be NULL) as
+ * quire_compact. report and events may be NULL. */
+QUIRE_API quire_status quire_session_compact(quire_session *s, const char *policy, size_t policy_len,
+                                             const char *summary, size_t summary_len, quire_bytes *report,
+                                             quire_bytes *events, quire_error *err);
+/* The compaction plan for the current transcript (quire_compact_plan). */
+QUIRE_API quire_status quire_session_plan(quire_session *s, const char *policy, size_t policy_len, int pretty,
+                                          quire_bytes *out, quire_error *err);
+/* Estimated tokens of the transcript (quire_compact_estimate under the
+ * session's compaction policy). */
+QUIRE_API uint64_t quire_session_estimate(const quire_session *s);
+
+/* The values, as JSON, at any time: the transcript (quire.transcript/1), the
+ * reminder state (quire.state/1, as committed) and the log (quire.session/1). */
+QUIRE_API quire_status quire_session_transcript(const quire_session *s, int pretty, quire_bytes *out,
+                                                quire_error *err);
+QUIRE_API quire_status quire_session_state(const quire_session *s, int pretty, quire_bytes *out, quire_error *err);
+QUIRE_API quire_status quire_session_log(const quire_session *s, quire_bytes *out, quire_error *err);
+/* Small accessors. */
+QUIRE_API int64_t quire_session_turn_count(const quire_session *s);  /* turns accepted */
+QUIRE_API size_t quire_session_message_count(const quire_session *s);
 
 /* ---- compaction by steps, pinned spans (DESIGN §6, docs/compaction.md) ---- */
 

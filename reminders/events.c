@@ -1,6 +1,8 @@
 /* Lifecycle events as ACP SessionUpdate-shaped JSONL lines. */
 #include "reminders/events.h"
 
+#include <stdio.h>
+
 static void begin(qw *w, qbuf *events, const char *kind) {
     qw_init(w, events, false);
     qw_obj_begin(w);
@@ -92,7 +94,15 @@ void qev_reminder_dropped(qbuf *events, const char *id, const char *reason, cons
     begin(&w, events, "reminder_dropped");
     if (id) { qw_key(&w, "reminderId"); qw_strz(&w, id); }
     qw_key(&w, "reason"); qw_strz(&w, reason);
-    qw_key(&w, "detail"); qw_strz(&w, detail ? detail : "");
+    /* details are assembled with cut fields: emitted cut on character boundaries */
+    char mended[1200];
+    snprintf(mended, sizeof mended, "%s", detail ? detail : "");
+    q_utf8_mend(mended);
+    qw_key(&w, "detail"); qw_strz(&w, mended);
+    char fm[128];
+    snprintf(fm, sizeof fm, "%s", field ? field : "");
+    q_utf8_mend(fm);
+    field = field ? fm : NULL;
     if (origin || code || field) {
         qw_key(&w, "_meta");
         qw_obj_begin(&w);

@@ -127,7 +127,8 @@ static quire_status mcp_reminder(quire_state *s, const qserver *sv, const char *
     r.anchor_msg = UINT32_MAX;
     st = qs_inject(s, &r, events, NULL, NULL, &e);
     if (st == QUIRE_E_NOMEM) return q_oom(err);
-    if (st) drop_invalid(events, NULL, origin, &e); /* the id is another origin's: not repeated */
+    /* an id of another origin's: not repeated; past the origin limit: already reported */
+    if (st && st != QUIRE_E_BUDGET) drop_invalid(events, NULL, origin, &e);
     return QUIRE_OK;
 }
 
@@ -193,7 +194,7 @@ static quire_status mcp_bridge(quire_state *s, const char *origin, const char *b
     r.origin = origin;
     st = qs_inject(s, &r, events, NULL, NULL, &e);
     if (st == QUIRE_E_NOMEM) return q_oom(err);
-    if (st) drop_invalid(events, NULL, origin, &e);
+    if (st && st != QUIRE_E_BUDGET) drop_invalid(events, NULL, origin, &e);
     return QUIRE_OK;
 }
 
@@ -271,14 +272,15 @@ static quire_status mcp_msg(quire_state *s, const char *server, size_t server_le
     }
     if (qj_str_eq(d, method, "notifications/tools/list_changed")) {
         if (!sv || !sv->bridge_tools) return QUIRE_OK;
-        snprintf(body, sizeof body, "The tools of MCP server %.200s changed; list them again before relying on them.",
-                 sv->name);
+        snprintf(body, sizeof body, "The tools of MCP server %.*s changed; list them again before relying on them.",
+                 (int)q_utf8_prefix(sv->name, strlen(sv->name), 200), sv->name);
         return mcp_bridge(s, origin, body, "tools_list_changed", "tools_list_changed", events, cx, err);
     }
     if (qj_str_eq(d, method, "notifications/prompts/list_changed")) {
         if (!sv || !sv->bridge_prompts) return QUIRE_OK;
         snprintf(body, sizeof body,
-                 "The prompts of MCP server %.200s changed; list them again before relying on them.", sv->name);
+                 "The prompts of MCP server %.*s changed; list them again before relying on them.",
+                 (int)q_utf8_prefix(sv->name, strlen(sv->name), 200), sv->name);
         return mcp_bridge(s, origin, body, "prompts_list_changed", "prompts_list_changed", events, cx, err);
     }
     return QUIRE_OK; /* any other request, notification or response: ignored */
@@ -311,11 +313,16 @@ static void rpc_error(qbuf *responses, const qj_doc *d, uint32_t id, bool null_i
     qw_key(&w, "error");
     qw_obj_begin(&w);
     qw_key(&w, "code"); qw_int(&w, code);
-    qw_key(&w, "message"); qw_strz(&w, e->message);
+    char msg[sizeof e->message], field[sizeof e->field];
+    snprintf(msg, sizeof msg, "%s", e->message);
+    snprintf(field, sizeof field, "%s", e->field);
+    q_utf8_mend(msg); /* emitted text is valid UTF-8, cut on character boundaries */
+    q_utf8_mend(field);
+    qw_key(&w, "message"); qw_strz(&w, msg);
     qw_key(&w, "data");
     qw_obj_begin(&w);
     qw_key(&w, "code"); qw_strz(&w, quire_status_name(e->code));
-    qw_key(&w, "field"); qw_strz(&w, e->field);
+    qw_key(&w, "field"); qw_strz(&w, field);
     qw_obj_end(&w);
     qw_obj_end(&w);
     qw_obj_end(&w);
@@ -377,6 +384,16 @@ static quire_status acp_msg(quire_state *s, const qj_doc *d, uint32_t msg, const
         rpc_error(responses, d, id, false, -32602, &e);
         return QUIRE_OK;
     }
+    if (s->session_id && *s->session_id && strcmp(sess, s->session_id) != 0) {
+        /* a state belongs to one session: another session's reminder is not ours */
+        char sp[600];
+        snprintf(sp, sizeof sp, "%s/sessionId", p);
+        qrem_fail(&e, QUIRE_E_REMINDER_TYPE, "sessionId", qj_offset(d, sid), sp,
+                  "sessionId \"%.100s\" is not this state's session (\"%.100s\")", sess, s->session_id);
+        drop_invalid(events, get_str(d, params, "id", &cx->ar), NULL, &e);
+        rpc_error(responses, d, id, false, -32602, &e);
+        return QUIRE_OK;
+    }
     size_t sl = strlen(sess);
     char *origin = qarena_alloc(&cx->ar, sl + 5);
     if (!origin) return q_oom(err);
@@ -395,6 +412,12 @@ static quire_status acp_msg(quire_state *s, const qj_doc *d, uint32_t msg, const
         r.anchor_msg = UINT32_MAX;
         st = qs_inject(s, &r, events, &deduped, &rid, &e);
         if (st == QUIRE_E_NOMEM) return q_oom(err);
+    }
+    if (st == QUIRE_E_BUDGET) {
+        /* past the origin limit: reminder_dropped(budget) is written; the
+         * request gets a server error (-32000, JSON-RPC's implementation range) */
+        rpc_error(responses, d, id, false, -32000, &e);
+        return QUIRE_OK;
     }
     if (st) {
         /* an id taken by another origin is not repeated in the event */
@@ -429,8 +452,6 @@ static quire_status clear_line(quire_state *s, const qj_doc *d, uint32_t sel, co
     if (qj_type_of(d, sel) != QJ_OBJECT)
         return qrem_fail(err, QUIRE_E_REMINDER_TYPE, "selector", qj_offset(d, sel), p,
                          "selector must be an object, got %s", qj_type_name(qj_type_of(d, sel)));
-    if (qj_find_dup_key(d, sel) != QJ_NONE)
-        return q_err_at(err, QUIRE_E_SCHEMA, qj_offset(d, qj_find_dup_key(d, sel)), p, "duplicate key in selector");
     qs_selector q = {NULL, NULL, NULL, NULL};
     static const char *const keys[] = {"id", "tag", "dedupeKey", "origin"};
     for (uint32_t k = sel + 1; k < qj_at(d, sel)->end; k = qj_next(d, k + 1)) {
@@ -456,6 +477,8 @@ static quire_status clear_line(quire_state *s, const qj_doc *d, uint32_t sel, co
         else if (which == 2) q.dedupe_key = val;
         else q.origin = val;
     }
+    uint32_t dup = qj_find_dup_key(d, sel);
+    if (dup != QJ_NONE) return q_err_at(err, QUIRE_E_SCHEMA, qj_offset(d, dup), p, "duplicate key in selector");
     if (!q.id && !q.tag && !q.dedupe_key && !q.origin)
         return sess_fail(err, d, sel, p, "a clear selector needs at least one of id, tag, dedupeKey, origin");
     qs_clear(s, &q, events);
@@ -468,8 +491,6 @@ static quire_status apply_line(quire_state *s, const qj_doc *d, uint32_t node, c
     if (qj_type_of(d, node) != QJ_OBJECT)
         return q_err_at(err, QUIRE_E_SESSION, qj_offset(d, node), ptr, "expected a session-log line object, got %s",
                         qj_type_name(qj_type_of(d, node)));
-    uint32_t dup = qj_find_dup_key(d, node);
-    if (dup != QJ_NONE) return sess_fail(err, d, dup, ptr, "duplicate key in a session-log line");
     uint32_t type = qj_get(d, node, "type");
     char p[512];
     ptr_join(p, sizeof p, ptr, "/type");
@@ -501,6 +522,9 @@ static quire_status apply_line(quire_state *s, const qj_doc *d, uint32_t node, c
         snprintf(kp, sizeof kp, "%s/%s", ptr, field);
         return q_err_at(err, QUIRE_E_SESSION, qj_offset(d, k), kp, "unknown field \"%s\" in a %s line", field, types[t]);
     }
+    /* duplicates after unknown keys: every key is known, so a long line is one pass */
+    uint32_t dup = qj_find_dup_key(d, node);
+    if (dup != QJ_NONE) return sess_fail(err, d, dup, ptr, "duplicate key in a session-log line");
     if (cx->taint) {
         /* repaired text is tolerated inside a peer's message only (its reminder is
          * dropped as invalid); anywhere else the line is bad input */
@@ -541,6 +565,7 @@ static quire_status apply_line(quire_state *s, const qj_doc *d, uint32_t node, c
         quire_status st = qrem_decode(d, rem, QSURF_DIRECT, lim.body_cap_bytes, p, &cx->ar, &r, err);
         if (st) return st;
         st = qs_inject(s, &r, events, NULL, NULL, err);
+        if (st == QUIRE_E_BUDGET) return QUIRE_OK; /* reminder_dropped(budget) written */
         if (st && st != QUIRE_E_NOMEM && err) {
             uint32_t idn = qj_get(d, rem, "id");
             err->offset = qj_offset(d, idn == QJ_NONE ? rem : idn);
@@ -563,6 +588,7 @@ quire_status qin_mcp(quire_state *s, const char *server, size_t server_len, cons
     qarena_init(&cx.ar, s->a);
     quire_status st = mcp_msg(s, server, server_len, d, msg, ptr, events, &cx, err);
     qarena_free(&cx.ar);
+    qs_settle(s);
     return st;
 }
 
@@ -572,6 +598,7 @@ quire_status qin_acp(quire_state *s, const qj_doc *d, uint32_t msg, const char *
     qarena_init(&cx.ar, s->a);
     quire_status st = acp_msg(s, d, msg, ptr, events, responses, &cx, err);
     qarena_free(&cx.ar);
+    qs_settle(s);
     return st;
 }
 
@@ -581,6 +608,7 @@ quire_status qs_apply_line(quire_state *s, const qj_doc *d, uint32_t node, const
     qarena_init(&cx.ar, s->a);
     quire_status st = apply_line(s, d, node, ptr, events, responses, &cx, err);
     qarena_free(&cx.ar);
+    qs_settle(s);
     return st;
 }
 
@@ -608,6 +636,7 @@ static quire_status ctx_begin(apply_ctx *c, const quire_state *s, const quire_op
 
 static quire_status ctx_end(apply_ctx *c, quire_status st, quire_state **next, quire_bytes *events,
                             quire_bytes *response, quire_error *err) {
+    if (c->next) qs_settle(c->next);
     if (st == QUIRE_OK && (c->events.oom || c->responses.oom)) st = q_oom(err);
     if (st == QUIRE_OK && events && !qbuf_take(&c->events, events)) st = q_oom(err);
     if (st == QUIRE_OK && response && !qbuf_take(&c->responses, response)) {

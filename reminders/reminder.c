@@ -69,6 +69,7 @@ quire_status qrem_fail(quire_error *err, quire_status code, const char *field, s
     q_utf8_trim(msg); /* a cut message stays UTF-8 before the code is appended */
     q_err_at(err, code, offset, ptr, "%s (%s)", msg, quire_status_name(code));
     snprintf(err->field, sizeof err->field, "%s", field ? field : "");
+    q_utf8_mend(err->field);
     return code;
 }
 
@@ -148,6 +149,48 @@ static int key_of(const qj_doc *d, uint32_t k, qrem_surface surf) {
     return -1;
 }
 
+/* Tags seen so far in one record: pairwise for a few, hashed for many (a
+ * peer's record with 10^5 tags stays linear). Slots index tags[]. */
+typedef struct tagset {
+    uint32_t *slot; /* NULL = pairwise */
+    size_t cap;
+} tagset;
+
+static uint64_t tag_hash(const char *s, size_t n) {
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * UINT64_C(1099511628211);
+    return h ^ (h >> 31);
+}
+
+static bool tagset_init(tagset *t, qarena *ar, uint32_t n) {
+    t->slot = NULL;
+    t->cap = 0;
+    if (n <= 16) return true;
+    size_t cap = 32;
+    while (cap < (size_t)n * 2) cap *= 2;
+    t->slot = qarena_alloc(ar, cap * sizeof *t->slot);
+    if (!t->slot) return false;
+    for (size_t i = 0; i < cap; i++) t->slot[i] = UINT32_MAX;
+    t->cap = cap;
+    return true;
+}
+
+/* True when tag (length tl) is among tags[0..ntags); otherwise records it as
+ * tags[ntags] (the caller appends it there). */
+static bool tag_seen_n(tagset *t, const char **tags, uint32_t ntags, const char *tag, size_t tl) {
+    if (!t->slot) {
+        for (uint32_t j = 0; j < ntags; j++)
+            if (strlen(tags[j]) == tl && memcmp(tags[j], tag, tl) == 0) return true;
+        return false;
+    }
+    for (size_t i = (size_t)tag_hash(tag, tl) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        uint32_t j = t->slot[i];
+        if (j == UINT32_MAX) { t->slot[i] = ntags; return false; }
+        if (strlen(tags[j]) == tl && memcmp(tags[j], tag, tl) == 0) return true;
+    }
+}
+#define tag_seen(t, tags, tag, tl) tag_seen_n(t, tags, ntags, tag, tl)
+
 typedef struct vctx {
     const qj_doc *d;
     qarena *ar;
@@ -217,6 +260,20 @@ quire_status qrem_decode(const qj_doc *d, uint32_t obj, qrem_surface surf, size_
     if (qj_type_of(d, obj) != QJ_OBJECT)
         return qrem_fail(err, QUIRE_E_REMINDER_TYPE, "", qj_offset(d, obj), c.ptr,
                          "expected a reminder object, got %s", qj_type_name(qj_type_of(d, obj)));
+    /* the first unknown key is rejected before anything else looks at the
+     * record (a peer's record with 10^5 keys costs one pass) */
+    for (uint32_t k = obj + 1; k < qj_at(d, obj)->end; k = qj_next(d, k + 1)) {
+        if (key_of(d, k, surf) >= 0) continue;
+        size_t klen = 0;
+        char *kname = qj_str_decode(d, k, ar, &klen);
+        if (!kname) return q_oom(err);
+        q_ptr_push_key(c.ptr, sizeof c.ptr, kname, klen);
+        char field[64], shown[64];
+        q_quote_text(field, sizeof field, kname, klen);
+        q_quote_text(shown, sizeof shown, kname, klen);
+        return qrem_fail(err, QUIRE_E_REMINDER_UNKNOWN_FIELD, field, qj_offset(d, k), c.ptr,
+                         "unknown field \"%s\" in a reminder", shown);
+    }
     uint32_t dup = qj_find_dup_key(d, obj);
     if (dup != QJ_NONE) {
         const qj_node *nd = qj_at(d, dup);
@@ -262,6 +319,8 @@ quire_status qrem_decode(const qj_doc *d, uint32_t obj, qrem_surface surf, size_
             if (n && !tags) return q_oom(err);
             uint32_t idx = 0;
             size_t tbase = strlen(c.ptr);
+            tagset ts;
+            if (!tagset_init(&ts, ar, n)) return q_oom(err);
             for (uint32_t t = v + 1; t < qj_at(d, v)->end && st == QUIRE_OK; t = qj_next(d, t), idx++) {
                 c.ptr[tbase] = '\0';
                 q_ptr_push_index(c.ptr, sizeof c.ptr, idx);
@@ -274,9 +333,7 @@ quire_status qrem_decode(const qj_doc *d, uint32_t obj, qrem_surface surf, size_
                 }
                 st = want_string(&c, t, &tag, &tl, false);
                 if (st) break;
-                bool seen = false;
-                for (uint32_t j = 0; j < ntags && !seen; j++) seen = strcmp(tags[j], tag) == 0 && strlen(tags[j]) == tl;
-                if (!seen) tags[ntags++] = tag;
+                if (!tag_seen(&ts, tags, tag, tl)) tags[ntags++] = tag;
             }
             c.ptr[tbase] = '\0';
             break;

@@ -10,6 +10,7 @@
 #include "reminders/reminder.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 /* ------------------------------------------------------------------------ */
 /* Construction, copies                                                      */
@@ -30,8 +31,12 @@ quire_state *qs_new(const quire_allocator *a, const char *session_id) {
     return s;
 }
 
+static void ix_free(quire_state *s);
+
 void quire_state_free(quire_state *s) {
     if (!s) return;
+    ix_free(s);
+    if (s->srv_slot) q_free(s->a, s->srv_slot, (size_t)s->srv_cap * sizeof *s->srv_slot);
     if (s->rems) q_free(s->a, s->rems, (size_t)s->caprems * sizeof *s->rems);
     if (s->servers) q_free(s->a, s->servers, (size_t)s->capservers * sizeof *s->servers);
     qarena_free(&s->ar);
@@ -50,6 +55,7 @@ quire_reminder_limits qs_limits(const quire_state *s) {
     if (!l.max_live_per_origin) l.max_live_per_origin = QREM_DEFAULT_MAX_LIVE_PER_ORIGIN;
     if (!l.turn_budget_bytes) l.turn_budget_bytes = QREM_DEFAULT_TURN_BUDGET_BYTES;
     if (!l.body_cap_bytes) l.body_cap_bytes = QREM_DEFAULT_BODY_CAP_BYTES;
+    if (!l.max_origins) l.max_origins = QREM_DEFAULT_MAX_ORIGINS;
     return l;
 }
 
@@ -110,7 +116,259 @@ static void rems_remove(quire_state *s, uint32_t i) {
     s->nrems--;
 }
 
-static bool is_live(const qreminder *r) { return r->retired_at_turn == 0; }
+static bool is_live(const qreminder *r) { return r->retired_at_turn == 0 && !r->dead; }
+
+/* ------------------------------------------------------------------------ */
+/* Lookup tables for inject                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Inject must find, among the live reminders, the ones with a given id, the
+ * ones with a given (origin, dedupeKey), and the oldest of an origin and its
+ * count, without walking the whole state: a log of 10^6 peer messages must
+ * cost linear time. Inside one batch of operations a reminder removed by
+ * inject is only marked dead (positions stay put, so the tables stay valid);
+ * qs_settle compacts the array and drops the tables at the end of the batch.
+ *
+ * Tables: open addressing on a 64-bit hash of the key; a slot keeps the key
+ * strings (in the state's arena, alive until the next clone) and the head of
+ * a chain of positions (newest first) linked through ix->chain_*. Chains
+ * skip and unlink dead or retired positions as they are walked; a slot whose
+ * chain empties stays (its key is still known) until the table is rebuilt,
+ * which happens when slots in use reach half the capacity. */
+typedef struct ix_slot {
+    uint64_t h;
+    const char *k1, *k2; /* NULL k1 = empty slot */
+    uint32_t head;       /* newest position, UINT32_MAX = none */
+} ix_slot;
+
+typedef struct ix_table {
+    ix_slot *slot;
+    uint32_t cap, used;
+} ix_table;
+
+typedef struct ix_origin {
+    const char *name;
+    uint32_t nlive;
+    uint32_t first; /* oldest position of this origin (may be dead: skipped lazily) */
+    uint32_t last;  /* newest position */
+} ix_origin;
+
+typedef struct qs_index {
+    ix_table ids;      /* k1 = id */
+    ix_table keys;     /* k1 = origin, k2 = dedupeKey */
+    ix_table origins;  /* k1 = origin; head = index into orig[] */
+    uint32_t *chain_id, *chain_key; /* per position: next older position with the same key */
+    uint32_t *onext;   /* per position: next newer position of the same origin */
+    uint32_t *oidx;    /* per position: index into orig[] */
+    uint32_t cappos;
+    ix_origin *orig;
+    uint32_t norig, caporig;
+    uint32_t live_origins; /* origins other than the host with nlive > 0 */
+} qs_index;
+
+static bool is_host(const char *origin) { return !origin || strcmp(origin, "host") == 0; }
+
+static uint64_t ix_hash(const char *k1, const char *k2) {
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (const unsigned char *p = (const unsigned char *)k1; *p; p++) h = (h ^ *p) * UINT64_C(1099511628211);
+    h = (h ^ 0xFFu) * UINT64_C(1099511628211); /* separator: ("ab","c") != ("a","bc") */
+    if (k2)
+        for (const unsigned char *p = (const unsigned char *)k2; *p; p++) h = (h ^ *p) * UINT64_C(1099511628211);
+    return h ^ (h >> 32);
+}
+
+static bool ix_key_eq(const ix_slot *sl, uint64_t h, const char *k1, const char *k2) {
+    return sl->h == h && strcmp(sl->k1, k1) == 0 && (!k2 || strcmp(sl->k2, k2) == 0);
+}
+
+/* The slot of (k1, k2), or NULL. */
+static ix_slot *ix_find(ix_table *t, const char *k1, const char *k2) {
+    if (!t->cap) return NULL;
+    uint64_t h = ix_hash(k1, k2);
+    for (uint32_t i = (uint32_t)h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        ix_slot *sl = &t->slot[i];
+        if (!sl->k1) return NULL;
+        if (ix_key_eq(sl, h, k1, k2)) return sl;
+    }
+}
+
+static bool ix_table_init(const quire_allocator *a, ix_table *t, uint32_t want) {
+    uint32_t cap = 16;
+    while (cap < want * 2 && cap < (UINT32_C(1) << 30)) cap *= 2;
+    t->slot = q_malloc(a, (size_t)cap * sizeof *t->slot);
+    if (!t->slot) return false;
+    memset(t->slot, 0, (size_t)cap * sizeof *t->slot);
+    t->cap = cap;
+    t->used = 0;
+    return true;
+}
+
+/* The slot of (k1, k2), created (empty chain) when absent; NULL when the
+ * table is full (the caller rebuilds). */
+static ix_slot *ix_slot_of(ix_table *t, const char *k1, const char *k2) {
+    uint64_t h = ix_hash(k1, k2);
+    for (uint32_t i = (uint32_t)h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        ix_slot *sl = &t->slot[i];
+        if (!sl->k1) {
+            if ((t->used + 1) * 2 > t->cap) return NULL;
+            sl->h = h;
+            sl->k1 = k1;
+            sl->k2 = k2;
+            sl->head = UINT32_MAX;
+            t->used++;
+            return sl;
+        }
+        if (ix_key_eq(sl, h, k1, k2)) return sl;
+    }
+}
+
+static void ix_free(quire_state *s) {
+    qs_index *x = s->ix;
+    if (!x) return;
+    const quire_allocator *a = s->a;
+    if (x->ids.slot) q_free(a, x->ids.slot, (size_t)x->ids.cap * sizeof *x->ids.slot);
+    if (x->keys.slot) q_free(a, x->keys.slot, (size_t)x->keys.cap * sizeof *x->keys.slot);
+    if (x->origins.slot) q_free(a, x->origins.slot, (size_t)x->origins.cap * sizeof *x->origins.slot);
+    if (x->chain_id) q_free(a, x->chain_id, (size_t)x->cappos * 4 * sizeof *x->chain_id);
+    if (x->orig) q_free(a, x->orig, (size_t)x->caporig * sizeof *x->orig);
+    q_free(a, x, sizeof *x);
+    s->ix = NULL;
+}
+
+static bool ix_reserve_pos(quire_state *s, uint32_t need) {
+    qs_index *x = s->ix;
+    if (need <= x->cappos) return true;
+    uint32_t cap = x->cappos ? x->cappos : 16;
+    while (cap < need) cap *= 2;
+    uint32_t *n = q_realloc(s->a, x->chain_id, (size_t)x->cappos * 4 * sizeof *n, (size_t)cap * 4 * sizeof *n);
+    if (!n) return false;
+    /* one block, four arrays of cap entries: move the later three up */
+    memmove(n + 3 * (size_t)cap, n + 3 * (size_t)x->cappos, (size_t)x->cappos * sizeof *n);
+    memmove(n + 2 * (size_t)cap, n + 2 * (size_t)x->cappos, (size_t)x->cappos * sizeof *n);
+    memmove(n + 1 * (size_t)cap, n + 1 * (size_t)x->cappos, (size_t)x->cappos * sizeof *n);
+    x->chain_id = n;
+    x->chain_key = n + cap;
+    x->onext = n + 2 * (size_t)cap;
+    x->oidx = n + 3 * (size_t)cap;
+    x->cappos = cap;
+    return true;
+}
+
+/* The origin record of name (created when absent); UINT32_MAX on OOM. */
+static uint32_t ix_origin_of(quire_state *s, const char *name) {
+    qs_index *x = s->ix;
+    ix_slot *sl = ix_slot_of(&x->origins, name, NULL);
+    if (!sl) return UINT32_MAX; /* never: the table is sized for every origin (see ix_add) */
+    if (sl->head != UINT32_MAX) return sl->head;
+    if (x->norig == x->caporig) {
+        uint32_t cap = x->caporig ? x->caporig * 2 : 16;
+        ix_origin *n = q_realloc(s->a, x->orig, (size_t)x->caporig * sizeof *n, (size_t)cap * sizeof *n);
+        if (!n) return UINT32_MAX;
+        x->orig = n;
+        x->caporig = cap;
+    }
+    ix_origin *o = &x->orig[x->norig];
+    o->name = name;
+    o->nlive = 0;
+    o->first = o->last = UINT32_MAX;
+    sl->head = x->norig;
+    return x->norig++;
+}
+
+static bool ix_build(quire_state *s);
+
+/* Rebuilds a table that filled up (stale keys are left behind). */
+static bool ix_grow_needed(const ix_table *t) { return (t->used + 1) * 2 > t->cap; }
+
+/* Records live position pos in the tables. */
+static bool ix_add(quire_state *s, uint32_t pos) {
+    qs_index *x = s->ix;
+    if (ix_grow_needed(&x->ids) || ix_grow_needed(&x->keys) || ix_grow_needed(&x->origins)) {
+        ix_free(s);
+        return ix_build(s); /* includes pos (it is already in the array) */
+    }
+    if (!ix_reserve_pos(s, pos + 1)) return false;
+    const qreminder *r = &s->rems[pos];
+    ix_slot *sl = ix_slot_of(&x->ids, r->id, NULL);
+    x->chain_id[pos] = sl->head;
+    sl->head = pos;
+    x->chain_key[pos] = UINT32_MAX;
+    if (r->dedupe_key) {
+        sl = ix_slot_of(&x->keys, r->origin, r->dedupe_key);
+        x->chain_key[pos] = sl->head;
+        sl->head = pos;
+    }
+    uint32_t oi = ix_origin_of(s, r->origin);
+    if (oi == UINT32_MAX) return false;
+    ix_origin *o = &x->orig[oi];
+    x->oidx[pos] = oi;
+    x->onext[pos] = UINT32_MAX;
+    if (o->last != UINT32_MAX && o->nlive) x->onext[o->last] = pos;
+    else o->first = pos;
+    o->last = pos;
+    if (o->nlive++ == 0 && !is_host(r->origin)) x->live_origins++;
+    return true;
+}
+
+static bool ix_build(quire_state *s) {
+    qs_index *x = q_malloc(s->a, sizeof *x);
+    if (!x) return false;
+    memset(x, 0, sizeof *x);
+    s->ix = x;
+    uint32_t n = s->nrems + 16;
+    if (!ix_table_init(s->a, &x->ids, n) || !ix_table_init(s->a, &x->keys, n) ||
+        !ix_table_init(s->a, &x->origins, n) || !ix_reserve_pos(s, s->caprems > n ? s->caprems : n)) {
+        ix_free(s);
+        return false;
+    }
+    for (uint32_t i = 0; i < s->nrems; i++)
+        if (is_live(&s->rems[i]) && !ix_add(s, i)) { ix_free(s); return false; }
+    return true;
+}
+
+/* Position pos stops being live (dead or retired): its origin's count drops;
+ * chains forget it lazily. */
+static void ix_del(quire_state *s, uint32_t pos) {
+    qs_index *x = s->ix;
+    if (!x) return;
+    ix_origin *o = &x->orig[x->oidx[pos]];
+    if (o->nlive && --o->nlive == 0 && !is_host(o->name)) x->live_origins--;
+}
+
+/* Walks the chain at *head (through next[]), unlinking positions that are no
+ * longer live; calls fn for each live one (newest first). */
+typedef void (*ix_visit)(quire_state *s, uint32_t pos, void *arg);
+static void ix_walk(quire_state *s, uint32_t *head, uint32_t *next, ix_visit fn, void *arg) {
+    uint32_t *link = head;
+    while (*link != UINT32_MAX) {
+        uint32_t pos = *link;
+        if (!is_live(&s->rems[pos])) { *link = next[pos]; continue; }
+        fn(s, pos, arg);
+        link = &next[pos];
+    }
+}
+
+/* The oldest live position of origin record oi (UINT32_MAX when none). */
+static uint32_t ix_oldest(quire_state *s, uint32_t oi) {
+    qs_index *x = s->ix;
+    ix_origin *o = &x->orig[oi];
+    if (!o->nlive) return UINT32_MAX;
+    while (o->first != UINT32_MAX && !is_live(&s->rems[o->first])) o->first = x->onext[o->first];
+    return o->first;
+}
+
+void qs_settle(quire_state *s) {
+    ix_free(s);
+    if (!s->ndead) return;
+    uint32_t o = 0;
+    for (uint32_t i = 0; i < s->nrems; i++) {
+        if (s->rems[i].dead) continue;
+        if (o != i) s->rems[o] = s->rems[i];
+        o++;
+    }
+    s->nrems = o;
+    s->ndead = 0;
+}
 
 /* An expired or cleared reminder leaves the state, unless append_only
  * placement already put it into history (it has an anchor): then it is
@@ -126,9 +384,48 @@ static void retire_or_remove(quire_state *s, uint32_t *i, int64_t turn) {
     }
 }
 
+static uint64_t name_hash(const char *p, size_t n) {
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * UINT64_C(1099511628211);
+    return h ^ (h >> 32);
+}
+
+static bool srv_eq(const qserver *sv, const char *name, size_t len) {
+    return strncmp(sv->name, name, len) == 0 && sv->name[len] == '\0';
+}
+
+/* (Re)builds the server table with room for twice the servers. */
+static bool srv_rehash(quire_state *s, uint32_t want) {
+    uint32_t cap = 16;
+    while (cap < want * 2) cap *= 2;
+    uint32_t *t = q_malloc(s->a, (size_t)cap * sizeof *t);
+    if (!t) return false;
+    for (uint32_t i = 0; i < cap; i++) t[i] = UINT32_MAX;
+    for (uint32_t k = 0; k < s->nservers; k++) {
+        const char *nm = s->servers[k].name;
+        uint32_t i = (uint32_t)name_hash(nm, strlen(nm)) & (cap - 1);
+        while (t[i] != UINT32_MAX) i = (i + 1) & (cap - 1);
+        t[i] = k;
+    }
+    if (s->srv_slot) q_free(s->a, s->srv_slot, (size_t)s->srv_cap * sizeof *s->srv_slot);
+    s->srv_slot = t;
+    s->srv_cap = cap;
+    return true;
+}
+
+/* Server lookup by name through a hash table (10^5 servers stay linear). */
 qserver *qs_server(quire_state *s, const char *name, size_t len, bool create) {
-    for (uint32_t i = 0; i < s->nservers; i++)
-        if (strlen(s->servers[i].name) == len && memcmp(s->servers[i].name, name, len) == 0) return &s->servers[i];
+    if (!s->srv_slot || (s->nservers + 1) * 2 > s->srv_cap) {
+        if (!srv_rehash(s, s->nservers + 1)) {
+            /* out of memory for the table: look through the list */
+            for (uint32_t i = 0; i < s->nservers; i++)
+                if (srv_eq(&s->servers[i], name, len)) return &s->servers[i];
+            return NULL;
+        }
+    }
+    uint32_t i = (uint32_t)name_hash(name, len) & (s->srv_cap - 1);
+    for (; s->srv_slot[i] != UINT32_MAX; i = (i + 1) & (s->srv_cap - 1))
+        if (srv_eq(&s->servers[s->srv_slot[i]], name, len)) return &s->servers[s->srv_slot[i]];
     if (!create) return NULL;
     if (s->nservers == s->capservers) {
         uint32_t cap = s->capservers ? s->capservers * 2 : 4;
@@ -139,9 +436,10 @@ qserver *qs_server(quire_state *s, const char *name, size_t len, bool create) {
     }
     char *nm = qarena_strndup(&s->ar, name, len);
     if (!nm) return NULL;
-    qserver *sv = &s->servers[s->nservers++];
+    qserver *sv = &s->servers[s->nservers];
     memset(sv, 0, sizeof *sv);
     sv->name = nm;
+    s->srv_slot[i] = s->nservers++;
     return sv;
 }
 
@@ -161,7 +459,8 @@ quire_state *qs_clone(const quire_state *s) {
         d->name = nm;
     }
     if (ok && !rems_reserve(n, s->nrems)) ok = false;
-    for (uint32_t i = 0; ok && i < s->nrems; i++) ok = rems_push(n, &s->rems[i]);
+    for (uint32_t i = 0; ok && i < s->nrems; i++)
+        if (!s->rems[i].dead) ok = rems_push(n, &s->rems[i]);
     if (!ok) { quire_state_free(n); return NULL; }
     return n;
 }
@@ -171,26 +470,99 @@ quire_state *qs_clone(const quire_state *s) {
 /* ------------------------------------------------------------------------ */
 
 static bool streq0(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
-static bool is_host(const char *origin) { return !origin || strcmp(origin, "host") == 0; }
+
+/* Inject's removal: dedupe removes (dead), the per-origin budget retires an
+ * anchored one (it stays in append_only history) and removes the rest. */
+static void inject_remove(quire_state *s, uint32_t pos, bool retire) {
+    qreminder *r = &s->rems[pos];
+    ix_del(s, pos);
+    if (retire && r->anchor_msg != UINT32_MAX) {
+        r->retired_at_turn = s->turn > 0 ? s->turn : 1;
+    } else {
+        r->dead = true;
+        s->ndead++;
+    }
+}
+
+typedef struct posvec {
+    uint32_t *p;
+    uint32_t n, cap;
+    const quire_allocator *a;
+    bool oom;
+} posvec;
+
+static void posvec_push(posvec *v, uint32_t pos) {
+    if (v->n == v->cap) {
+        uint32_t cap = v->cap ? v->cap * 2 : 8;
+        uint32_t *n = q_realloc(v->a, v->p, (size_t)v->cap * sizeof *n, (size_t)cap * sizeof *n);
+        if (!n) { v->oom = true; return; }
+        v->p = n;
+        v->cap = cap;
+    }
+    v->p[v->n++] = pos;
+}
+
+static void collect_pos(quire_state *s, uint32_t pos, void *arg) {
+    (void)s;
+    posvec_push(arg, pos);
+}
+
+typedef struct id_clash {
+    const char *origin;
+    uint32_t found;
+} id_clash;
+
+static void find_clash(quire_state *s, uint32_t pos, void *arg) {
+    id_clash *c = arg;
+    if (c->found == UINT32_MAX && !streq0(s->rems[pos].origin, c->origin)) c->found = pos;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
 
 quire_status qs_inject(quire_state *s, const qreminder *r, qbuf *events, uint32_t *deduped, const char **id_out,
                        quire_error *err) {
     if (deduped) *deduped = 0;
+    if (id_out) *id_out = NULL;
     const char *origin = r->origin ? r->origin : "host";
     bool host = is_host(origin);
+    if (!s->ix && !ix_build(s)) return q_oom(err);
+    qs_index *x = s->ix;
     /* an explicit id may only replace a reminder of the same origin (or any, for the host) */
-    if (r->id) {
-        for (uint32_t i = 0; i < s->nrems; i++)
-            if (is_live(&s->rems[i]) && streq0(s->rems[i].id, r->id) && !host && !streq0(s->rems[i].origin, origin)) {
-                quire_status st = q_err(err, QUIRE_E_INVALID,
-                                        "id \"%.100s\" is used by a live reminder of another origin (%.100s)",
-                                        r->id, s->rems[i].origin);
-                if (err) snprintf(err->field, sizeof err->field, "id");
-                return st;
-            }
+    if (r->id && !host) {
+        ix_slot *sl = ix_find(&x->ids, r->id, NULL);
+        id_clash c = {origin, UINT32_MAX};
+        if (sl) ix_walk(s, &sl->head, x->chain_id, find_clash, &c);
+        if (c.found != UINT32_MAX) {
+            quire_status st = q_err(err, QUIRE_E_INVALID,
+                                    "id \"%.100s\" is used by a live reminder of another origin (%.100s)",
+                                    r->id, s->rems[c.found].origin);
+            if (err) snprintf(err->field, sizeof err->field, "id");
+            return st;
+        }
+    }
+    quire_reminder_limits lim = qs_limits(s);
+    /* origins per state: a new origin past the limit is turned away at the door */
+    if (!host) {
+        ix_slot *sl = ix_find(&x->origins, origin, NULL);
+        bool known = sl && x->orig[sl->head].nlive > 0;
+        if (!known && x->live_origins >= lim.max_origins) {
+            char detail[300];
+            snprintf(detail, sizeof detail,
+                     "%u origins already have live reminders (limit %u); a reminder from a new origin %.120s is "
+                     "dropped",
+                     x->live_origins, lim.max_origins, origin);
+            qev_reminder_dropped(events, r->id, "budget", detail, origin, "QUIRE_E_BUDGET", NULL);
+            quire_status st = q_err(err, QUIRE_E_BUDGET, "%s", detail);
+            if (err) snprintf(err->field, sizeof err->field, "origin");
+            return st;
+        }
     }
     qreminder nr = *r;
     nr.origin = origin;
+    nr.dead = false;
     nr.seq = s->seq + 1;
     char idbuf[37];
     if (!nr.id) {
@@ -199,49 +571,55 @@ quire_status qs_inject(quire_state *s, const qreminder *r, qbuf *events, uint32_
     }
     if (!rems_reserve(s, s->nrems + 1)) return q_oom(err);
     /* replaced reminders: same id, or same dedupeKey in scope */
-    const char **dropped = NULL;
-    uint32_t ndropped = 0, ncap = s->nrems;
-    if (ncap) {
-        dropped = q_malloc(s->a, (size_t)ncap * sizeof *dropped);
-        if (!dropped) return q_oom(err);
+    posvec v = {NULL, 0, 0, s->a, false};
+    ix_slot *sl = ix_find(&x->ids, nr.id, NULL);
+    if (sl) ix_walk(s, &sl->head, x->chain_id, collect_pos, &v);
+    if (nr.dedupe_key && !host) {
+        sl = ix_find(&x->keys, origin, nr.dedupe_key);
+        if (sl) ix_walk(s, &sl->head, x->chain_key, collect_pos, &v);
+    } else if (nr.dedupe_key) {
+        /* the host's key reaches every origin: one pass (the host is trusted) */
+        for (uint32_t i = 0; i < s->nrems; i++)
+            if (is_live(&s->rems[i]) && streq0(s->rems[i].dedupe_key, nr.dedupe_key)) posvec_push(&v, i);
     }
+    if (v.oom) { q_free(s->a, v.p, (size_t)v.cap * sizeof *v.p); return q_oom(err); }
+    /* injection order, each once (same id and same key may name one reminder) */
+    if (v.n > 1) qsort(v.p, v.n, sizeof *v.p, cmp_u32);
+    const char **dropped = v.n ? q_malloc(s->a, (size_t)v.n * sizeof *dropped) : NULL;
+    if (v.n && !dropped) { q_free(s->a, v.p, (size_t)v.cap * sizeof *v.p); return q_oom(err); }
     s->seq = nr.seq;
-    for (uint32_t i = 0; i < s->nrems;) {
-        const qreminder *o = &s->rems[i];
-        if (!is_live(o)) { i++; continue; } /* history under append_only: never replaced */
-        bool in_scope = host || streq0(o->origin, origin);
-        bool same_id = streq0(o->id, nr.id);
-        bool same_key = nr.dedupe_key && in_scope && streq0(o->dedupe_key, nr.dedupe_key);
-        if (same_id || same_key) {
-            dropped[ndropped++] = o->id;
-            rems_remove(s, i);
-        } else {
-            i++;
-        }
+    uint32_t ndropped = 0;
+    for (uint32_t i = 0; i < v.n; i++) {
+        if (i && v.p[i] == v.p[i - 1]) continue;
+        dropped[ndropped++] = s->rems[v.p[i]].id;
+        inject_remove(s, v.p[i], false);
     }
     if (ndropped) qev_reminder_deduped(events, nr.id, nr.dedupe_key, dropped, ndropped);
-    if (dropped) q_free(s->a, dropped, (size_t)ncap * sizeof *dropped);
+    if (dropped) q_free(s->a, dropped, (size_t)v.n * sizeof *dropped);
+    q_free(s->a, v.p, (size_t)v.cap * sizeof *v.p);
     if (deduped) *deduped = ndropped;
     /* per-origin budget: make room by dropping the oldest of this origin */
-    quire_reminder_limits lim = qs_limits(s);
-    for (;;) {
-        uint32_t count = 0, oldest = UINT32_MAX;
-        for (uint32_t i = 0; i < s->nrems; i++)
-            if (is_live(&s->rems[i]) && streq0(s->rems[i].origin, origin)) {
-                if (oldest == UINT32_MAX) oldest = i;
-                count++;
-            }
-        if (count < lim.max_live_per_origin || oldest == UINT32_MAX) break;
-        char detail[200];
-        snprintf(detail, sizeof detail, "origin %.120s already has %u live reminders (limit %u); the oldest is dropped",
-                 origin, count, lim.max_live_per_origin);
-        qev_reminder_dropped(events, s->rems[oldest].id, "budget", detail, origin, NULL, NULL);
-        retire_or_remove(s, &oldest, s->turn);
+    sl = ix_find(&x->origins, origin, NULL);
+    if (sl) {
+        uint32_t oi = sl->head;
+        while (x->orig[oi].nlive >= lim.max_live_per_origin) {
+            uint32_t oldest = ix_oldest(s, oi);
+            if (oldest == UINT32_MAX) break;
+            char detail[200];
+            snprintf(detail, sizeof detail,
+                     "origin %.120s already has %u live reminders (limit %u); the oldest is dropped", origin,
+                     x->orig[oi].nlive, lim.max_live_per_origin);
+            qev_reminder_dropped(events, s->rems[oldest].id, "budget", detail, origin, NULL, NULL);
+            inject_remove(s, oldest, true);
+        }
     }
     if (!rems_push(s, &nr)) return q_oom(err);
+    if (!ix_add(s, s->nrems - 1)) { ix_free(s); return q_oom(err); }
     qreminder *added = &s->rems[s->nrems - 1];
     if (added->mode == QM_AUDIT_ONLY) qev_reminder_audit(events, added);
     if (id_out) *id_out = added->id;
+    /* compact once the dead outnumber the living (amortised constant time) */
+    if (s->ndead > 64 && s->ndead > s->nrems / 2) qs_settle(s);
     return QUIRE_OK;
 }
 
@@ -257,6 +635,7 @@ static bool has_tag(const qreminder *r, const char *tag) {
 
 uint32_t qs_clear(quire_state *s, const qs_selector *sel, qbuf *events) {
     if (!sel->id && !sel->tag && !sel->dedupe_key && !sel->origin) return 0;
+    qs_settle(s);
     uint32_t removed = 0;
     for (uint32_t i = 0; i < s->nrems;) {
         const qreminder *r = &s->rems[i];
@@ -278,39 +657,176 @@ uint32_t qs_clear(quire_state *s, const qs_selector *sel, qbuf *events) {
 /* Render turn: selection under the per-turn budget, after-render update      */
 /* ------------------------------------------------------------------------ */
 
-/* Marks in keep[i] (for every reminder i of s) whether it is rendered in the
- * next turn. audit_only: never. The rest, in injection order, under the
- * per-turn byte budget: while the bodies to render exceed it, the origin with
- * the most body bytes this turn (ties: the origin whose oldest kept reminder
- * is oldest) loses its oldest kept reminder. Returns false on OOM. */
-static bool turn_selection(const quire_state *s, bool *keep, bool *over) {
+/* The per-turn budget (docs/reminders.md section 6). sel[i] for every
+ * reminder i of s:
+ *   SEL_NONE   not a candidate (audit_only, retired)
+ *   SEL_KEEP   rendered in the next turn
+ *   SEL_DEFER  cut by the budget this turn, kept in the state for a later turn
+ *   SEL_DROP   cut by the budget and removed (reminder_dropped(budget))
+ * Rule: the host's reminders (origin "host") first, newest first, within the
+ * budget. The rest of the budget is shared max-min fairly between the other
+ * origins: an origin whose bytes fit an equal share of what is left keeps all
+ * of them; the share of the origins that do not fit is the equal split of the
+ * rest. Such an origin keeps its newest reminders that fit its share. Room
+ * left over goes, one reminder at a time, to the cut origins in a rotation
+ * that starts at (turn mod count), the origin with strictly the most bytes
+ * last. A cut reminder is dropped when its origin is the one with strictly
+ * the most bytes this turn (it caused the overflow) or when it alone exceeds
+ * the whole budget; otherwise it is deferred. So one origin's bytes never
+ * remove another origin's reminder. O(n log n); pure in the state. */
+enum { SEL_NONE, SEL_KEEP, SEL_DEFER, SEL_DROP };
+
+typedef struct sel_group {
+    const char *origin;
+    uint64_t bytes;   /* candidate bytes */
+    uint64_t kept;    /* bytes kept so far */
+    uint32_t first;   /* index into order[] of its first (oldest) candidate */
+    uint32_t count;
+    uint32_t next_cut; /* order[] index (+1) of the newest cut candidate still to try; 0 = none */
+    bool host;
+} sel_group;
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static bool turn_selection(const quire_state *s, uint8_t *sel) {
     quire_reminder_limits lim = qs_limits(s);
+    const uint64_t budget = lim.turn_budget_bytes;
     uint64_t total = 0;
+    uint32_t ncand = 0;
     for (uint32_t i = 0; i < s->nrems; i++) {
-        keep[i] = s->rems[i].mode != QM_AUDIT_ONLY && is_live(&s->rems[i]);
-        over[i] = false;
-        if (keep[i]) total += s->rems[i].body_len;
+        bool c = s->rems[i].mode != QM_AUDIT_ONLY && is_live(&s->rems[i]);
+        sel[i] = c ? SEL_KEEP : SEL_NONE;
+        if (c) { total += s->rems[i].body_len; ncand++; }
     }
-    while (total > lim.turn_budget_bytes) {
-        /* the origin with the most kept bytes; first such origin by its oldest kept reminder */
-        uint32_t victim = UINT32_MAX;
-        uint64_t best = 0;
+    if (total <= budget) return true;
+    const quire_allocator *a = s->a;
+    /* origin of each candidate: an open-addressing table of group indices */
+    uint32_t cap = 16;
+    while (cap < ncand * 2) cap *= 2;
+    uint32_t *tab = q_malloc(a, (size_t)cap * sizeof *tab);
+    sel_group *g = q_malloc(a, (size_t)ncand * sizeof *g);
+    uint64_t *key = q_malloc(a, (size_t)ncand * sizeof *key); /* (group << 32) | index: grouped, in order */
+    uint32_t *order = q_malloc(a, (size_t)ncand * sizeof *order);
+    uint64_t *byw = q_malloc(a, (size_t)ncand * sizeof *byw);
+    bool ok = tab && g && key && order && byw;
+    uint32_t ng = 0;
+    if (ok) {
+        for (uint32_t i = 0; i < cap; i++) tab[i] = UINT32_MAX;
+        uint32_t k = 0;
         for (uint32_t i = 0; i < s->nrems; i++) {
-            if (!keep[i]) continue;
-            bool first_of_origin = true;
-            for (uint32_t j = 0; j < i && first_of_origin; j++)
-                if (keep[j] && streq0(s->rems[j].origin, s->rems[i].origin)) first_of_origin = false;
-            if (!first_of_origin) continue;
-            uint64_t bytes = 0;
-            for (uint32_t j = i; j < s->nrems; j++)
-                if (keep[j] && streq0(s->rems[j].origin, s->rems[i].origin)) bytes += s->rems[j].body_len;
-            if (victim == UINT32_MAX || bytes > best) { victim = i; best = bytes; }
+            if (sel[i] != SEL_KEEP) continue;
+            const char *o = s->rems[i].origin ? s->rems[i].origin : "host";
+            uint32_t h = (uint32_t)name_hash(o, strlen(o)) & (cap - 1);
+            while (tab[h] != UINT32_MAX && strcmp(g[tab[h]].origin, o) != 0) h = (h + 1) & (cap - 1);
+            if (tab[h] == UINT32_MAX) {
+                tab[h] = ng;
+                memset(&g[ng], 0, sizeof g[ng]);
+                g[ng].origin = o;
+                g[ng].host = is_host(o);
+                ng++;
+            }
+            g[tab[h]].bytes += s->rems[i].body_len;
+            g[tab[h]].count++;
+            key[k++] = ((uint64_t)tab[h] << 32) | i;
         }
-        if (victim == UINT32_MAX) break;
-        keep[victim] = false;
-        over[victim] = true;
-        total -= s->rems[victim].body_len;
+        qsort(key, ncand, sizeof *key, cmp_u64);
+        for (uint32_t k2 = 0; k2 < ncand; k2++) {
+            order[k2] = (uint32_t)key[k2];
+            uint32_t gi = (uint32_t)(key[k2] >> 32);
+            if (k2 == 0 || (uint32_t)(key[k2 - 1] >> 32) != gi) g[gi].first = k2;
+        }
+        for (uint32_t i = 0; i < ncand; i++) sel[order[i]] = SEL_DEFER; /* decided below */
     }
+    if (!ok) {
+        if (tab) q_free(a, tab, (size_t)cap * sizeof *tab);
+        if (g) q_free(a, g, (size_t)ncand * sizeof *g);
+        if (key) q_free(a, key, (size_t)ncand * sizeof *key);
+        if (order) q_free(a, order, (size_t)ncand * sizeof *order);
+        if (byw) q_free(a, byw, (size_t)ncand * sizeof *byw);
+        return false;
+    }
+    /* keeps the newest reminders of group gi that fit allowance; remembers where the cut starts */
+#define KEEP_NEWEST(gi, allowance)                                                             \
+    do {                                                                                       \
+        sel_group *G = &g[gi];                                                                 \
+        uint32_t j = G->first + G->count;                                                      \
+        while (j > G->first) {                                                                 \
+            uint32_t ri = order[j - 1];                                                        \
+            if (G->kept + s->rems[ri].body_len > (allowance)) break;                           \
+            G->kept += s->rems[ri].body_len;                                                   \
+            sel[ri] = SEL_KEEP;                                                                \
+            j--;                                                                               \
+        }                                                                                      \
+        G->next_cut = j > G->first ? j : 0;                                                    \
+    } while (0)
+    uint64_t room = budget;
+    for (uint32_t gi = 0; gi < ng; gi++)
+        if (g[gi].host) { KEEP_NEWEST(gi, budget); room -= g[gi].kept; }
+    /* max-min fair share of the rest between the other origins */
+    uint32_t nw = 0;
+    for (uint32_t gi = 0; gi < ng; gi++)
+        if (!g[gi].host) byw[nw++] = (g[gi].bytes << 24) | gi; /* bytes < 2^40: 16 MiB-capped bodies x 2^24 */
+    qsort(byw, nw, sizeof *byw, cmp_u64);
+    uint64_t left = room;
+    uint32_t k = 0;
+    for (; k < nw; k++) {
+        uint32_t gi = (uint32_t)(byw[k] & 0xFFFFFFu);
+        if (g[gi].bytes * (nw - k) > left) break;
+        KEEP_NEWEST(gi, g[gi].bytes);
+        left -= g[gi].bytes;
+    }
+    uint32_t ncut = nw - k;
+    uint32_t worst = UINT32_MAX; /* the origin with strictly the most bytes, if any */
+    if (ncut) {
+        uint64_t share = left / ncut;
+        for (uint32_t q = k; q < nw; q++) {
+            uint32_t gi = (uint32_t)(byw[q] & 0xFFFFFFu);
+            KEEP_NEWEST(gi, share);
+            left -= g[gi].kept;
+        }
+        uint32_t top = (uint32_t)(byw[nw - 1] & 0xFFFFFFu);
+        if (ncut == 1 || g[(uint32_t)(byw[nw - 2] & 0xFFFFFFu)].bytes < g[top].bytes) worst = top;
+        /* leftover room: a rotation over the cut origins in injection order of
+         * their oldest reminder, starting at turn mod count, the worst last */
+        uint32_t m = 0;
+        for (uint32_t gi = 0; gi < ng; gi++)
+            if (!g[gi].host && g[gi].next_cut && gi != worst) byw[m++] = ((uint64_t)order[g[gi].first] << 24) | gi;
+        qsort(byw, m, sizeof *byw, cmp_u64);
+        uint32_t start = m ? (uint32_t)((uint64_t)(s->turn + 1) % m) : 0;
+        bool progress = true;
+        while (progress && left) {
+            progress = false;
+            for (uint32_t q = 0; q < m + 1; q++) {
+                uint32_t gi = q < m ? (uint32_t)(byw[(start + q) % m] & 0xFFFFFFu) : worst;
+                if (gi == UINT32_MAX) continue;
+                sel_group *G = &g[gi];
+                if (!G->next_cut) continue;
+                uint32_t ri = order[G->next_cut - 1];
+                if (s->rems[ri].body_len <= left) {
+                    sel[ri] = SEL_KEEP;
+                    left -= s->rems[ri].body_len;
+                    progress = true;
+                }
+                G->next_cut = G->next_cut - 1 > G->first ? G->next_cut - 1 : 0;
+            }
+        }
+    }
+#undef KEEP_NEWEST
+    for (uint32_t gi = 0; gi < ng; gi++) {
+        bool drops = g[gi].host || gi == worst; /* the host's overflow is its own; so is the worst's */
+        for (uint32_t j = g[gi].first; j < g[gi].first + g[gi].count; j++) {
+            uint32_t ri = order[j];
+            if (sel[ri] == SEL_DEFER && (drops || s->rems[ri].body_len > budget)) sel[ri] = SEL_DROP;
+        }
+    }
+    q_free(a, tab, (size_t)cap * sizeof *tab);
+    q_free(a, g, (size_t)ncand * sizeof *g);
+    q_free(a, key, (size_t)ncand * sizeof *key);
+    q_free(a, order, (size_t)ncand * sizeof *order);
+    q_free(a, byw, (size_t)ncand * sizeof *byw);
     return true;
 }
 
@@ -319,11 +835,10 @@ const qreminder **qs_live_for_turn(const quire_state *s, qarena *ar, uint32_t *n
     const qreminder **out = qarena_alloc(ar, (size_t)(s->nrems + 1) * sizeof *out);
     if (!out) return NULL;
     if (!s->nrems) return out;
-    bool *keep = qarena_alloc(ar, (size_t)s->nrems * 2);
-    if (!keep) return NULL;
-    turn_selection(s, keep, keep + s->nrems);
+    uint8_t *sel = qarena_alloc(ar, (size_t)s->nrems);
+    if (!sel || !turn_selection(s, sel)) return NULL;
     for (uint32_t i = 0; i < s->nrems; i++)
-        if (keep[i]) out[(*n)++] = &s->rems[i];
+        if (sel[i] == SEL_KEEP) out[(*n)++] = &s->rems[i];
     return out;
 }
 
@@ -332,54 +847,66 @@ const qreminder **qs_retired_anchored(const quire_state *s, qarena *ar, uint32_t
     const qreminder **out = qarena_alloc(ar, (size_t)(s->nrems + 1) * sizeof *out);
     if (!out) return NULL;
     for (uint32_t i = 0; i < s->nrems; i++)
-        if (!is_live(&s->rems[i]) && s->rems[i].anchor_msg != UINT32_MAX) out[(*n)++] = &s->rems[i];
+        if (!s->rems[i].dead && !is_live(&s->rems[i]) && s->rems[i].anchor_msg != UINT32_MAX)
+            out[(*n)++] = &s->rems[i];
     return out;
 }
 
-void qs_after_render(quire_state *s, qbuf *events) {
-    int64_t t = s->turn + 1;
-    uint32_t n0 = s->nrems;
-    if (n0) {
-        bool small[128];
-        bool *keep = n0 <= 64 ? small : q_malloc(s->a, (size_t)n0 * 2);
-        if (keep) {
-            bool *over = keep + n0;
-            turn_selection(s, keep, over);
-            quire_reminder_limits lim = qs_limits(s);
-            for (uint32_t i = 0; i < n0; i++)
-                if (keep[i] && !s->rems[i].fired_at_turn) s->rems[i].fired_at_turn = t;
-            /* per-turn budget drops (k walks the selection, i the shrinking array) */
-            for (uint32_t i = 0, k = 0; k < n0; k++) {
-                if (over[k]) {
-                    char detail[240];
-                    snprintf(detail, sizeof detail,
-                             "reminder bodies to render in turn %lld exceed the per-turn budget of %u bytes; "
-                             "the oldest reminder of the origin with the most bytes (%.60s) is dropped",
-                             (long long)t, lim.turn_budget_bytes, s->rems[i].origin);
-                    qev_reminder_dropped(events, s->rems[i].id, "budget", detail, s->rems[i].origin, NULL, NULL);
-                    retire_or_remove(s, &i, t);
-                } else {
-                    i++;
-                }
-            }
-            if (keep != small) q_free(s->a, keep, (size_t)n0 * 2);
-        } else if (events) {
-            events->oom = true; /* reported by the caller's sticky-flag check */
-        }
-    }
-    s->turn = t;
-    for (uint32_t i = 0; i < s->nrems;) {
-        qreminder *r = &s->rems[i];
-        if (is_live(r) && r->ttl_remaining > 0 && --r->ttl_remaining == 0) {
-            qev_reminder_expired(events, r->id, "ttl_expired", t);
-            retire_or_remove(s, &i, t);
-        } else {
-            i++;
-        }
+/* Removes (or retires, when anchored in append_only history) reminder i in
+ * a pass that compacts once at the end (qs_settle). */
+static void after_remove(quire_state *s, uint32_t i, int64_t t) {
+    qreminder *r = &s->rems[i];
+    if (r->anchor_msg != UINT32_MAX) {
+        r->retired_at_turn = t > 0 ? t : 1;
+    } else {
+        r->dead = true;
+        s->ndead++;
     }
 }
 
+void qs_after_render(quire_state *s, qbuf *events) {
+    qs_settle(s);
+    int64_t t = s->turn + 1;
+    uint32_t n0 = s->nrems;
+    uint8_t small[64];
+    uint8_t *sel = n0 <= sizeof small ? small : q_malloc(s->a, n0);
+    if (n0 && (!sel || !turn_selection(s, sel))) {
+        if (sel && sel != small) q_free(s->a, sel, n0);
+        if (events) events->oom = true; /* reported by the caller's sticky-flag check */
+        s->turn = t;
+        return;
+    }
+    quire_reminder_limits lim = qs_limits(s);
+    for (uint32_t i = 0; i < n0; i++)
+        if (sel[i] == SEL_KEEP && !s->rems[i].fired_at_turn) s->rems[i].fired_at_turn = t;
+    /* per-turn budget drops, in injection order */
+    for (uint32_t i = 0; i < n0; i++) {
+        if (sel[i] != SEL_DROP) continue;
+        char detail[420];
+        snprintf(detail, sizeof detail,
+                 "reminder bodies to render in turn %lld exceed the per-turn budget of %u bytes; origin %.80s sent "
+                 "the most bytes (or this body alone exceeds the budget): its reminders that do not fit its share "
+                 "are dropped, oldest first",
+                 (long long)t, lim.turn_budget_bytes, s->rems[i].origin);
+        qev_reminder_dropped(events, s->rems[i].id, "budget", detail, s->rems[i].origin, NULL, NULL);
+        after_remove(s, i, t);
+    }
+    s->turn = t;
+    /* TTLs: a reminder deferred by the budget was not seen, so it keeps its turn */
+    for (uint32_t i = 0; i < n0; i++) {
+        qreminder *r = &s->rems[i];
+        if (sel[i] == SEL_DEFER || !is_live(r)) continue;
+        if (r->ttl_remaining > 0 && --r->ttl_remaining == 0) {
+            qev_reminder_expired(events, r->id, "ttl_expired", t);
+            after_remove(s, i, t);
+        }
+    }
+    if (sel != small) q_free(s->a, sel, n0);
+    qs_settle(s);
+}
+
 void qs_after_compact(quire_state *s, qbuf *events, uint32_t *kept, uint32_t *removed) {
+    qs_settle(s);
     uint32_t k = 0, rm = 0;
     for (uint32_t i = 0; i < s->nrems;) {
         if (!is_live(&s->rems[i])) { rems_remove(s, i); continue; } /* expired already: history ends here */
@@ -540,6 +1067,7 @@ static quire_status parse_limits(quire_state *s, const qj_doc *d, uint32_t obj, 
         if (qj_str_eq(d, k, "maxLivePerOrigin")) { dst = &s->lim.max_live_per_origin; f = "maxLivePerOrigin"; }
         else if (qj_str_eq(d, k, "turnBudgetBytes")) { dst = &s->lim.turn_budget_bytes; f = "turnBudgetBytes"; }
         else if (qj_str_eq(d, k, "bodyCapBytes")) { dst = &s->lim.body_cap_bytes; f = "bodyCapBytes"; }
+        else if (qj_str_eq(d, k, "maxOrigins")) { dst = &s->lim.max_origins; f = "maxOrigins"; }
         else return unknown_key(err, d, k, ptr);
         snprintf(ptr, sizeof ptr, "/limits/%s", f);
         int64_t x = 0;
@@ -586,20 +1114,34 @@ static quire_status state_decode(quire_state *s, const qj_doc *d, quire_error *e
     }
     if (reminders == QJ_NONE) return QUIRE_OK;
     quire_reminder_limits l = qs_limits(s);
-    uint32_t idx = 0;
+    uint32_t idx = 0, idcap = 16;
+    while (idcap < qj_at(d, reminders)->n * 2) idcap *= 2;
+    uint32_t *idset = q_malloc(s->a, (size_t)idcap * sizeof *idset);
+    if (!idset) return q_oom(err);
+    for (uint32_t i = 0; i < idcap; i++) idset[i] = UINT32_MAX;
     for (uint32_t e = reminders + 1; e < qj_at(d, reminders)->end; e = qj_next(d, e), idx++) {
         char ptr[64];
         snprintf(ptr, sizeof ptr, "/reminders/%u", idx);
         qreminder r;
-        if ((st = qrem_decode(d, e, QSURF_STATE, l.body_cap_bytes, ptr, &s->ar, &r, err))) return st;
-        for (uint32_t j = 0; j < s->nrems; j++)
-            if (strcmp(s->rems[j].id, r.id) == 0)
+        if ((st = qrem_decode(d, e, QSURF_STATE, l.body_cap_bytes, ptr, &s->ar, &r, err)) ||
+            (!rems_reserve(s, s->nrems + 1) && (st = q_oom(err)))) {
+            q_free(s->a, idset, (size_t)idcap * sizeof *idset);
+            return st;
+        }
+        r.seq = idx + 1;
+        s->rems[s->nrems++] = r; /* strings already in s->ar */
+        /* one id per reminder: a hash set of the ids so far */
+        uint64_t h = name_hash(r.id, strlen(r.id));
+        uint32_t i = (uint32_t)h & (idcap - 1);
+        for (; idset[i] != UINT32_MAX; i = (i + 1) & (idcap - 1))
+            if (strcmp(s->rems[idset[i]].id, r.id) == 0) {
+                q_free(s->a, idset, (size_t)idcap * sizeof *idset);
                 return qrem_fail(err, QUIRE_E_SCHEMA, "id", qj_offset(d, e), ptr,
                                  "reminder id \"%.100s\" appears twice", r.id);
-        r.seq = idx + 1;
-        if (!rems_reserve(s, s->nrems + 1)) return q_oom(err);
-        s->rems[s->nrems++] = r; /* strings already in s->ar */
+            }
+        idset[i] = s->nrems - 1;
     }
+    q_free(s->a, idset, (size_t)idcap * sizeof *idset);
     return QUIRE_OK;
 }
 
@@ -634,7 +1176,8 @@ quire_status quire_state_parse(const char *json, size_t len, const quire_options
 static bool limits_default(const quire_state *s) {
     quire_reminder_limits l = qs_limits(s);
     return l.max_live_per_origin == QREM_DEFAULT_MAX_LIVE_PER_ORIGIN &&
-           l.turn_budget_bytes == QREM_DEFAULT_TURN_BUDGET_BYTES && l.body_cap_bytes == QREM_DEFAULT_BODY_CAP_BYTES;
+           l.turn_budget_bytes == QREM_DEFAULT_TURN_BUDGET_BYTES && l.body_cap_bytes == QREM_DEFAULT_BODY_CAP_BYTES &&
+           l.max_origins == QREM_DEFAULT_MAX_ORIGINS;
 }
 
 quire_status quire_state_write(const quire_state *s, int pretty, quire_bytes *out, quire_error *err) {
@@ -655,6 +1198,7 @@ quire_status quire_state_write(const quire_state *s, int pretty, quire_bytes *ou
         qw_key(&w, "maxLivePerOrigin"); qw_int(&w, l.max_live_per_origin);
         qw_key(&w, "turnBudgetBytes"); qw_int(&w, l.turn_budget_bytes);
         qw_key(&w, "bodyCapBytes"); qw_int(&w, l.body_cap_bytes);
+        if (l.max_origins != QREM_DEFAULT_MAX_ORIGINS) { qw_key(&w, "maxOrigins"); qw_int(&w, l.max_origins); }
         qw_obj_end(&w);
     }
     qw_key(&w, "servers");
@@ -680,7 +1224,8 @@ quire_status quire_state_write(const quire_state *s, int pretty, quire_bytes *ou
     qw_obj_end(&w);
     qw_key(&w, "reminders");
     qw_arr_begin(&w);
-    for (uint32_t i = 0; i < s->nrems; i++) qrem_write_state(&w, &s->rems[i]);
+    for (uint32_t i = 0; i < s->nrems; i++)
+        if (!s->rems[i].dead) qrem_write_state(&w, &s->rems[i]);
     qw_arr_end(&w);
     qw_obj_end(&w);
     qw_dispose(&w);
@@ -699,12 +1244,13 @@ void quire_state_set_limits(quire_state *s, const quire_reminder_limits *limits)
 }
 
 void quire_state_limits(const quire_state *s, quire_reminder_limits *out) {
-    quire_reminder_limits none = {0, 0, 0};
+    quire_reminder_limits none = {0, 0, 0, 0};
     if (!s) {
         *out = none;
         out->max_live_per_origin = QREM_DEFAULT_MAX_LIVE_PER_ORIGIN;
         out->turn_budget_bytes = QREM_DEFAULT_TURN_BUDGET_BYTES;
         out->body_cap_bytes = QREM_DEFAULT_BODY_CAP_BYTES;
+        out->max_origins = QREM_DEFAULT_MAX_ORIGINS;
         return;
     }
     *out = qs_limits(s);

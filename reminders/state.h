@@ -55,6 +55,9 @@ typedef struct qreminder {
      * dedupe, budget or events) but its bytes stay at its anchor, so history
      * stays append-only, until the next compaction removes it. */
     int64_t retired_at_turn;
+    /* removed inside one batch of ingest operations and not yet compacted out
+     * (see qs_settle); never set in a state a public function returns */
+    bool dead;
 } qreminder;
 
 typedef struct qserver {
@@ -74,7 +77,16 @@ struct quire_state {
     qreminder *rems;             /* live reminders in injection order */
     uint32_t nrems, caprems;
     quire_reminder_limits lim;   /* as set (0 = default); see qs_limits() */
+    uint32_t ndead;              /* rems marked dead, compacted by qs_settle */
+    struct qs_index *ix;         /* lookup tables for inject (state.c); NULL = not built */
+    uint32_t *srv_slot;          /* open-addressing table of server indices; NULL = not built */
+    uint32_t srv_cap;
 };
+
+/* Compacts reminders removed by inject out of the array and drops the lookup
+ * tables (rebuilt on demand). Every function that hands a state out, or walks
+ * s->rems by index, works on a settled state. */
+void qs_settle(quire_state *s);
 
 /* Effective limits (defaults filled in). */
 quire_reminder_limits qs_limits(const quire_state *s);

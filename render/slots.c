@@ -18,6 +18,8 @@
  * "no_explicit_cache" (ephemeral_cache without explicit breakpoints). */
 #include "render/render.h"
 
+#include <stdlib.h>
+
 static const char *const k_slots[] = {"system", "developer", "user_block", "ephemeral_cache"};
 const char *qslot_name(qslot s) { return (unsigned)s < Q_COUNTOF(k_slots) ? k_slots[s] : "?"; }
 
@@ -69,14 +71,23 @@ typedef struct pick {
     const qreminder *r;
     qslot slot;
     uint32_t anchor;
-    uint32_t order; /* injection order */
+    uint64_t order; /* injection order (seq) */
+    uint32_t at;    /* position in the input: makes the order total */
 } pick;
 
-static bool pick_before(const pick *x, const pick *y) {
+static int pick_cmp(const void *a, const void *b) {
     /* anchors ascending with the tail (UINT32_MAX) last, then slot, then injection order */
-    if (x->anchor != y->anchor) return x->anchor < y->anchor;
-    if (x->slot != y->slot) return slot_order(x->slot) < slot_order(y->slot);
-    return x->order < y->order;
+    const pick *x = a, *y = b;
+    if (x->anchor != y->anchor) return x->anchor < y->anchor ? -1 : 1;
+    if (x->slot != y->slot) return slot_order(x->slot) < slot_order(y->slot) ? -1 : 1;
+    if (x->order != y->order) return x->order < y->order ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static int pick_order_cmp(const void *a, const void *b) {
+    const pick *x = a, *y = b;
+    if (x->order != y->order) return x->order < y->order ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
 }
 
 static qstr build_text(qr_ctx *c, const pick *p, uint32_t n, qslot slot) {
@@ -119,7 +130,8 @@ quire_status qr_plan_slots(qr_ctx *c) {
             const char *reason = "requested";
             p[i].r = r;
             p[i].slot = decide(c, r, &reason);
-            p[i].order = (uint32_t)r->seq;
+            p[i].order = r->seq;
+            p[i].at = i;
             p[i].anchor = p[i].slot == QSLOT_SYSTEM ? QR_TAIL : r->anchor_msg;
             if (p[i].slot == QSLOT_SYSTEM) p[i].slot = QSLOT_USER_BLOCK; /* never re-enters the system prompt */
             continue;
@@ -129,7 +141,8 @@ quire_status qr_plan_slots(qr_ctx *c) {
         qslot s = decide(c, r, &reason);
         p[i].r = r;
         p[i].slot = s;
-        p[i].order = (uint32_t)r->seq;
+        p[i].order = r->seq;
+        p[i].at = i;
         p[i].anchor = QR_TAIL;
         if (append_only && s != QSLOT_SYSTEM) {
             if (r->anchor_msg != UINT32_MAX && r->anchor_msg < last) {
@@ -141,13 +154,8 @@ quire_status qr_plan_slots(qr_ctx *c) {
         }
         qev_reminder_emitted(c->events, r, c->turn, qslot_name(s), qrole_hint_name(r->role_hint), reason);
     }
-    /* stable insertion sort: n is small */
-    for (uint32_t i = 1; i < n; i++) {
-        pick x = p[i];
-        uint32_t j = i;
-        while (j > 0 && pick_before(&x, &p[j - 1])) { p[j] = p[j - 1]; j--; }
-        p[j] = x;
-    }
+    /* O(n log n): many live reminders must not make rendering quadratic */
+    qsort(p, n, sizeof *p, pick_cmp);
     c->groups = qarena_calloc(&c->scratch, n, sizeof(qr_group));
     if (!c->groups) return q_oom(c->err);
     /* system slot: one paragraph, in injection order */
@@ -157,12 +165,7 @@ quire_status qr_plan_slots(qr_ctx *c) {
     for (uint32_t i = 0; i < n; i++)
         if (p[i].slot == QSLOT_SYSTEM) sys[nsys++] = p[i];
     if (nsys) {
-        for (uint32_t i = 1; i < nsys; i++) {
-            pick x = sys[i];
-            uint32_t j = i;
-            while (j > 0 && x.order < sys[j - 1].order) { sys[j] = sys[j - 1]; j--; }
-            sys[j] = x;
-        }
+        qsort(sys, nsys, sizeof *sys, pick_order_cmp);
         c->sys_extra = build_text(c, sys, nsys, QSLOT_SYSTEM);
         if (!c->sys_extra.p) return q_oom(c->err);
     }
@@ -181,8 +184,14 @@ quire_status qr_plan_slots(qr_ctx *c) {
 }
 
 uint32_t qr_groups_at(const qr_ctx *c, uint32_t k, uint32_t *first) {
-    uint32_t i = 0;
-    while (i < c->ngroups && c->groups[i].anchor < k) i++;
+    /* groups are sorted by anchor: binary search for the first at k */
+    uint32_t lo = 0, hi = c->ngroups;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (c->groups[mid].anchor < k) lo = mid + 1;
+        else hi = mid;
+    }
+    uint32_t i = lo;
     *first = i;
     uint32_t j = i;
     while (j < c->ngroups && c->groups[j].anchor == k) j++;

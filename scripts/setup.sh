@@ -4,9 +4,14 @@
 set -eu
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in cmake make gcc libc6-dev pkg-config libutf8proc-dev python3 python3-jsonschema python3-yaml python3-regex "$@"; do
+for p in cmake make gcc libc6-dev pkg-config libutf8proc-dev python3 python3-jsonschema python3-yaml python3-regex \
+         python3-dev python3-setuptools python3-pip python3-pytest nodejs "$@"; do
   have_pkg "$p" || need="$need $p"
 done
+# the Node package builds against the system's Node headers (node-gyp --nodedir=/usr) and
+# installs from npm: Debian's libnode-dev and npm, unless the installed nodejs ships them
+[ -e /usr/include/node/node_api.h ] || have_pkg libnode-dev || need="$need libnode-dev"
+command -v npm >/dev/null 2>&1 || have_pkg npm || need="$need npm"
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" = 0 ]; then
   echo "setup: installing:$need" >&2

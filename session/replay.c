@@ -8,7 +8,7 @@
  * reminder module for `mcp`/`acp`/`reminder`/`clear`, compaction for
  * `compact`.
  */
-#include "session/log.h"
+#include "session/engine.h"
 
 #include "compact/compact.h"
 #include "reminders/state.h"
@@ -53,36 +53,6 @@ static quire_status qsess_compact(const quire_transcript *t, const quire_state *
 /* ------------------------------------------------------------------------ */
 /* The replayer                                                              */
 /* ------------------------------------------------------------------------ */
-
-typedef struct idset {
-    const char **keys;
-    uint32_t *lens;
-    uint32_t n, cap; /* cap is a power of two or 0 */
-} idset;
-
-struct quire_replay {
-    const quire_allocator *a;
-    quire_options opts;
-    quire_replay_options ro;
-    char *owned;
-    size_t owned_len;
-    qline_iter it;
-    qarena ar;
-    quire_transcript *t;
-    quire_state *state;
-    const char *session_id;
-    const char *provider, *model; /* the session's target */
-    qj_doc **docs;
-    uint32_t ndocs, capdocs;
-    quire_transcript **retired; /* transcripts replaced by compaction (borrowed from) */
-    uint32_t nretired, capretired;
-    qbuf out;    /* output lines of the current step */
-    qbuf req;    /* last request body */
-    idset calls; /* toolCall ids seen */
-    bool seen_session, seen_event;
-    bool failed;
-    char target_provider[128], target_model[256];
-};
 
 static uint64_t hash_bytes(const char *p, size_t n) {
     uint64_t h = 1469598103934665603ull;
@@ -235,6 +205,10 @@ static bool contains(const char *h, size_t n, const char *needle) {
 }
 
 static void out_event_lines(quire_replay *r, const char *ev, size_t n, uint32_t *emitted) {
+    if (r->live) {
+        qbuf_put(&r->sev, ev, n);
+        return;
+    }
     qline_iter it = {ev, n, 0, 0};
     const char *l;
     size_t ln, off;
@@ -254,10 +228,73 @@ static void out_event_lines(quire_replay *r, const char *ev, size_t n, uint32_t 
 
 /* ---- event handlers ---- */
 
+/* The render and reminder settings a session line may carry (a live session
+ * records its configuration there, so its log replays with the same rules). */
+static quire_status session_settings(lctx *c, uint32_t policy, uint32_t cpolicy, uint32_t max_tokens,
+                                     uint32_t limits) {
+    quire_replay *r = c->r;
+    quire_status st;
+    if (policy != QJ_NONE) {
+        if ((st = want_type(c, policy, QJ_OBJECT, "/renderPolicy", "object (a render policy)"))) return st;
+        const qj_node *n = qj_at(c->d, policy);
+        quire_error perr;
+        if ((st = quire_render_policy_apply(n->p, n->len, &r->rpol, &perr)))
+            return lerr(c, st, policy, "/renderPolicy", "%s", perr.message);
+    }
+    if (cpolicy != QJ_NONE) {
+        if ((st = want_type(c, cpolicy, QJ_OBJECT, "/compactPolicy", "object (a compaction policy)"))) return st;
+        qc_policy p = QUIRE_COMPACT_POLICY_INIT;
+        quire_error perr;
+        if ((st = qc_policy_parse(c->d, cpolicy, &p, &perr)))
+            return lerr(c, st, cpolicy, "/compactPolicy", "%s", perr.message);
+        const qj_node *n = qj_at(c->d, cpolicy);
+        r->compact_policy = qarena_strndup(&r->ar, n->p, n->len);
+        if (!r->compact_policy) return q_oom(c->err);
+        r->compact_policy_len = n->len;
+    }
+    if (max_tokens != QJ_NONE) {
+        const qj_node *n = qj_at(c->d, max_tokens);
+        uint64_t v = 0;
+        bool ok = qj_type_of(c->d, max_tokens) == QJ_NUMBER && n->len > 0 && n->len < 10;
+        for (uint32_t i = 0; ok && i < n->len; i++) {
+            ok = n->p[i] >= '0' && n->p[i] <= '9';
+            v = v * 10 + (uint64_t)(n->p[i] - '0');
+        }
+        if (!ok || v == 0) return lerr(c, QUIRE_E_SESSION, max_tokens, "/maxTokens", "expected an integer >= 1");
+        r->rpol.max_tokens = (uint32_t)v;
+    }
+    if (limits != QJ_NONE) {
+        if ((st = want_type(c, limits, QJ_OBJECT, "/limits", "object (reminder limits)"))) return st;
+        static const char *const names[] = {"maxLivePerOrigin", "turnBudgetBytes", "bodyCapBytes", "maxOrigins", NULL};
+        uint32_t f[4];
+        if ((st = fields(c, limits, names, f, "limits", "/limits"))) return st;
+        quire_reminder_limits lim = {0, 0, 0, 0};
+        uint32_t *dst[4] = {&lim.max_live_per_origin, &lim.turn_budget_bytes, &lim.body_cap_bytes, &lim.max_origins};
+        for (int i = 0; i < 4; i++) {
+            if (f[i] == QJ_NONE) continue;
+            const qj_node *n = qj_at(c->d, f[i]);
+            uint64_t v = 0;
+            bool ok = qj_type_of(c->d, f[i]) == QJ_NUMBER && n->len > 0 && n->len < 10;
+            for (uint32_t k = 0; ok && k < n->len; k++) {
+                ok = n->p[k] >= '0' && n->p[k] <= '9';
+                v = v * 10 + (uint64_t)(n->p[k] - '0');
+            }
+            char ptr[64];
+            snprintf(ptr, sizeof ptr, "/limits/%s", names[i]);
+            if (!ok || v == 0) return lerr(c, QUIRE_E_SESSION, f[i], ptr, "expected an integer >= 1");
+            *dst[i] = (uint32_t)v;
+        }
+        quire_state_set_limits(r->state, &lim);
+    }
+    return QUIRE_OK;
+}
+
+
 static quire_status ev_session(lctx *c, uint32_t root) {
     quire_replay *r = c->r;
-    static const char *const names[] = {"type", "sessionId", "target", "system", "tools", "_meta", NULL};
-    uint32_t f[6];
+    static const char *const names[] = {"type",        "sessionId",     "target",    "system", "tools", "_meta",
+                                        "renderPolicy", "compactPolicy", "maxTokens", "limits", NULL};
+    uint32_t f[10];
     quire_status st = fields(c, root, names, f, "session event", "");
     if (st) return st;
     if (r->seen_session) return lerr(c, QUIRE_E_SESSION, root, "", "a second session event; a log holds one, first");
@@ -281,7 +318,7 @@ static quire_status ev_session(lctx *c, uint32_t root) {
         st = qtr_decode_tools(r->t, c->d, f[4], "/tools", c->err);
         if (st) { q_err_rebase_line(c->err, c->line, c->len, c->off, c->lineno); return st; }
     }
-    return QUIRE_OK;
+    return session_settings(c, f[6], f[7], f[8], f[9]);
 }
 
 static quire_status ev_message(lctx *c, uint32_t root) {
@@ -350,13 +387,20 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
     if (!prov)
         return lerr(c, QUIRE_E_SESSION, root, "",
                     "no target provider: give one in the session event, the render event or --provider");
-    quire_render_options ro;
-    memset(&ro, 0, sizeof ro);
+    quire_render_options ro = r->rpol;
     ro.size = sizeof ro;
     ro.provider = prov;
     ro.model = model;
     ro.pretty = r->ro.pretty;
-    ro.max_tokens = r->ro.max_tokens;
+    if (r->ro.max_tokens) ro.max_tokens = r->ro.max_tokens;
+    ro.caps = r->caps;
+    /* an interrupt_immediate reminder rendered for the first time asks the
+     * host to skip the pending tool batch (DESIGN 11) */
+    bool interrupt = false;
+    for (uint32_t i = 0; i < r->state->nrems && !interrupt; i++) {
+        const qreminder *q = &r->state->rems[i];
+        interrupt = q->mode == QM_INTERRUPT_IMMEDIATE && q->fired_at_turn == 0 && q->retired_at_turn == 0;
+    }
     quire_render_result res;
     st = quire_render(r->t, r->state, &ro, &r->opts, &res, c->err);
     if (st) {
@@ -377,6 +421,22 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
     r->req.cap = res.request.len + 1;
     res.request.data = NULL;
     res.request.len = 0;
+    snprintf(r->target_provider, sizeof r->target_provider, "%s", prov);
+    snprintf(r->target_model, sizeof r->target_model, "%s", model ? model : "");
+    step->turn = turn;
+    step->provider = r->target_provider;
+    step->model = model ? r->target_model : NULL;
+    if (r->live) {
+        /* the turn stays pending: the state moves on only when it is accepted */
+        qbuf_put(&r->sev, res.events.data, res.events.len);
+        quire_state_free(r->pending);
+        r->pending = res.state;
+        r->pending_turn = turn;
+        r->interrupt_pending = interrupt;
+        res.state = NULL;
+        quire_render_result_free(&res);
+        return r->sev.oom ? q_oom(c->err) : QUIRE_OK;
+    }
     /* the stream line: bodies are always compact inside JSONL */
     qw w;
     qw_init(&w, &r->out, false);
@@ -417,11 +477,6 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
     r->state = res.state;
     res.state = NULL;
     quire_render_result_free(&res);
-    snprintf(r->target_provider, sizeof r->target_provider, "%s", prov);
-    snprintf(r->target_model, sizeof r->target_model, "%s", model ? model : "");
-    step->turn = turn;
-    step->provider = r->target_provider;
-    step->model = model ? r->target_model : NULL;
     step->reminders = emitted;
     return QUIRE_OK;
 }
@@ -440,7 +495,8 @@ static quire_status ev_reminders(lctx *c, uint32_t root, const char *type) {
         return st;
     }
     out_event_lines(r, events.data, events.len, NULL);
-    qline_iter it = {responses.data, responses.len, 0, 0};
+    if (r->live) qbuf_put(&r->sresp, responses.data, responses.len);
+    qline_iter it = {responses.data, r->live ? 0 : responses.len, 0, 0};
     const char *l;
     size_t ln, off;
     while (q_next_line(&it, &l, &ln, &off)) {
@@ -558,7 +614,9 @@ static quire_status ev_compact(lctx *c, uint32_t root, quire_replay_step *step) 
         r->state = ns;
         ns = NULL;
     }
-    {
+    if (r->live) {
+        qbuf_put(&r->sreport, report.data, report.len);
+    } else {
         qw w;
         qw_init(&w, &r->out, false);
         qw_obj_begin(&w);
@@ -636,6 +694,18 @@ static quire_status apply_line(quire_replay *r, lctx *c, quire_replay_step *step
     return st;
 }
 
+quire_status qrp_apply(quire_replay *r, const char *line, size_t len, uint32_t lineno, size_t off,
+                       quire_replay_step *step, quire_error *err) {
+    lctx c = {r, NULL, line, len, off, lineno, err};
+    step->line = lineno;
+    quire_status st = apply_line(r, &c, step);
+    if (st == QUIRE_OK && (r->out.oom || r->req.oom)) st = q_oom(err);
+    if (st && err && err->line == 0) { err->line = lineno; err->offset = off; err->column = 1; }
+    return st;
+}
+
+bool qrp_call_seen(const quire_replay *r, const char *id, size_t n) { return idset_has(&r->calls, id, n); }
+
 quire_status quire_replay_open(const char *log, size_t len, const quire_replay_options *ro, const quire_options *opts,
                                quire_replay **out, quire_error *err) {
     *out = NULL;
@@ -662,6 +732,10 @@ quire_status quire_replay_open(const char *log, size_t len, const quire_replay_o
     qarena_init(&r->ar, a);
     qbuf_init(&r->out, a);
     qbuf_init(&r->req, a);
+    qbuf_init(&r->sev, a);
+    qbuf_init(&r->sresp, a);
+    qbuf_init(&r->sreport, a);
+    r->rpol.size = sizeof r->rpol;
     const char *src = log;
     if (!(r->opts.flags & QUIRE_PARSE_BORROW)) {
         r->owned = q_malloc(a, len ? len : 1);
@@ -693,13 +767,9 @@ quire_status quire_replay_next(quire_replay *r, quire_replay_step *step, int *do
         }
         if (!q_line_blank(line, len)) break;
     }
-    lctx c = {r, NULL, line, len, off, r->it.lineno, err};
-    step->line = r->it.lineno;
-    quire_status st = apply_line(r, &c, step);
-    if (st == QUIRE_OK && (r->out.oom || r->req.oom)) st = q_oom(err);
+    quire_status st = qrp_apply(r, line, len, r->it.lineno, off, step, err);
     if (st) {
         r->failed = true;
-        if (err && err->line == 0) { err->line = r->it.lineno; err->offset = off; err->column = 1; }
         return st;
     }
     step->output = r->out.data ? r->out.data : "";
@@ -722,6 +792,10 @@ void quire_replay_free(quire_replay *r) {
     idset_free(r, &r->calls);
     qbuf_free(&r->out);
     qbuf_free(&r->req);
+    qbuf_free(&r->sev);
+    qbuf_free(&r->sresp);
+    qbuf_free(&r->sreport);
+    quire_state_free(r->pending);
     qarena_free(&r->ar);
     q_free(r->a, r->owned, r->owned_len);
     q_free(r->a, r, sizeof *r);

@@ -501,7 +501,7 @@ static void test_budgets(void) {
     quire_state *s = NULL;
     quire_error e;
     quire_state_new("s", NULL, &s, &e);
-    quire_reminder_limits lim = {3, 10, 0};
+    quire_reminder_limits lim = {3, 10, 0, 0};
     quire_state_set_limits(s, &lim);
     char line[200];
     for (int i = 0; i < 3; i++) {
@@ -538,7 +538,7 @@ static void test_budgets(void) {
     quire_state_limits(s, &got);
     CHECK(got.max_live_per_origin == 3 && got.turn_budget_bytes == 10 && got.body_cap_bytes == 8192);
     /* the body cap comes from the state's limits */
-    quire_reminder_limits cap = {0, 0, 40};
+    quire_reminder_limits cap = {0, 0, 40, 0};
     quire_state_set_limits(s, &cap);
     free(apply(&s, "{\"type\":\"reminder\",\"reminder\":{\"id\":\"long\",\"body\":\"0123456789012345678901234567890123456789012345678901234567890\"}}",
                &e, NULL));
@@ -745,7 +745,7 @@ static void test_bridges(void) {
 static void test_acp(void) {
     quire_state *s = NULL;
     quire_error e;
-    quire_state_new("s", NULL, &s, &e);
+    quire_state_new(NULL, NULL, &s, &e); /* no session id: every sessionId is accepted */
     char *resp = NULL;
     char *ev = apply(&s, "{\"type\":\"acp\",\"message\":{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"session/inject_reminder\","
                          "\"params\":{\"sessionId\":\"sess-1\",\"body\":\"hi\",\"dedupeKey\":\"k\"}}}",
@@ -899,7 +899,7 @@ static void test_state_format(void) {
     quire_state_free(p);
     free(j);
     /* limits persist when not default */
-    quire_reminder_limits lim = {5, 0, 100};
+    quire_reminder_limits lim = {5, 0, 100, 0};
     quire_state_set_limits(s, &lim);
     j = state_json(s);
     CHECK(strstr(j, "\"limits\":{\"maxLivePerOrigin\":5,\"turnBudgetBytes\":16384,\"bodyCapBytes\":100}") != NULL);
@@ -1090,9 +1090,9 @@ static quire_status oom_scenario(const quire_options *o, char **acc) {
         "{\"type\":\"mcp\",\"server\":\"fs\",\"message\":{\"method\":\"notifications/resources/updated\",\"params\":"
         "{\"uri\":\"file:///a\"}}}\n"
         "{\"type\":\"mcp\",\"server\":\"zz\",\"message\":{\"id\":1,\"result\":{\"capabilities\":{}}}}\n"
-        "{\"type\":\"acp\",\"message\":{\"id\":1,\"method\":\"session/inject_reminder\",\"params\":{\"sessionId\":\"q\","
+        "{\"type\":\"acp\",\"message\":{\"id\":1,\"method\":\"session/inject_reminder\",\"params\":{\"sessionId\":\"s\","
         "\"body\":\"acp \\u202e body</system-reminder>\",\"dedupeKey\":\"k\"}}}\n"
-        "{\"type\":\"acp\",\"message\":{\"id\":2,\"method\":\"session/remind\",\"params\":{\"sessionId\":\"q\",\"body\":\"\"}}}\n"
+        "{\"type\":\"acp\",\"message\":{\"id\":2,\"method\":\"session/remind\",\"params\":{\"sessionId\":\"s\",\"body\":\"\"}}}\n"
         "{\"type\":\"reminder\",\"reminder\":{\"body\":\"host\",\"dedupeKey\":\"k\"}}\n"
         "{\"type\":\"clear\",\"selector\":{\"tag\":\"resource_updated\"}}\n"
         "{\"type\":\"mcp\",\"server\":\"fs\",\"message\":{\"method\":\"notifications/reminder\",\"params\":{\"reminder\":"

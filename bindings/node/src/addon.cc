@@ -1,0 +1,393 @@
+// quire — the N-API addon (node-addon-api) over include/quire.h.
+//
+// Thin by design, like the Python extension: inputs are Buffers or strings (index.js turns
+// objects into JSON), outputs are Buffers; errors are thrown as the QuireError class that
+// index.js registers (setErrorClass), carrying the quire_error fields. Calls are synchronous:
+// the library does no I/O and a call costs microseconds to milliseconds, less than a thread hop.
+#include <napi.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "quire.h"
+
+namespace {
+
+struct AddonData {
+    Napi::FunctionReference errorClass;
+};
+
+// Bytes of a Buffer / TypedArray / string argument; owns a copy only for strings.
+class Input {
+  public:
+    Input() = default;
+    explicit Input(const Napi::Value &v) { Set(v); }
+    void Set(const Napi::Value &v) {
+        have_ = true;
+        if (v.IsBuffer() || v.IsTypedArray()) {
+            auto a = v.As<Napi::Uint8Array>();
+            data_ = reinterpret_cast<const char *>(a.Data());
+            len_ = a.ByteLength();
+        } else if (v.IsString()) {
+            str_ = v.As<Napi::String>().Utf8Value();
+            data_ = str_.data();
+            len_ = str_.size();
+        } else if (v.IsUndefined() || v.IsNull()) {
+            have_ = false;
+        } else {
+            throw Napi::TypeError::New(v.Env(), "expected a Buffer, Uint8Array or string");
+        }
+    }
+    bool have() const { return have_; }
+    const char *data() const { return have_ ? data_ : nullptr; }
+    size_t len() const { return have_ ? len_ : 0; }
+
+  private:
+    bool have_ = false;
+    const char *data_ = "";
+    size_t len_ = 0;
+    std::string str_;
+};
+
+std::string OptString(const Napi::Object &o, const char *key, bool *have) {
+    Napi::Value v = o.Get(key);
+    *have = v.IsString();
+    return *have ? v.As<Napi::String>().Utf8Value() : std::string();
+}
+
+Napi::Value ErrorValue(Napi::Env env, quire_status st, const quire_error &e) {
+    auto *ad = env.GetInstanceData<AddonData>();
+    Napi::Object f = Napi::Object::New(env);
+    f.Set("status", Napi::Number::New(env, st));
+    f.Set("code", Napi::String::New(env, quire_status_name(st)));
+    f.Set("offset", e.offset == SIZE_MAX ? env.Null() : Napi::Number::New(env, static_cast<double>(e.offset)));
+    f.Set("line", Napi::Number::New(env, e.line));
+    f.Set("column", Napi::Number::New(env, e.column));
+    f.Set("pointer", e.pointer[0] ? Napi::String::New(env, e.pointer) : env.Null());
+    f.Set("field", e.field[0] ? Napi::String::New(env, e.field) : env.Null());
+    f.Set("message", Napi::String::New(env, e.message));
+    if (ad && !ad->errorClass.IsEmpty()) return ad->errorClass.New({f});
+    Napi::Error err = Napi::Error::New(env, e.message);
+    return err.Value();
+}
+
+[[noreturn]] void Throw(Napi::Env env, quire_status st, const quire_error &e) {
+    throw Napi::Error(env, ErrorValue(env, st, e));
+}
+
+[[noreturn]] void ThrowInvalid(Napi::Env env, const char *msg) {
+    quire_error e;
+    std::memset(&e, 0, sizeof e);
+    e.offset = SIZE_MAX;
+    std::snprintf(e.message, sizeof e.message, "%s", msg);
+    Throw(env, QUIRE_E_INVALID, e);
+}
+
+// quire_bytes -> Buffer (one copy; the library's buffer is freed).
+Napi::Buffer<char> Take(Napi::Env env, quire_bytes *b) {
+    auto buf = Napi::Buffer<char>::Copy(env, b->data ? b->data : "", b->len);
+    quire_bytes_free(b);
+    return buf;
+}
+
+struct Owned {  // RAII for library objects
+    quire_transcript *t = nullptr;
+    quire_state *s = nullptr;
+    quire_caps *caps = nullptr;
+    ~Owned() {
+        quire_transcript_free(t);
+        quire_state_free(s);
+        quire_caps_free(caps);
+    }
+};
+
+void LoadState(Napi::Env env, const Input &in, const char *sid, quire_state **out) {
+    quire_error e;
+    quire_status st = QUIRE_OK;
+    if (in.have()) st = quire_state_parse(in.data(), in.len(), nullptr, out, &e);
+    else if (sid) st = quire_state_new(sid, nullptr, out, &e);
+    if (st) Throw(env, st, e);
+}
+
+void LoadCaps(Napi::Env env, const Input &in, quire_caps **out) {
+    quire_error e;
+    if (!in.have()) return;
+    quire_status st = quire_caps_parse(in.data(), in.len(), nullptr, out, &e);
+    if (st) Throw(env, st, e);
+}
+
+Napi::Value StateBytes(Napi::Env env, const quire_state *s) {
+    quire_bytes b = {};
+    quire_error e;
+    quire_status st = quire_state_write(s, 0, &b, &e);
+    if (st) Throw(env, st, e);
+    return Take(env, &b);
+}
+
+// render(transcript, {provider, model, state, caps, policy, pretty, maxTokens, lossy, from})
+Napi::Value Render(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    Input t(info[0]);
+    Napi::Object o = info[1].As<Napi::Object>();
+    bool hp, hm, hf;
+    std::string provider = OptString(o, "provider", &hp), model = OptString(o, "model", &hm),
+                from = OptString(o, "from", &hf);
+    if (!hp) ThrowInvalid(env, "render: provider is required");
+    Input sb(o.Get("state")), cb(o.Get("caps")), pb(o.Get("policy"));
+    Owned own;
+    LoadState(env, sb, nullptr, &own.s);
+    LoadCaps(env, cb, &own.caps);
+    quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
+    ro.provider = provider.c_str();
+    ro.model = hm ? model.c_str() : nullptr;
+    ro.pretty = o.Get("pretty").ToBoolean().Value() ? 1 : 0;
+    Napi::Value mt = o.Get("maxTokens");
+    if (mt.IsNumber()) ro.max_tokens = mt.As<Napi::Number>().Uint32Value();
+    ro.caps = own.caps;
+    quire_error e;
+    quire_status st;
+    if (pb.have() && (st = quire_render_policy_apply(pb.data(), pb.len(), &ro, &e))) Throw(env, st, e);
+    if (o.Get("lossy").ToBoolean().Value()) ro.lossy = 1;
+    quire_options qo = QUIRE_OPTIONS_INIT;
+    qo.flags = QUIRE_PARSE_BORROW;
+    st = hf ? quire_transcript_parse_dialect(from.c_str(), t.data(), t.len(), &qo, &own.t, &e)
+            : quire_transcript_parse(t.data(), t.len(), &qo, &own.t, &e);
+    if (st) Throw(env, st, e);
+    quire_render_result res;
+    st = quire_render(own.t, own.s, &ro, &qo, &res, &e);
+    if (st) Throw(env, st, e);
+    Napi::Object r = Napi::Object::New(env);
+    try {
+        r.Set("state", StateBytes(env, res.state));
+    } catch (...) {
+        quire_render_result_free(&res);
+        throw;
+    }
+    r.Set("body", Take(env, &res.request));
+    r.Set("events", Take(env, &res.events));
+    quire_render_result_free(&res);
+    return r;
+}
+
+void LoadPolicy(Napi::Env env, const Input &pb, const Napi::Value &budget, quire_compact_policy *p) {
+    quire_error e;
+    quire_status st;
+    if (pb.have() && (st = quire_compact_policy_parse(pb.data(), pb.len(), p, &e))) Throw(env, st, e);
+    if (budget.IsNumber() && budget.As<Napi::Number>().Int64Value() > 0)
+        p->budget_tokens = static_cast<uint64_t>(budget.As<Napi::Number>().Int64Value());
+}
+
+// compact(transcript, {policy, budgetTokens, summary, state}) -> {transcript, state, events, report, changed}
+Napi::Value Compact(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    Input t(info[0]);
+    Napi::Object o = info[1].As<Napi::Object>();
+    Input pb(o.Get("policy")), sum(o.Get("summary")), sb(o.Get("state"));
+    Owned own;
+    quire_compact_policy p = QUIRE_COMPACT_POLICY_INIT;
+    LoadPolicy(env, pb, o.Get("budgetTokens"), &p);
+    LoadState(env, sb, nullptr, &own.s);
+    quire_error e;
+    quire_options qo = QUIRE_OPTIONS_INIT;
+    qo.flags = QUIRE_PARSE_BORROW;
+    quire_status st = quire_transcript_parse(t.data(), t.len(), &qo, &own.t, &e);
+    if (st) Throw(env, st, e);
+    quire_compact_result res;
+    st = quire_compact(own.t, own.s, &p, sum.data(), sum.len(), &qo, &res, &e);
+    if (st) Throw(env, st, e);
+    quire_bytes tw = {};
+    st = quire_transcript_write(res.transcript, 0, &tw, &e);
+    if (st) {
+        quire_compact_result_free(&res);
+        Throw(env, st, e);
+    }
+    Napi::Object r = Napi::Object::New(env);
+    r.Set("transcript", Take(env, &tw));
+    try {
+        r.Set("state", StateBytes(env, res.state));
+    } catch (...) {
+        quire_compact_result_free(&res);
+        throw;
+    }
+    r.Set("events", Take(env, &res.events));
+    r.Set("report", Take(env, &res.report));
+    r.Set("changed", Napi::Boolean::New(env, res.changed != 0));
+    quire_compact_result_free(&res);
+    return r;
+}
+
+Napi::Value Plan(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    Input t(info[0]);
+    Napi::Object o = info[1].As<Napi::Object>();
+    Input pb(o.Get("policy"));
+    Owned own;
+    quire_compact_policy p = QUIRE_COMPACT_POLICY_INIT;
+    LoadPolicy(env, pb, o.Get("budgetTokens"), &p);
+    quire_error e;
+    quire_options qo = QUIRE_OPTIONS_INIT;
+    qo.flags = QUIRE_PARSE_BORROW;
+    quire_status st = quire_transcript_parse(t.data(), t.len(), &qo, &own.t, &e);
+    quire_bytes out = {};
+    if (!st) st = quire_compact_plan(own.t, &p, 0, &qo, &out, &e);
+    if (st) Throw(env, st, e);
+    return Take(env, &out);
+}
+
+Napi::Value Estimate(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    Input t(info[0]);
+    Owned own;
+    quire_error e;
+    quire_options qo = QUIRE_OPTIONS_INIT;
+    qo.flags = QUIRE_PARSE_BORROW;
+    quire_status st = quire_transcript_parse(t.data(), t.len(), &qo, &own.t, &e);
+    if (st) Throw(env, st, e);
+    quire_compact_policy p = QUIRE_COMPACT_POLICY_INIT;
+    return Napi::Number::New(env, static_cast<double>(quire_compact_estimate(own.t, &p)));
+}
+
+// validate(body, {provider, model, caps}) -> report Buffer (empty when valid)
+Napi::Value Validate(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    Input b(info[0]);
+    Napi::Object o = info[1].As<Napi::Object>();
+    bool hp, hm;
+    std::string provider = OptString(o, "provider", &hp), model = OptString(o, "model", &hm);
+    if (!hp) ThrowInvalid(env, "validate: provider is required");
+    Input cb(o.Get("caps"));
+    Owned own;
+    LoadCaps(env, cb, &own.caps);
+    quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
+    ro.provider = provider.c_str();
+    ro.model = hm ? model.c_str() : nullptr;
+    ro.caps = own.caps;
+    quire_bytes rep = {};
+    quire_error e;
+    quire_status st = quire_validate(b.data(), b.len(), &ro, nullptr, &rep, &e);
+    if (st != QUIRE_OK && st != QUIRE_E_VALIDATE) Throw(env, st, e);
+    return Take(env, &rep);
+}
+
+// importLog(data, {format, flags, provider}) -> {log, report}
+Napi::Value ImportLog(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    Input d(info[0]);
+    Napi::Object o = info[1].As<Napi::Object>();
+    bool hf, hp;
+    std::string format = OptString(o, "format", &hf), provider = OptString(o, "provider", &hp);
+    if (!hf) ThrowInvalid(env, "importLog: format is required");
+    quire_import_options io = QUIRE_IMPORT_OPTIONS_INIT;
+    io.format = format.c_str();
+    io.provider = hp ? provider.c_str() : nullptr;
+    Napi::Value fl = o.Get("flags");
+    if (fl.IsNumber()) io.flags = fl.As<Napi::Number>().Uint32Value();
+    quire_bytes log = {}, rep = {};
+    quire_error e;
+    quire_status st = quire_import(d.data(), d.len(), &io, nullptr, &log, &rep, &e);
+    if (st) Throw(env, st, e);
+    Napi::Object r = Napi::Object::New(env);
+    r.Set("log", Take(env, &log));
+    r.Set("report", Take(env, &rep));
+    return r;
+}
+
+// replay(log, {provider, model, digest}) -> JSONL Buffer
+Napi::Value Replay(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    Input l(info[0]);
+    Napi::Object o = info[1].As<Napi::Object>();
+    bool hp, hm;
+    std::string provider = OptString(o, "provider", &hp), model = OptString(o, "model", &hm);
+    quire_replay_options ro = QUIRE_REPLAY_OPTIONS_INIT;
+    ro.provider = hp ? provider.c_str() : nullptr;
+    ro.model = hm ? model.c_str() : nullptr;
+    if (o.Get("digest").ToBoolean().Value()) ro.flags |= QUIRE_REPLAY_DIGEST;
+    quire_options qo = QUIRE_OPTIONS_INIT;
+    qo.flags = QUIRE_PARSE_BORROW;
+    quire_bytes out = {};
+    quire_error e;
+    quire_status st = quire_replay_run(l.data(), l.len(), &ro, &qo, &out, &e);
+    if (st) Throw(env, st, e);
+    return Take(env, &out);
+}
+
+// stateApply(state|null, lines, sessionId) -> {state, events, responses}
+Napi::Value StateApply(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    Input sb(info[0]), lb(info[1]);
+    std::string sid = info[2].IsString() ? info[2].As<Napi::String>().Utf8Value() : std::string();
+    Owned own;
+    LoadState(env, sb, sid.c_str(), &own.s);
+    quire_state *next = nullptr;
+    quire_bytes ev = {}, resp = {};
+    quire_error e;
+    quire_status st = quire_state_apply_lines(own.s, lb.data(), lb.len(), nullptr, &next, &ev, &resp, &e);
+    if (st) Throw(env, st, e);
+    Napi::Object r = Napi::Object::New(env);
+    try {
+        r.Set("state", StateBytes(env, next));
+    } catch (...) {
+        quire_state_free(next);
+        quire_bytes_free(&ev);
+        quire_bytes_free(&resp);
+        throw;
+    }
+    quire_state_free(next);
+    r.Set("events", Take(env, &ev));
+    r.Set("responses", Take(env, &resp));
+    return r;
+}
+
+Napi::Value Caps(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    std::string provider = info[0].As<Napi::String>().Utf8Value();
+    std::string model = info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : std::string();
+    quire_bytes out = {};
+    quire_error e;
+    quire_status st = quire_caps_resolve(nullptr, provider.c_str(), info[1].IsString() ? model.c_str() : nullptr, 0,
+                                         &out, &e);
+    if (st) Throw(env, st, e);
+    return Take(env, &out);
+}
+
+Napi::Value Digest(const Napi::CallbackInfo &info) {
+    Input d(info[0]);
+    char out[33];
+    quire_digest128(d.data(), d.len(), out);
+    return Napi::String::New(info.Env(), out, 32);
+}
+
+Napi::Value SetErrorClass(const Napi::CallbackInfo &info) {
+    auto *ad = info.Env().GetInstanceData<AddonData>();
+    ad->errorClass = Napi::Persistent(info[0].As<Napi::Function>());
+    return info.Env().Undefined();
+}
+
+}  // namespace
+
+#include "session.inc"
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+    env.SetInstanceData(new AddonData());
+    exports.Set("render", Napi::Function::New(env, Render, "render"));
+    exports.Set("compact", Napi::Function::New(env, Compact, "compact"));
+    exports.Set("plan", Napi::Function::New(env, Plan, "plan"));
+    exports.Set("estimate", Napi::Function::New(env, Estimate, "estimate"));
+    exports.Set("validate", Napi::Function::New(env, Validate, "validate"));
+    exports.Set("importLog", Napi::Function::New(env, ImportLog, "importLog"));
+    exports.Set("replay", Napi::Function::New(env, Replay, "replay"));
+    exports.Set("stateApply", Napi::Function::New(env, StateApply, "stateApply"));
+    exports.Set("caps", Napi::Function::New(env, Caps, "caps"));
+    exports.Set("digest", Napi::Function::New(env, Digest, "digest"));
+    exports.Set("setErrorClass", Napi::Function::New(env, SetErrorClass, "setErrorClass"));
+    exports.Set("libraryVersion", Napi::String::New(env, quire_version()));
+    exports.Set("IMPORT_LIFT_REMINDERS", Napi::Number::New(env, QUIRE_IMPORT_LIFT_REMINDERS));
+    exports.Set("IMPORT_SKIP_INVALID", Napi::Number::New(env, QUIRE_IMPORT_SKIP_INVALID));
+    exports.Set("IMPORT_SIDECHAINS", Napi::Number::New(env, QUIRE_IMPORT_SIDECHAINS));
+    SessionInit(env, exports);
+    return exports;
+}
+
+NODE_API_MODULE(quire, Init)

@@ -1,0 +1,74 @@
+/* The session engine: one implementation of the quire.session/1 semantics,
+ * shared by `quire replay` (session/replay.c, lines from a log) and the live
+ * session (session/session.c, lines built from API calls). Every call of the
+ * live session is turned into the log line that records it and applied here,
+ * so the log a session returns replays to exactly the requests it produced.
+ *
+ * Two modes:
+ *   replay  (live = false): a render line commits its turn at once and the
+ *           step's output is the JSONL stream of DESIGN 7 in `out`;
+ *   session (live = true):  a render line leaves the turn pending (the next
+ *           state in `pending`), nothing is written to `out`; events, ACP
+ *           responses and compaction reports go raw to `sev`, `sresp` and
+ *           `sreport`.
+ */
+#ifndef QUIRE_SESSION_ENGINE_H
+#define QUIRE_SESSION_ENGINE_H
+
+#include "session/log.h"
+
+#include "core/transcript.h"
+#include "reminders/state.h"
+
+typedef struct idset {
+    const char **keys;
+    uint32_t *lens;
+    uint32_t n, cap; /* cap is a power of two or 0 */
+} idset;
+
+struct quire_replay {
+    const quire_allocator *a;
+    quire_options opts;
+    quire_replay_options ro;
+    char *owned;
+    size_t owned_len;
+    qline_iter it;
+    qarena ar;
+    quire_transcript *t;
+    quire_state *state;
+    const char *session_id;
+    const char *provider, *model; /* the session's target */
+    qj_doc **docs;
+    uint32_t ndocs, capdocs;
+    quire_transcript **retired; /* transcripts replaced by compaction (borrowed from) */
+    uint32_t nretired, capretired;
+    qbuf out;    /* output lines of the current step */
+    qbuf req;    /* last request body */
+    idset calls; /* toolCall ids seen */
+    bool seen_session, seen_event;
+    bool failed;
+    char target_provider[128], target_model[256];
+    /* render settings of the session line (renderPolicy, maxTokens) and the
+     * capability overrides (borrowed) */
+    quire_render_options rpol;
+    const quire_caps *caps;
+    const char *compact_policy; /* compactPolicy of the session line, compact JSON; NULL = none */
+    size_t compact_policy_len;
+    /* session mode */
+    bool live;
+    quire_state *pending;       /* the state after the pending turn (live render) */
+    int64_t pending_turn;
+    bool interrupt_pending;
+    qbuf sev, sresp, sreport;   /* raw events, ACP responses, compaction report */
+};
+
+/* Applies one log line (its bytes must stay alive as long as r: message and
+ * compact lines are referenced by the transcript). lineno and off locate the
+ * line in its source for errors. */
+quire_status qrp_apply(quire_replay *r, const char *line, size_t len, uint32_t lineno, size_t off,
+                       quire_replay_step *step, quire_error *err);
+
+/* True when the toolCall id (decoded bytes) has been seen in the log. */
+bool qrp_call_seen(const quire_replay *r, const char *id, size_t n);
+
+#endif
