@@ -38,12 +38,16 @@ typedef struct qc_run {
     bool *owned;        /* blocks array already copied into nt's arena */
     bool *drop;
     uint64_t fixed, total, before;
+    uint32_t tail_unit;  /* first unit of the protected tail (the last keepLastSteps steps) */
+    uint32_t tail_msg;   /* its first message (n when nothing is protected) */
     /* summary */
-    bool *in_span;      /* per turn */
-    uint32_t span_turns, span_msgs, span_first, span_last;
-    uint32_t span_end_turn; /* the last turn of the span */
-    bool summarized, supplied, standalone;
+    uint32_t span_a, span_b; /* the span: messages [span_a, span_b), whole units; empty when equal */
+    uint32_t span_units, span_steps, span_msgs, span_first, span_last;
+    int place;           /* QC_PLACE_*: where the summary goes */
+    uint32_t place_at;   /* message the summary merges into / is appended to / stands before */
+    bool summarized, supplied;
     uint32_t summary_at; /* work index of the message holding the summary block */
+    uint32_t summary_block; /* its block index there */
     uint64_t summary_tok, span_tok;
     /* records */
     qbuf prunes, cuts;  /* arrays of qc_rec */
@@ -74,8 +78,7 @@ static bool run_init(qc_run *r, const quire_transcript *t, const qc_policy *p, q
     r->mtok0 = qarena_calloc(&r->ar, (size_t)n + 1, sizeof(uint64_t));
     r->owned = qarena_calloc(&r->ar, (size_t)n + 1, sizeof(bool));
     r->drop = qarena_calloc(&r->ar, (size_t)n + 1, sizeof(bool));
-    r->in_span = qarena_calloc(&r->ar, r->v.nturns ? r->v.nturns : 1, sizeof(bool));
-    if (!r->work || !r->btok || !r->mtok || !r->mtok0 || !r->owned || !r->drop || !r->in_span) return false;
+    if (!r->work || !r->btok || !r->mtok || !r->mtok0 || !r->owned || !r->drop) return false;
     if (n) memcpy(r->work, t->msgs, (size_t)n * sizeof(qmsg));
     memset(&r->work[n], 0, sizeof(qmsg));
     r->drop[n] = true;
@@ -92,6 +95,19 @@ static bool run_init(qc_run *r, const quire_transcript *t, const qc_policy *p, q
     }
     r->before = r->total;
     r->summary_at = UINT32_MAX;
+    /* the protected tail: the last keepLastSteps steps and everything after
+     * the first of them */
+    const qc_view *v = &r->v;
+    uint32_t kls = p->keep_last_steps, seen = 0, tu = v->nunits;
+    if (kls) {
+        for (uint32_t u = v->nunits; u > 0; u--) {
+            if (!v->ustep[u - 1]) continue;
+            tu = u - 1;
+            if (++seen == kls) break;
+        }
+    }
+    r->tail_unit = tu;
+    r->tail_msg = v->ustart[tu];
     return true;
 }
 
@@ -168,9 +184,7 @@ static bool excerpt_item(qc_run *r, uint32_t i, uint32_t k, int32_t part, qstr o
 
 
 static void stage_prune(qc_run *r) {
-    const qc_view *v = &r->v;
-    uint32_t kl = r->p->keep_last_turns;
-    uint32_t old_end = v->nturns > kl ? v->start[v->nturns - kl] : v->start[0];
+    uint32_t old_end = r->tail_msg;
     size_t cap = r->p->tool_output_excerpt_bytes;
     size_t head = cap / 2, tail = cap - head;
     for (uint32_t i = 0; i < old_end && over(r) && !r->oom; i++) {
@@ -207,49 +221,101 @@ static void stage_prune(qc_run *r) {
  * (before the summary, in order) instead of being summarised away. */
 static bool instruction(const qmsg *m) { return m->role == QR_SYSTEM || m->role == QR_DEVELOPER; }
 
-/* The span. Eligible: every turn after the first keepFirstTurns and before the
- * last keepLastTurns that holds no pinned message. Over budget, the span is the
- * oldest eligible turns, as few as bring the estimate (with summaryTokens
- * reserved for the summary) under the budget, ending before an unpinned turn
- * that then carries the summary. Under budget or without a budget (a summary
- * the host supplied), it is every eligible turn. */
+/* Where the summary of the messages [a, b) goes (docs/compaction.md, "The
+ * summary message"): merged as the first block of the user message that
+ * follows, else appended to the user message before it, else a user message
+ * of its own in the span's place. QC_PLACE_NONE when that would put two user
+ * messages next to each other (user messages on both sides, or a pinned one
+ * on either side). The
+ * system and developer messages of the span stay, just before the summary. */
+enum { QC_PLACE_NONE = 0, QC_PLACE_MERGED, QC_PLACE_APPENDED, QC_PLACE_STANDALONE };
+
+static int placement(const qc_run *r, uint32_t a, uint32_t b, uint32_t *at) {
+    const qmsg *m = r->in->msgs;
+    uint32_t pred = a ? a - 1 : UINT32_MAX;
+    for (uint32_t i = a; i < b; i++)
+        if (instruction(&m[i])) pred = i;
+    bool next_user = b < r->n && m[b].role == QR_USER;
+    bool pred_user = pred != UINT32_MAX && m[pred].role == QR_USER;
+    if (next_user && pred_user) return QC_PLACE_NONE; /* the two would meet */
+    if (next_user && !m[b].pinned) { *at = b; return QC_PLACE_MERGED; }
+    if (pred_user && !m[pred].pinned) { *at = pred; return QC_PLACE_APPENDED; }
+    if (next_user || pred_user) return QC_PLACE_NONE;
+    *at = b;
+    return QC_PLACE_STANDALONE;
+}
+
+/* Whether unit u may be summarised: not pinned, not in the protected tail
+ * (the last keepLastSteps steps), and not the user message of one of the first
+ * keepFirstTurns or last keepLastTurns turns. */
+static bool eligible(const qc_run *r, uint32_t u) {
+    const qc_view *v = &r->v;
+    if (u >= r->tail_unit || v->upinned[u]) return false;
+    if (v->ustep[u]) return true;
+    uint32_t t = v->uturn[u];
+    return t >= r->p->keep_first_turns && (uint64_t)t + r->p->keep_last_turns < v->nturns;
+}
+
+/* Tokens the summary would take away from unit u (instructions stay). */
+static uint64_t unit_gain(const qc_run *r, uint32_t u) {
+    uint64_t g = 0;
+    for (uint32_t i = r->v.ustart[u]; i < r->v.ustart[u + 1]; i++)
+        if (!instruction(&r->in->msgs[i]) && !r->drop[i]) g += r->mtok[i];
+    return g;
+}
+
+/* Fills the span fields for the units [ua, ub). */
+static void set_span(qc_run *r, uint32_t ua, uint32_t ub) {
+    const qc_view *v = &r->v;
+    r->span_a = v->ustart[ua];
+    r->span_b = v->ustart[ub];
+    r->span_units = ub - ua;
+    r->span_steps = r->span_msgs = 0;
+    r->span_first = r->span_last = UINT32_MAX;
+    r->span_tok = 0;
+    for (uint32_t u = ua; u < ub; u++) r->span_steps += v->ustep[u];
+    for (uint32_t i = r->span_a; i < r->span_b; i++) {
+        if (instruction(&r->in->msgs[i])) continue;
+        r->span_msgs++;
+        r->span_tok += r->mtok0[i];
+        if (r->span_first == UINT32_MAX) r->span_first = i;
+        r->span_last = i;
+    }
+    r->place = placement(r, r->span_a, r->span_b, &r->place_at);
+}
+
+/* The span: a run of consecutive eligible units (whole steps and turn heads,
+ * so no call is parted from its result). Over budget, the oldest run and the
+ * fewest of its units that bring the estimate (with summaryTokens reserved
+ * for the summary) under budget; when no run can, the run that takes most
+ * away. Under budget or without a budget (a summary the host supplied), the
+ * run that takes most away, whole. Ends that leave no valid place for the
+ * summary are skipped. */
 static void select_span(qc_run *r) {
     const qc_view *v = &r->v;
-    uint32_t kf = r->p->keep_first_turns, kl = r->p->keep_last_turns;
-    r->span_turns = r->span_msgs = 0;
+    r->span_a = r->span_b = 0;
+    r->span_units = r->span_steps = r->span_msgs = 0;
     r->span_first = r->span_last = UINT32_MAX;
-    r->span_end_turn = UINT32_MAX;
     r->span_tok = 0;
-    for (uint32_t t = 0; t < v->nturns; t++) r->in_span[t] = false;
-    if ((uint64_t)kf + kl >= v->nturns) return;
-    uint32_t end = v->nturns - kl; /* eligible turns are in [kf, end) */
-    if (over(r)) {
-        uint64_t need = r->total + r->p->summary_tokens + QC_TOK_MESSAGE - r->p->budget_tokens, got = 0;
-        uint32_t stop = end;
-        for (uint32_t t = kf; t < end; t++) {
-            if (v->turn_pinned[t]) continue;
-            for (uint32_t i = v->start[t]; i < v->start[t + 1]; i++)
-                if (!instruction(&r->in->msgs[i]) && !r->drop[i]) got += r->mtok[i];
-            if (got < need) continue;
-            /* enough: stop here unless the next turn is pinned (it cannot carry the summary) */
-            uint32_t u = t + 1;
-            if (u >= end || !v->turn_pinned[u]) { stop = t + 1; break; }
+    r->place = QC_PLACE_NONE;
+    bool want = over(r);
+    uint64_t need = want ? r->total + r->p->summary_tokens + QC_TOK_MESSAGE - r->p->budget_tokens : 0;
+    uint32_t best_a = 0, best_b = 0;
+    uint64_t best = 0;
+    uint32_t at;
+    for (uint32_t ua = 0; ua < v->nunits; ua++) {
+        if (!eligible(r, ua)) continue;
+        uint64_t got = 0;
+        uint32_t ub = ua;
+        for (; ub < v->nunits && eligible(r, ub); ub++) {
+            got += unit_gain(r, ub);
+            if (!placement(r, v->ustart[ua], v->ustart[ub + 1], &at)) continue;
+            if (want && got >= need) { set_span(r, ua, ub + 1); return; }
+            if (got > best || !best_b) { best = got; best_a = ua; best_b = ub + 1; }
         }
-        end = stop;
+        ua = ub; /* the next run starts after this one */
     }
-    for (uint32_t t = kf; t < end; t++) {
-        if (v->turn_pinned[t]) continue;
-        r->in_span[t] = true;
-        r->span_end_turn = t;
-        r->span_turns++;
-        for (uint32_t i = v->start[t]; i < v->start[t + 1]; i++) {
-            if (instruction(&r->in->msgs[i])) continue;
-            r->span_msgs++;
-            r->span_tok += r->mtok0[i];
-            if (r->span_first == UINT32_MAX) r->span_first = i;
-            r->span_last = i;
-        }
-    }
+    if (best_b) set_span(r, best_a, best_b);
 }
 
 /* Writes a message's reference for ids: its id, else its input index. */
@@ -258,8 +324,30 @@ static void put_ref(qbuf *b, const qmsg *m) {
     else qbuf_put_u64(b, m->src_index);
 }
 
+/* Inserts block sb into work message i at position k (0 or the end). */
+static bool insert_block(qc_run *r, uint32_t i, const qblock *sb, uint64_t stok, bool first) {
+    qmsg *m = &r->work[i];
+    qblock *nb = qarena_alloc(&r->nt->ar, ((size_t)m->nblocks + 1) * sizeof(qblock));
+    uint64_t *bt = qarena_alloc(&r->ar, ((size_t)m->nblocks + 1) * sizeof(uint64_t));
+    if (!nb || !bt) { r->oom = true; return false; }
+    uint32_t k = first ? 0 : m->nblocks, off = first ? 1 : 0;
+    memcpy(nb + off, m->blocks, (size_t)m->nblocks * sizeof(qblock));
+    memcpy(bt + off, r->btok[i], (size_t)m->nblocks * sizeof(uint64_t));
+    nb[k] = *sb;
+    bt[k] = stok;
+    m->blocks = nb;
+    m->nblocks++;
+    m->content_is_string = false;
+    r->btok[i] = bt;
+    r->owned[i] = true;
+    r->mtok[i] += stok;
+    r->total += stok;
+    r->summary_at = i;
+    r->summary_block = k;
+    return true;
+}
+
 static bool apply_summary(qc_run *r, const char *text, size_t len) {
-    const qc_view *v = &r->v;
     qbuf w;
     qbuf_init(&w, r->a);
     qc_wrap_summary(&w, text, len);
@@ -272,43 +360,17 @@ static bool apply_summary(qc_run *r, const char *text, size_t len) {
     sb.is_error = -1;
     sb.text = qstr_plain(copy, w.len);
     qbuf_free(&w);
-    for (uint32_t t = 0; t < v->nturns; t++) {
-        if (!r->in_span[t]) continue;
-        for (uint32_t i = v->start[t]; i < v->start[t + 1]; i++) {
-            if (instruction(&r->work[i])) continue;
-            r->drop[i] = true;
-            r->total -= r->mtok[i];
-        }
+    for (uint32_t i = r->span_a; i < r->span_b; i++) {
+        if (instruction(&r->work[i])) continue;
+        r->drop[i] = true;
+        r->total -= r->mtok[i];
     }
-    /* the summary rides on the first unpinned turn after the span (so no two
-     * user messages follow each other), else it stands alone at the end */
-    uint32_t target = UINT32_MAX;
-    for (uint32_t u = r->span_end_turn + 1; u < v->nturns; u++)
-        if (!v->turn_pinned[u]) { target = v->start[u]; break; }
     uint64_t stok = qc_block_tokens(&r->cnt, &sb);
     r->summary_tok = stok;
-    if (target != UINT32_MAX) {
-        /* merged: the summary becomes the first block of the next kept user
-         * message, so no two user messages follow each other */
-        qmsg *m = &r->work[target];
-        qblock *nb = qarena_alloc(&r->nt->ar, ((size_t)m->nblocks + 1) * sizeof(qblock));
-        uint64_t *bt = qarena_alloc(&r->ar, ((size_t)m->nblocks + 1) * sizeof(uint64_t));
-        if (!nb || !bt) { r->oom = true; return false; }
-        nb[0] = sb;
-        memcpy(nb + 1, m->blocks, (size_t)m->nblocks * sizeof(qblock));
-        bt[0] = stok;
-        memcpy(bt + 1, r->btok[target], (size_t)m->nblocks * sizeof(uint64_t));
-        m->blocks = nb;
-        m->nblocks++;
-        m->content_is_string = false;
-        r->btok[target] = bt;
-        r->owned[target] = true;
-        r->mtok[target] += stok;
-        r->total += stok;
-        r->summary_at = target;
-        r->standalone = false;
+    if (r->place == QC_PLACE_MERGED || r->place == QC_PLACE_APPENDED) {
+        if (!insert_block(r, r->place_at, &sb, stok, r->place == QC_PLACE_MERGED)) return false;
     } else {
-        /* standalone: a user message at the end, with a derived id */
+        /* standalone: a user message in the span's place, with a derived id */
         qmsg *m = &r->work[r->n];
         memset(m, 0, sizeof *m);
         m->role = QR_USER;
@@ -334,10 +396,104 @@ static bool apply_summary(qc_run *r, const char *text, size_t len) {
         r->owned[r->n] = true;
         r->drop[r->n] = false;
         r->summary_at = r->n;
-        r->standalone = true;
+        r->summary_block = 0;
     }
     r->summarized = true;
     return true;
+}
+
+/* ---- span ids: "FIRST-LAST-DIGEST" (message indexes, inclusive, and the
+ * FNV-1a 64 digest of the span's messages as compact JSON) ---- */
+
+static uint64_t span_digest(qc_run *r, uint32_t a, uint32_t b) {
+    qbuf buf;
+    qbuf_init(&buf, r->a);
+    uint64_t h = 14695981039346656037ull;
+    for (uint32_t i = a; i < b; i++) {
+        buf.len = 0;
+        qw w;
+        qw_init(&w, &buf, false);
+        qtr_write_message(&r->in->msgs[i], &w);
+        qw_dispose(&w);
+        qbuf_putc(&buf, '\n');
+        if (buf.oom) { r->oom = true; break; }
+        for (size_t k = 0; k < buf.len; k++) { h ^= (uint8_t)buf.data[k]; h *= 1099511628211ull; }
+    }
+    qbuf_free(&buf);
+    return h;
+}
+
+static void put_span_id(qc_run *r, qbuf *b) {
+    char id[80];
+    snprintf(id, sizeof id, "%u-%u-%016llx", r->span_a, r->span_b - 1,
+             (unsigned long long)span_digest(r, r->span_a, r->span_b));
+    qbuf_puts(b, id);
+}
+
+static bool parse_u32(const char **p, const char *end, uint32_t *out) {
+    uint64_t v = 0;
+    const char *s = *p;
+    while (s < end && *s >= '0' && *s <= '9' && v <= UINT32_MAX) v = v * 10 + (uint64_t)(*s++ - '0');
+    if (s == *p || v > UINT32_MAX || (s - *p > 1 && **p == '0')) return false;
+    *p = s;
+    *out = (uint32_t)v;
+    return true;
+}
+
+/* Parses "FIRST-LAST-DIGEST". */
+static bool parse_span_id(const char *id, uint32_t *a, uint32_t *last, uint64_t *digest) {
+    const char *p = id, *end = id + strlen(id);
+    if (!parse_u32(&p, end, a) || p == end || *p++ != '-' || !parse_u32(&p, end, last) || p == end || *p++ != '-' ||
+        *last < *a)
+        return false;
+    uint64_t v = 0;
+    int hex = 0;
+    for (; p < end; p++, hex++) {
+        int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+        if (d < 0 || hex == 16) return false;
+        v = v << 4 | (uint64_t)d;
+    }
+    *digest = v;
+    return hex == 16;
+}
+
+/* Sets the span from a span id; QUIRE_E_INVALID when the id is malformed or
+ * does not fall on whole units, QUIRE_E_MISMATCH when the span changed. */
+static quire_status span_from_id(qc_run *r, const char *id) {
+    uint32_t a, last;
+    uint64_t want;
+    if (!parse_span_id(id, &a, &last, &want))
+        return q_err(r->err, QUIRE_E_INVALID, "malformed span id \"%.40s\" (expected FIRST-LAST-DIGEST as in the plan)",
+                     id);
+    if (last >= r->n)
+        return q_err(r->err, QUIRE_E_MISMATCH,
+                     "span %u-%u is not in the transcript: it has %u messages (was it compacted since the plan?)", a,
+                     last, r->n);
+    uint64_t got = span_digest(r, a, last + 1);
+    if (r->oom) return q_oom(r->err);
+    if (got != want)
+        return q_err(r->err, QUIRE_E_MISMATCH,
+                     "span %u-%u changed since the plan: its digest is now %016llx, the plan named %016llx", a, last,
+                     (unsigned long long)got, (unsigned long long)want);
+    const qc_view *v = &r->v;
+    uint32_t ua = UINT32_MAX, ub = UINT32_MAX;
+    for (uint32_t u = 0; u <= v->nunits; u++) {
+        if (v->ustart[u] == a && u < v->nunits) ua = u;
+        if (v->ustart[u] == last + 1) ub = u;
+    }
+    if (ua == UINT32_MAX || ub == UINT32_MAX || ub <= ua)
+        return q_err(r->err, QUIRE_E_INVALID,
+                     "span %u-%u does not fall on whole steps and turns of this transcript (a tool call and its "
+                     "result would be parted)", a, last);
+    for (uint32_t u = ua; u < ub; u++)
+        if (v->upinned[u]) return q_err(r->err, QUIRE_E_INVALID, "span %u-%u holds a pinned message", a, last);
+    set_span(r, ua, ub);
+    if (!r->span_msgs) return q_err(r->err, QUIRE_E_INVALID, "span %u-%u holds only system and developer messages", a, last);
+    if (r->place == QC_PLACE_NONE)
+        return q_err(r->err, QUIRE_E_INVALID,
+                     "span %u-%u has pinned user messages on both sides: the summary has no place that keeps roles "
+                     "alternating", a, last);
+    return QUIRE_OK;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -358,8 +514,8 @@ static qstr item_source(const qc_run *r, const cut_item *it, qstr cur) {
     if (it->msg >= r->n) return cur;
     uint32_t k = it->block;
     if (it->msg == r->summary_at) {
-        if (k == 0) return cur;
-        k--;
+        if (k == r->summary_block) return cur;
+        if (k > r->summary_block) k--;
     }
     const qmsg *im = &r->in->msgs[it->msg];
     if (k >= im->nblocks) return cur;
@@ -411,6 +567,15 @@ static void stage_cut(qc_run *r) {
     if (items.oom) { r->oom = true; qbuf_free(&items); return; }
     cut_item *it = (cut_item *)(void *)items.data;
     size_t nit = items.len / sizeof(cut_item);
+    /* items outside the protected tail first: the newest steps are cut only
+     * when cutting everything older cannot meet the budget */
+    size_t nfront = 0;
+    for (size_t j = 0; j < nit; j++)
+        if (it[j].msg >= r->n || it[j].msg < r->tail_msg) {
+            cut_item x = it[j];
+            memmove(&it[nfront + 1], &it[nfront], (j - nfront) * sizeof(cut_item));
+            it[nfront++] = x;
+        }
     for (size_t j = 0; j < nit; j++) {
         it[j].src = item_source(r, &it[j], it[j].orig);
         bool same = it[j].src.p == it[j].orig.p && it[j].src.len == it[j].orig.len;
@@ -422,12 +587,13 @@ static void stage_cut(qc_run *r) {
     size_t rec_mark = r->cuts.len;
     for (int round = 0; round < 24 && over(r) && !r->oom && nit; round++) {
         uint64_t need = base - r->p->budget_tokens + extra;
-        if (cut_gain(it, nit, QC_CUT_FLOOR) < need) break; /* impossible: reported by the caller */
+        size_t act = cut_gain(it, nfront, QC_CUT_FLOOR) >= need ? nfront : nit;
+        if (cut_gain(it, act, QC_CUT_FLOOR) < need) break; /* impossible: reported by the caller */
         /* the highest level whose gain still covers the need */
         uint64_t lo = QC_CUT_FLOOR, hi = maxtok;
         while (lo < hi) {
             uint64_t mid = lo + (hi - lo + 1) / 2;
-            if (cut_gain(it, nit, mid) >= need) lo = mid;
+            if (cut_gain(it, act, mid) >= need) lo = mid;
             else hi = mid - 1;
         }
         /* restore, then cut every item above the level */
@@ -440,7 +606,7 @@ static void stage_cut(qc_run *r) {
                 block_changed(r, it[j].msg, it[j].block);
             }
         }
-        for (size_t j = 0; j < nit && !r->oom; j++) {
+        for (size_t j = 0; j < act && !r->oom; j++) {
             if (it[j].tok <= lo + QC_CUT_MARK) continue;
             size_t n;
             if (!qstr_plain_bytes(it[j].src, &r->ar, &n)) { r->oom = true; break; }
@@ -471,8 +637,15 @@ static bool build_output(qc_run *r) {
     nt->has_tools = t->has_tools;
     nt->tools = t->tools;
     nt->ntools = t->ntools;
+    /* a standalone summary (work[n]) stands where its span was */
+    uint32_t at = r->summarized && r->summary_at == r->n ? r->place_at : UINT32_MAX;
     for (uint32_t i = 0; i <= r->n; i++) {
-        if (r->drop[i]) continue;
+        if (i == at) {
+            qmsg *m = qtr_push_msg(nt);
+            if (!m) return false;
+            *m = r->work[r->n];
+        }
+        if (r->drop[i] || (i == r->n && at != UINT32_MAX)) continue;
         qmsg *m = qtr_push_msg(nt);
         if (!m) return false;
         *m = r->work[i];
@@ -505,7 +678,7 @@ static void write_recs(qc_run *r, qw *w, const qbuf *recs, const char *key) {
         qw_obj_begin(w);
         if (m->src_index != UINT32_MAX) { qw_key(w, "messageIndex"); qw_int(w, m->src_index); }
         if (qstr_present(m->id)) { qw_key(w, "messageId"); qw_qstr(w, m->id); }
-        if (rc[j].msg == r->summary_at && rc[j].block == 0 && r->summarized) { qw_key(w, "summary"); qw_bool(w, true); }
+        if (rc[j].msg == r->summary_at && rc[j].block == r->summary_block && r->summarized) { qw_key(w, "summary"); qw_bool(w, true); }
         if (b->type == QB_TOOL_RESULT) { qw_key(w, "toolCallId"); qw_qstr(w, b->tool_call_id); }
         if (rc[j].part >= 0) { qw_key(w, "part"); qw_int(w, rc[j].part); }
         qw_key(w, "bytesBefore"); qw_int(w, (int64_t)rc[j].before);
@@ -518,22 +691,31 @@ static void write_recs(qc_run *r, qw *w, const qbuf *recs, const char *key) {
 
 static void write_span(qc_run *r, qw *w) {
     const qc_view *v = &r->v;
+    qbuf id;
+    qbuf_init(&id, r->a);
+    put_span_id(r, &id);
+    qw_key(w, "id");
+    qw_str(w, id.data ? id.data : "", id.len);
+    if (id.oom) r->oom = true;
+    qbuf_free(&id);
     qw_key(w, "turns");
     qw_arr_begin(w);
-    for (uint32_t t = 0; t < v->nturns; t++)
-        if (r->in_span[t]) qw_int(w, (int64_t)t + 1);
+    uint32_t last = UINT32_MAX;
+    for (uint32_t i = r->span_a; i < r->span_b; i++) {
+        uint32_t t = v->turn_of[i];
+        if (t != last && t != UINT32_MAX) qw_int(w, (int64_t)t + 1);
+        last = t;
+    }
     qw_arr_end(w);
+    qw_key(w, "steps"); qw_int(w, r->span_steps);
     qw_key(w, "messageCount"); qw_int(w, r->span_msgs);
     qw_key(w, "firstMessageIndex"); qw_int(w, r->in->msgs[r->span_first].src_index);
     qw_key(w, "lastMessageIndex"); qw_int(w, r->in->msgs[r->span_last].src_index);
     qw_key(w, "messageIds");
     qw_arr_begin(w);
-    for (uint32_t t = 0; t < v->nturns; t++) {
-        if (!r->in_span[t]) continue;
-        for (uint32_t i = v->start[t]; i < v->start[t + 1]; i++) {
-            const qmsg *m = &r->in->msgs[i];
-            if (!instruction(m) && qstr_present(m->id)) qw_qstr(w, m->id);
-        }
+    for (uint32_t i = r->span_a; i < r->span_b; i++) {
+        const qmsg *m = &r->in->msgs[i];
+        if (!instruction(m) && qstr_present(m->id)) qw_qstr(w, m->id);
     }
     qw_arr_end(w);
     qw_key(w, "spanTokens"); qw_int(w, (int64_t)r->span_tok);
@@ -562,9 +744,11 @@ static void write_report_body(qc_run *r, qw *w, const quire_state *state, bool c
         qw_key(w, "source"); qw_strz(w, r->supplied ? "supplied" : "digest");
         write_span(r, w);
         qw_key(w, "summaryTokens"); qw_int(w, (int64_t)r->summary_tok);
-        qw_key(w, "placement"); qw_strz(w, r->standalone ? "standalone" : "merged");
+        bool alone = r->summary_at == r->n;
+        qw_key(w, "placement");
+        qw_strz(w, alone ? "standalone" : r->place == QC_PLACE_MERGED ? "merged" : "appended");
         const qmsg *m = &r->work[r->summary_at];
-        if (r->standalone) { qw_key(w, "summaryMessageId"); qw_qstr(w, m->id); }
+        if (alone) { qw_key(w, "summaryMessageId"); qw_qstr(w, m->id); }
         else {
             qw_key(w, "mergedIntoMessageIndex"); qw_int(w, m->src_index);
             if (qstr_present(m->id)) { qw_key(w, "mergedIntoMessageId"); qw_qstr(w, m->id); }
@@ -641,7 +825,14 @@ static quire_status own_copy(quire_transcript **t, quire_error *err) {
 
 quire_status qc_compact(const quire_transcript *t, const quire_state *state, const qc_policy *p,
                         const char *summary, size_t summary_len, qc_result *out, quire_error *err) {
+    return qc_compact_span(t, state, p, summary, summary_len, NULL, out, err);
+}
+
+quire_status qc_compact_span(const quire_transcript *t, const quire_state *state, const qc_policy *p,
+                             const char *summary, size_t summary_len, const char *span_id, qc_result *out,
+                             quire_error *err) {
     memset(out, 0, sizeof *out);
+    if (span_id && !summary) return q_err(err, QUIRE_E_INVALID, "a span id applies a summary: give the summary too");
     if (!t || !p) return q_err(err, QUIRE_E_INVALID, "compact needs a transcript and a policy");
     if (summary) {
         size_t bad;
@@ -655,12 +846,18 @@ quire_status qc_compact(const quire_transcript *t, const quire_state *state, con
     uint32_t stages = p->stages;
     bool changed = false;
     if (summary) {
-        select_span(&r);
-        if (!r.span_turns) {
+        if (span_id) {
+            st = span_from_id(&r, span_id);
+            if (st) { run_free(&r); return st; }
+        } else {
+            select_span(&r);
+        }
+        if (!r.span_units) {
             st = q_err(err, QUIRE_E_INVALID,
-                       "a summary was supplied but the policy selects no turns to summarise "
-                       "(%u turns; keepFirstTurns %u, keepLastTurns %u, pinned turns are kept)",
-                       r.v.nturns, p->keep_first_turns, p->keep_last_turns);
+                       "a summary was supplied but the policy selects no turns or steps to summarise "
+                       "(%u turns, %u steps; keepFirstTurns %u, keepLastTurns %u, keepLastSteps %u; pinned steps "
+                       "are kept)",
+                       r.v.nturns, r.v.nsteps, p->keep_first_turns, p->keep_last_turns, p->keep_last_steps);
             run_free(&r);
             return st;
         }
@@ -673,10 +870,10 @@ quire_status qc_compact(const quire_transcript *t, const quire_state *state, con
         if (stages & QUIRE_COMPACT_PRUNE_TOOL_OUTPUTS) stage_prune(&r);
         if (over(&r) && (stages & QUIRE_COMPACT_SUMMARIZE) && !r.oom) {
             select_span(&r);
-            if (r.span_turns) {
+            if (r.span_units) {
                 qbuf d;
                 qbuf_init(&d, r.a);
-                qc_digest(&d, &r.v, r.in_span, &r.cnt, &r.ar);
+                qc_digest(&d, &r.v, r.span_a, r.span_b, &r.cnt, &r.ar);
                 if (d.oom) r.oom = true;
                 else apply_summary(&r, d.data, d.len);
                 qbuf_free(&d);
@@ -721,7 +918,7 @@ quire_status qc_compact(const quire_transcript *t, const quire_state *state, con
         qbuf_putc(&out->events, '\n');
         qbuf_put(&out->events, rem_events.data, rem_events.len);
     }
-    bool oom = rem_events.oom || out->events.oom || out->report.oom;
+    bool oom = rem_events.oom || out->events.oom || out->report.oom || r.oom;
     qbuf_free(&rem_events);
     out->t = r.nt;
     r.nt = NULL;
@@ -784,7 +981,7 @@ quire_status qc_plan(const quire_transcript *t, const qc_policy *p, qw *w, quire
         qw_obj_end(w);
     }
     qw_key(w, "span");
-    if (!r.span_turns) {
+    if (!r.span_units) {
         qw_null(w);
         qw_key(w, "summarizationTranscript");
         qw_null(w);
@@ -806,7 +1003,7 @@ quire_status qc_plan(const quire_transcript *t, const qc_policy *p, qw *w, quire
         uint64_t limit = p->summary_request_tokens, tok = 0;
         for (;;) {
             body.len = 0;
-            qc_span_text(&body, &r.v, r.in_span, tool_cap, text_cap, &r.ar);
+            qc_span_text(&body, &r.v, r.span_a, r.span_b, tool_cap, text_cap, &r.ar);
             if (body.oom) break;
             tok = limit ? qc_count_text(&r.cnt, body.data, body.len) : 0;
             if (!limit || tok <= limit || (tool_cap <= 64 && text_cap <= 256)) break;

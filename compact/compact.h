@@ -50,6 +50,13 @@ typedef struct qc_result {
  * cannot be met. */
 quire_status qc_compact(const quire_transcript *t, const quire_state *state, const qc_policy *p,
                         const char *summary, size_t summary_len, qc_result *out, quire_error *err);
+/* As qc_compact, applying summary to the span named by span_id (an id from
+ * the plan) instead of the one the policy selects: QUIRE_E_MISMATCH when that
+ * span's messages changed, QUIRE_E_INVALID when the id is malformed or the
+ * span no longer falls on whole steps. span_id NULL = qc_compact. */
+quire_status qc_compact_span(const quire_transcript *t, const quire_state *state, const qc_policy *p,
+                             const char *summary, size_t summary_len, const char *span_id, qc_result *out,
+                             quire_error *err);
 void qc_result_free(qc_result *r);
 
 /* Writes the plan object (see quire_compact_plan) with w. */

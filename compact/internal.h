@@ -44,6 +44,15 @@ typedef struct qc_view {
     uint32_t *start;     /* nturns + 1 entries; start[0] = first turn (= preamble length), start[nturns] = n */
     bool *turn_pinned;   /* per turn: holds a pinned message */
     uint32_t *turn_of;   /* per message: its turn, UINT32_MAX in the preamble */
+    /* units: the head of each turn (its user message and what follows up to
+     * the first step) and its steps (an assistant message outside any
+     * call/result pair and what follows up to the next unit) */
+    uint32_t nunits;
+    uint32_t *ustart;    /* nunits + 1 entries; ustart[0] = start[0], ustart[nunits] = n */
+    bool *ustep;         /* per unit: a step (else a turn head) */
+    bool *upinned;       /* per unit: holds a pinned message */
+    uint32_t *uturn;     /* per unit: its turn */
+    uint32_t nsteps;
     qc_idmap calls;      /* toolCall id -> message holding it (first occurrence) */
     qc_idmap results;    /* toolCallId -> toolResult block (first occurrence) */
 } qc_view;
@@ -64,11 +73,12 @@ void qc_put_neutral(qbuf *b, const char *s, size_t n, const char *tag);
 /* Appends the wrapped summary block text: QC_SUMMARY_OPEN + s (trailing
  * whitespace trimmed, closing tag neutralised) + QC_SUMMARY_CLOSE. */
 void qc_wrap_summary(qbuf *b, const char *s, size_t n);
-/* Appends the deterministic extractive digest of the turns with in_span[t],
- * cut head/tail to at most p->summary_tokens tokens. */
-void qc_digest(qbuf *b, const qc_view *v, const bool *in_span, qc_counter *c, qarena *ar);
-/* Appends the span as plain text for the summarisation request: tool inputs
- * and outputs cut head/tail to tool_cap bytes, other texts to text_cap. */
-void qc_span_text(qbuf *b, const qc_view *v, const bool *in_span, size_t tool_cap, size_t text_cap, qarena *ar);
+/* Appends the deterministic extractive digest of the messages [from, to)
+ * (whole units), cut head/tail to at most p->summary_tokens tokens. */
+void qc_digest(qbuf *b, const qc_view *v, uint32_t from, uint32_t to, qc_counter *c, qarena *ar);
+/* Appends the messages [from, to) as plain text for the summarisation
+ * request: tool inputs and outputs cut head/tail to tool_cap bytes, other
+ * texts to text_cap. */
+void qc_span_text(qbuf *b, const qc_view *v, uint32_t from, uint32_t to, size_t tool_cap, size_t text_cap, qarena *ar);
 
 #endif

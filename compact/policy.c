@@ -65,6 +65,8 @@ quire_status qc_policy_parse(const qj_doc *d, uint32_t node, qc_policy *out, qui
             else if (!(st = get_uint(d, v, ptr, UINT64_C(1) << 53, &x, err))) p.budget_tokens = x;
         } else if (qj_str_eq(d, k, "keepLastTurns")) {
             if (!(st = get_uint(d, v, ptr, UINT32_MAX, &x, err))) p.keep_last_turns = (uint32_t)x;
+        } else if (qj_str_eq(d, k, "keepLastSteps")) {
+            if (!(st = get_uint(d, v, ptr, UINT32_MAX, &x, err))) p.keep_last_steps = (uint32_t)x;
         } else if (qj_str_eq(d, k, "keepFirstTurns")) {
             if (!(st = get_uint(d, v, ptr, UINT32_MAX, &x, err))) p.keep_first_turns = (uint32_t)x;
         } else if (qj_str_eq(d, k, "toolOutputExcerptBytes")) {
@@ -100,7 +102,7 @@ quire_status qc_policy_parse(const qj_doc *d, uint32_t node, qc_policy *out, qui
                 sk = qj_next(d, sv);
             }
         } else {
-            return perr(err, d, k, ptr, "unknown policy field (expected budgetTokens, keepLastTurns, keepFirstTurns, "
+            return perr(err, d, k, ptr, "unknown policy field (expected budgetTokens, keepLastSteps, keepLastTurns, keepFirstTurns, "
                                         "toolOutputExcerptBytes, summaryTokens, summaryRequestTokens or stages)%s", "");
         }
         if (st) return st;
@@ -144,12 +146,19 @@ static bool take(qbuf *b, quire_bytes *out) {
 quire_status quire_compact(const quire_transcript *t, const quire_state *state, const quire_compact_policy *policy,
                            const char *summary, size_t summary_len, const quire_options *opts,
                            quire_compact_result *out, quire_error *err) {
+    return quire_compact_apply(t, state, policy, summary, summary_len, NULL, opts, out, err);
+}
+
+quire_status quire_compact_apply(const quire_transcript *t, const quire_state *state,
+                                 const quire_compact_policy *policy, const char *summary, size_t summary_len,
+                                 const char *span_id, const quire_options *opts, quire_compact_result *out,
+                                 quire_error *err) {
     (void)opts; /* allocation follows the transcript's allocator */
     if (!out) return q_err(err, QUIRE_E_INVALID, "no result to fill");
     memset(out, 0, sizeof *out);
     qc_policy p = policy_of(policy);
     qc_result r;
-    quire_status st = qc_compact(t, state, &p, summary, summary_len, &r, err);
+    quire_status st = qc_compact_span(t, state, &p, summary, summary_len, span_id, &r, err);
     if (st) return st;
     if (!take(&r.events, &out->events) || !take(&r.report, &out->report)) {
         quire_bytes_free(&out->events);

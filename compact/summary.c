@@ -103,14 +103,29 @@ typedef struct name_count {
 /* Digest                                                                    */
 /* ------------------------------------------------------------------------ */
 
-static void digest_turn(qbuf *b, const qc_view *v, uint32_t turn, qbuf *s1, qbuf *s2, qarena *ar) {
+/* The steps of turn `turn` before message i (1-based number of the step at i). */
+static uint32_t step_number(const qc_view *v, uint32_t turn, uint32_t i) {
+    uint32_t k = 0;
+    for (uint32_t u = 0; u < v->nunits && v->ustart[u] <= i; u++) k += v->uturn[u] == turn && v->ustep[u];
+    return k;
+}
+
+/* Digests the messages [from, to) of one turn: the whole turn, or some of its
+ * steps (then without the user's request, which is not in the span). */
+static void digest_turn(qbuf *b, const qc_view *v, uint32_t turn, uint32_t from, uint32_t to, qbuf *s1, qbuf *s2,
+                        qarena *ar) {
     const quire_transcript *t = v->t;
-    uint32_t from = v->start[turn], to = v->start[turn + 1];
-    qbuf_printf(b, "\n[turn %u]\n", turn + 1);
+    if (from == v->start[turn]) {
+        qbuf_printf(b, "\n[turn %u]\n", turn + 1);
+    } else {
+        uint32_t s0 = step_number(v, turn, from), s9 = step_number(v, turn, to - 1);
+        if (s0 == s9) qbuf_printf(b, "\n[turn %u, step %u]\n", turn + 1, s0);
+        else qbuf_printf(b, "\n[turn %u, steps %u-%u]\n", turn + 1, s0, s9);
+    }
     /* the user's request: first text of the turn's first message, skipping an
      * earlier summary block (quoted separately) */
     const qmsg *um = &t->msgs[from];
-    bool said = false;
+    bool said = um->role != QR_USER;
     for (uint32_t k = 0; k < um->nblocks && !said; k++) {
         const qblock *bl = &um->blocks[k];
         if (bl->type != QB_TEXT) continue;
@@ -242,23 +257,26 @@ static void digest_turn(qbuf *b, const qc_view *v, uint32_t turn, qbuf *s1, qbuf
     }
 }
 
-void qc_digest(qbuf *b, const qc_view *v, const bool *in_span, qc_counter *c, qarena *ar) {
+void qc_digest(qbuf *b, const qc_view *v, uint32_t from, uint32_t to, qc_counter *c, qarena *ar) {
     qbuf s1, s2, d;
     qbuf_init(&s1, b->a);
     qbuf_init(&s2, b->a);
     qbuf_init(&d, b->a);
-    uint32_t nturns = 0, nmsgs = 0;
-    for (uint32_t t = 0; t < v->nturns; t++)
-        if (in_span[t]) {
-            nturns++;
-            for (uint32_t i = v->start[t]; i < v->start[t + 1]; i++)
-                nmsgs += v->t->msgs[i].role != QR_SYSTEM && v->t->msgs[i].role != QR_DEVELOPER;
-        }
-    qbuf_printf(&d, "Digest of %u earlier turn%s (%u message%s), extracted by quire without a model: "
+    uint32_t nturns = 0, nmsgs = 0, nsteps = 0;
+    for (uint32_t i = from; i < to; i++) {
+        nmsgs += v->t->msgs[i].role != QR_SYSTEM && v->t->msgs[i].role != QR_DEVELOPER;
+        nturns += i == from || v->turn_of[i] != v->turn_of[i - 1];
+    }
+    for (uint32_t u = 0; u < v->nunits; u++) nsteps += v->ustep[u] && v->ustart[u] >= from && v->ustart[u] < to;
+    qbuf_printf(&d, "Digest of %u earlier message%s (%u step%s in %u turn%s), extracted by quire without a model: "
                     "first line of each request, tools used and their outcomes, errors, the assistant's last words.\n",
-                nturns, nturns == 1 ? "" : "s", nmsgs, nmsgs == 1 ? "" : "s");
-    for (uint32_t t = 0; t < v->nturns; t++)
-        if (in_span[t]) digest_turn(&d, v, t, &s1, &s2, ar);
+                nmsgs, nmsgs == 1 ? "" : "s", nsteps, nsteps == 1 ? "" : "s", nturns, nturns == 1 ? "" : "s");
+    for (uint32_t i = from; i < to;) {
+        uint32_t t = v->turn_of[i], j = i + 1;
+        while (j < to && v->turn_of[j] == t) j++;
+        digest_turn(&d, v, t, i, j, &s1, &s2, ar);
+        i = j;
+    }
     /* fit the reserve: head/tail excerpt, shrinking until the count fits */
     uint64_t reserve = v->p->summary_tokens;
     if (!d.oom) {
@@ -354,20 +372,18 @@ static void span_block(qbuf *b, const qblock *bl, size_t tool_cap, size_t text_c
     }
 }
 
-void qc_span_text(qbuf *b, const qc_view *v, const bool *in_span, size_t tool_cap, size_t text_cap, qarena *ar) {
+void qc_span_text(qbuf *b, const qc_view *v, uint32_t from, uint32_t to, size_t tool_cap, size_t text_cap,
+                  qarena *ar) {
     qbuf s1, tmp;
     qbuf_init(&s1, b->a);
     qbuf_init(&tmp, b->a);
     const quire_transcript *t = v->t;
-    for (uint32_t tt = 0; tt < v->nturns; tt++) {
-        if (!in_span[tt]) continue;
-        for (uint32_t i = v->start[tt]; i < v->start[tt + 1]; i++) {
-            const qmsg *m = &t->msgs[i];
-            if (m->role == QR_SYSTEM || m->role == QR_DEVELOPER) continue; /* kept, not summarised */
-            qbuf_printf(b, "[%s]\n", qrole_name(m->role));
-            for (uint32_t k = 0; k < m->nblocks; k++) span_block(b, &m->blocks[k], tool_cap, text_cap, &s1, &tmp, ar);
-            qbuf_putc(b, '\n');
-        }
+    for (uint32_t i = from; i < to; i++) {
+        const qmsg *m = &t->msgs[i];
+        if (m->role == QR_SYSTEM || m->role == QR_DEVELOPER) continue; /* kept, not summarised */
+        qbuf_printf(b, "[%s]\n", qrole_name(m->role));
+        for (uint32_t k = 0; k < m->nblocks; k++) span_block(b, &m->blocks[k], tool_cap, text_cap, &s1, &tmp, ar);
+        qbuf_putc(b, '\n');
     }
     if (s1.oom || tmp.oom) b->oom = true;
     qbuf_free(&s1);

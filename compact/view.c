@@ -193,11 +193,33 @@ bool qc_view_build(qc_view *v, const quire_transcript *t, const qc_policy *p, qa
             diff[j + 1]--;
         }
     int32_t open = 0;
-    uint32_t nt = 0;
+    uint32_t nt = 0, nu = 0;
+    v->ustart = qarena_alloc(ar, ((size_t)n + 2) * sizeof(uint32_t));
+    v->ustep = qarena_calloc(ar, (size_t)n + 1, sizeof(bool));
+    v->upinned = qarena_calloc(ar, (size_t)n + 1, sizeof(bool));
+    v->uturn = qarena_alloc(ar, ((size_t)n + 1) * sizeof(uint32_t));
+    if (!v->ustart || !v->ustep || !v->upinned || !v->uturn) return false;
     for (uint32_t i = 0; i < n; i++) {
         open += diff[i];
-        if (t->msgs[i].role == QR_USER && open == 0) v->start[nt++] = i;
+        if (open != 0) continue;
+        qrole role = t->msgs[i].role;
+        if (role == QR_USER) {
+            v->start[nt++] = i;
+            v->ustep[nu] = false;
+            v->uturn[nu] = nt - 1;
+            v->ustart[nu++] = i;
+        } else if (role == QR_ASSISTANT && nt > 0) {
+            v->ustep[nu] = true;
+            v->uturn[nu] = nt - 1;
+            v->ustart[nu++] = i;
+            v->nsteps++;
+        }
     }
+    v->nunits = nu;
+    v->ustart[nu] = n;
+    for (uint32_t u = 0; u < nu; u++)
+        for (uint32_t i = v->ustart[u]; i < v->ustart[u + 1]; i++)
+            if (t->msgs[i].pinned) v->upinned[u] = true;
     v->nturns = nt;
     if (nt == 0) v->start[0] = n;
     v->start[nt] = n;

@@ -365,9 +365,10 @@ typedef struct quire_compact_policy {
     void *count_tokens_ud;
     uint32_t summary_request_tokens;   /* summaryRequestTokens: most tokens of the plan's
                                           summarisation request (default 100000) */
+    uint32_t keep_last_steps;          /* keepLastSteps: the newest steps kept verbatim (default 8) */
 } quire_compact_policy;
 #define QUIRE_COMPACT_POLICY_INIT \
-    {sizeof(quire_compact_policy), 0, 4, 1, 1024, 1024, QUIRE_COMPACT_ALL_STAGES, 0, NULL, NULL, 100000}
+    {sizeof(quire_compact_policy), 0, 4, 1, 1024, 1024, QUIRE_COMPACT_ALL_STAGES, 0, NULL, NULL, 100000, 8}
 
 /* Applies a JSON policy object (camelCase fields as in session-log `compact`
  * events: budgetTokens, keepLastTurns, keepFirstTurns, toolOutputExcerptBytes,
@@ -700,6 +701,22 @@ QUIRE_API quire_status quire_session_log(const quire_session *s, quire_bytes *ou
 /* Small accessors. */
 QUIRE_API int64_t quire_session_turn_count(const quire_session *s);  /* turns accepted */
 QUIRE_API size_t quire_session_message_count(const quire_session *s);
+
+/* ---- compaction by steps, pinned spans (DESIGN §6, docs/compaction.md) ---- */
+
+/* Applies a model-written summary to exactly the span a plan named: span_id
+ * is the plan's "span"."id" ("FIRST-LAST-DIGEST": the span's first and last
+ * message index and a digest of its messages' bytes). Messages appended to t
+ * since the plan do not move the span. QUIRE_E_MISMATCH when the span's
+ * messages changed (or are gone); QUIRE_E_INVALID when the id is malformed or
+ * the span no longer falls on whole steps (a tool call would be parted from
+ * its result). span_id NULL = quire_compact() (the span the policy selects).
+ * Everything else as quire_compact(); free the result with
+ * quire_compact_result_free(). */
+QUIRE_API quire_status quire_compact_apply(const quire_transcript *t, const quire_state *state,
+                                           const quire_compact_policy *policy, const char *summary,
+                                           size_t summary_len, const char *span_id, const quire_options *opts,
+                                           quire_compact_result *out, quire_error *err);
 
 #ifdef __cplusplus
 }

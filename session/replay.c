@@ -31,6 +31,7 @@ static quire_status qsess_compact(const quire_transcript *t, const quire_state *
     *ns = NULL;
     *policy_error = false;
     qc_policy p = QUIRE_COMPACT_POLICY_INIT;
+    p.keep_last_steps = 0; /* a logged policy without keepLastSteps predates steps: it kept none */
     quire_status st;
     if (policy != QJ_NONE && (st = qc_policy_parse(d, policy, &p, err)) != QUIRE_OK) {
         *policy_error = true;

@@ -700,6 +700,7 @@ quire_status quire_session_compact(quire_session *s, const char *policy, size_t 
 static quire_status session_policy(const quire_session *s, const char *policy, size_t len, qc_policy *p,
                                    quire_error *err) {
     qc_policy d0 = QUIRE_COMPACT_POLICY_INIT;
+    d0.keep_last_steps = 0; /* as the replay of the logged compact line reads it (session/replay.c) */
     *p = d0;
     quire_status st;
     if (s->r->compact_policy &&

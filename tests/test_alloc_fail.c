@@ -278,7 +278,7 @@ static void make_long_transcript(void) {
 }
 
 static quire_status sc_compact(const quire_options *o, sout *out, quire_error *e) {
-    static const char pol[] = "{\"budgetTokens\":1500,\"keepLastTurns\":1,\"keepFirstTurns\":1,"
+    static const char pol[] = "{\"budgetTokens\":1500,\"keepLastTurns\":1,\"keepFirstTurns\":1,\"keepLastSteps\":2,"
                               "\"toolOutputExcerptBytes\":64}";
     quire_compact_policy p = QUIRE_COMPACT_POLICY_INIT;
     quire_status st = quire_compact_policy_parse(pol, sizeof pol - 1, &p, e);

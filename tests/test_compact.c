@@ -450,8 +450,9 @@ static uint32_t g_met, g_budget_errors, g_unchanged, g_summaries, g_cuts, g_prun
 
 static void property_run(uint64_t seed, uint32_t nturns, const quire_compact_policy *p, bool with_summary) {
     char what[128];
-    snprintf(what, sizeof what, "seed %llu turns %u budget %llu kf %u kl %u stages %u%s", (unsigned long long)seed,
-             nturns, (unsigned long long)p->budget_tokens, p->keep_first_turns, p->keep_last_turns, p->stages,
+    snprintf(what, sizeof what, "seed %llu turns %u budget %llu kf %u kl %u ks %u stages %u%s", (unsigned long long)seed,
+             nturns, (unsigned long long)p->budget_tokens, p->keep_first_turns, p->keep_last_turns, p->keep_last_steps,
+             p->stages,
              with_summary ? " +summary" : "");
     g_rng = seed * 2654435761u + 1;
     size_t len;
@@ -473,7 +474,7 @@ static void property_run(uint64_t seed, uint32_t nturns, const quire_compact_pol
         return;
     }
     if (st == QUIRE_E_INVALID && with_summary) { /* no span */
-        CHECK_MSG(strstr(e.message, "selects no turns") != NULL, "%s: %s", what, e.message);
+        CHECK_MSG(strstr(e.message, "selects no turns or steps") != NULL, "%s: %s", what, e.message);
         quire_transcript_free(t);
         free(json);
         return;
@@ -560,7 +561,7 @@ static void property_run(uint64_t seed, uint32_t nturns, const quire_compact_pol
 
 static void test_properties(void) {
     static const uint64_t budgets[] = {0, 150, 600, 2000, 6000, 20000};
-    static const uint32_t keeps[][2] = {{1, 4}, {0, 0}, {2, 1}, {0, 2}};
+    static const uint32_t keeps[][3] = {{1, 4, 8}, {0, 0, 0}, {2, 1, 2}, {0, 2, 1}, {1, 1, 0}};
     static const uint32_t stages[] = {QUIRE_COMPACT_ALL_STAGES, QUIRE_COMPACT_SUMMARIZE,
                                       QUIRE_COMPACT_PRUNE_TOOL_OUTPUTS | QUIRE_COMPACT_CUT_OVERSIZED};
     for (uint64_t seed = 1; seed <= 24; seed++) {
@@ -572,6 +573,7 @@ static void test_properties(void) {
                     p.budget_tokens = budgets[b];
                     p.keep_first_turns = keeps[k][0];
                     p.keep_last_turns = keeps[k][1];
+                    p.keep_last_steps = keeps[k][2];
                     p.stages = stages[s];
                     p.tool_output_excerpt_bytes = (uint32_t)(40 + seed * 13 % 200);
                     p.summary_tokens = 200;
@@ -746,6 +748,7 @@ static void test_resummarise(void) {
     quire_compact_policy p = QUIRE_COMPACT_POLICY_INIT;
     p.keep_last_turns = 3;
     p.keep_first_turns = 0;
+    p.keep_last_steps = 0;
     quire_compact_result r1, r2;
     quire_error e;
     CHECK_INT(quire_compact(t, NULL, &p, "First summary: alpha.", 21, NULL, &r1, &e), QUIRE_OK);
@@ -771,6 +774,7 @@ static void test_resummarise(void) {
     quire_compact_policy q = QUIRE_COMPACT_POLICY_INIT;
     q.keep_first_turns = 0;
     q.keep_last_turns = 0;
+    q.keep_last_steps = 0;
     q.budget_tokens = 1000;
     q.stages = QUIRE_COMPACT_SUMMARIZE | QUIRE_COMPACT_CUT_OVERSIZED;
     q.summary_tokens = 400;
@@ -787,7 +791,162 @@ static void test_resummarise(void) {
     free(json);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Steps inside one long turn, and pinned spans                              */
+/* ------------------------------------------------------------------------ */
+
+/* One user message, then nsteps steps (assistant text + a call, a tool
+ * result of about 1,500 bytes), then extra (raw JSON messages, may be ""). */
+static char *long_turn(uint32_t nsteps, const char *extra, uint32_t changed_step) {
+    qbuf b;
+    qbuf_init(&b, NULL);
+    qbuf_puts(&b, "{\"system\":\"You are an agent.\",\"messages\":[{\"role\":\"user\",\"content\":\"Port the parser to Rust.\",\"id\":\"task\"}");
+    for (uint32_t s = 0; s < nsteps; s++) {
+        qbuf_printf(&b, ",{\"role\":\"assistant\",\"id\":\"a%u\",\"content\":[{\"type\":\"text\",\"text\":\"Step %u%s.\"},"
+                        "{\"type\":\"toolCall\",\"id\":\"c%u\",\"name\":\"bash\",\"input\":{\"cmd\":\"cargo test %u\"}}]}",
+                    s, s, s == changed_step ? " (edited)" : "", s, s);
+        qbuf_printf(&b, ",{\"role\":\"tool\",\"id\":\"r%u\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"c%u\",\"content\":\"", s, s);
+        for (uint32_t l = 0; l < 48; l++) qbuf_printf(&b, "test %u.%u ... ok (line of output)\\n", s, l);
+        qbuf_puts(&b, "\"}]}");
+    }
+    qbuf_puts(&b, extra);
+    qbuf_puts(&b, "]}");
+    qbuf_putc(&b, '\0');
+    return b.data;
+}
+
+static void check_tail_verbatim(const quire_transcript *in, const quire_transcript *out, uint32_t nmsgs) {
+    CHECK(out->nmsgs >= nmsgs);
+    for (uint32_t k = 1; k <= nmsgs && k <= out->nmsgs; k++) {
+        quire_bytes a, b;
+        qbuf ba, bb;
+        qbuf_init(&ba, NULL);
+        qbuf_init(&bb, NULL);
+        qw w;
+        qw_init(&w, &ba, false); qtr_write_message(&in->msgs[in->nmsgs - k], &w); qw_dispose(&w);
+        qw_init(&w, &bb, false); qtr_write_message(&out->msgs[out->nmsgs - k], &w); qw_dispose(&w);
+        CHECK_MSG(ba.len == bb.len && memcmp(ba.data, bb.data, ba.len) == 0, "message %u from the end changed",
+                  k);
+        (void)a; (void)b;
+        qbuf_free(&ba);
+        qbuf_free(&bb);
+    }
+}
+
+/* Stage 1 and stage 2 work inside the one and only turn; the newest steps and
+ * the task's user message stay. */
+static void test_long_turn(void) {
+    char *json = long_turn(60, "", UINT32_MAX);
+    quire_transcript *t = parse(json, strlen(json));
+    if (!t) { CHECK(0); free(json); return; }
+    quire_compact_policy p = QUIRE_COMPACT_POLICY_INIT;
+    uint64_t before = quire_compact_estimate(t, &p);
+    for (int pct = 50; pct >= 25; pct -= 25) {
+        p.budget_tokens = before * (uint64_t)pct / 100;
+        quire_compact_result r;
+        quire_error e;
+        CHECK_MSG(quire_compact(t, NULL, &p, NULL, 0, NULL, &r, &e) == QUIRE_OK, "%d%%: %s", pct, e.message);
+        if (!r.transcript) continue;
+        const quire_transcript *o = r.transcript;
+        CHECK(quire_compact_estimate(o, &p) <= p.budget_tokens);
+        check_pairs(t, o, "long turn");
+        /* the last keepLastSteps steps (2 messages each) verbatim */
+        check_tail_verbatim(t, o, 2 * p.keep_last_steps);
+        /* the task stays first, its text first */
+        CHECK(o->msgs[0].role == QR_USER && qstr_eq(o->msgs[0].id, "task"));
+        CHECK(user_pairs(o) == 0);
+        if (pct == 50) CHECK_MSG(strstr(r.report.data, "\"stages\":[\"pruneToolOutputs\"") != NULL, "%s", r.report.data);
+        if (pct == 25) {
+            CHECK_MSG(strstr(r.report.data, "\"summarize\"") != NULL, "%s", r.report.data);
+            CHECK_MSG(strstr(r.report.data, "\"placement\":\"appended\"") != NULL, "%s", r.report.data);
+            CHECK(o->msgs[0].nblocks == 2); /* the request, then the summary */
+        }
+        quire_compact_result_free(&r);
+    }
+    /* keepLastSteps 0: every tool output is old, the newest included */
+    p.keep_last_steps = 0;
+    p.stages = QUIRE_COMPACT_PRUNE_TOOL_OUTPUTS;
+    p.budget_tokens = 200; /* the error names what pruning everything leaves */
+    quire_compact_result r;
+    quire_error e;
+    CHECK_INT(quire_compact(t, NULL, &p, NULL, 0, NULL, &r, &e), QUIRE_E_BUDGET);
+    const char *need = strstr(e.message, "still needs ");
+    CHECK_MSG(need != NULL, "%s", e.message);
+    p.budget_tokens = need ? strtoull(need + strlen("still needs "), NULL, 10) : 1;
+    CHECK_MSG(quire_compact(t, NULL, &p, NULL, 0, NULL, &r, &e) == QUIRE_OK, "%s", e.message);
+    CHECK(r.report.data && strstr(r.report.data, "\"toolCallId\":\"c59\"") != NULL);
+    quire_compact_result_free(&r);
+    quire_transcript_free(t);
+    free(json);
+}
+
+/* Extracts "id":"..." of the plan's span. */
+static bool plan_span_id(const char *plan, char *id, size_t cap) {
+    const char *s = strstr(plan, "\"span\":{\"id\":\"");
+    if (!s) return false;
+    s += strlen("\"span\":{\"id\":\"");
+    const char *e = strchr(s, '"');
+    if (!e || (size_t)(e - s) >= cap) return false;
+    memcpy(id, s, (size_t)(e - s));
+    id[e - s] = 0;
+    return true;
+}
+
+static void test_span_pinning(void) {
+    char *json = long_turn(20, "", UINT32_MAX);
+    const char *more = ",{\"role\":\"assistant\",\"content\":\"Done with the lexer.\",\"id\":\"late1\"}"
+                       ",{\"role\":\"user\",\"content\":\"Now the parser.\",\"id\":\"late2\"}";
+    char *grown = long_turn(20, more, UINT32_MAX);
+    char *edited = long_turn(20, more, 3);
+    quire_transcript *t = parse(json, strlen(json)), *g = parse(grown, strlen(grown)), *x = parse(edited, strlen(edited));
+    quire_compact_policy p = QUIRE_COMPACT_POLICY_INIT;
+    if (!t || !g || !x) { CHECK(0); goto out; }
+    {
+    p.budget_tokens = 0; /* "compact now": the whole eligible run */
+    quire_bytes plan;
+    quire_error e;
+    CHECK_INT(quire_compact_plan(t, &p, 0, NULL, &plan, &e), QUIRE_OK);
+    char id[96];
+    CHECK_MSG(plan.data && plan_span_id(plan.data, id, sizeof id), "%s", plan.data ? plan.data : "");
+    quire_bytes_free(&plan);
+    /* the grown transcript: the policy alone would pick another span ... */
+    quire_compact_result r0, r1;
+    const char *sum = "The tests of steps 0-9 pass.";
+    CHECK_INT(quire_compact(g, NULL, &p, sum, strlen(sum), NULL, &r0, &e), QUIRE_OK);
+    /* ... the span id names the planned one */
+    CHECK_MSG(quire_compact_apply(g, NULL, &p, sum, strlen(sum), id, NULL, &r1, &e) == QUIRE_OK, "%s", e.message);
+    if (r0.report.data && r1.report.data) {
+        char want[160];
+        snprintf(want, sizeof want, "\"id\":\"%s\"", id);
+        CHECK_MSG(strstr(r1.report.data, want) != NULL, "%s", r1.report.data);
+        CHECK_MSG(strstr(r0.report.data, want) == NULL, "%s", r0.report.data);
+        /* the appended messages are there, untouched */
+        check_tail_verbatim(g, r1.transcript, 2);
+    }
+    quire_compact_result_free(&r0);
+    quire_compact_result_free(&r1);
+    /* a span whose messages changed is an error */
+    CHECK_INT(quire_compact_apply(x, NULL, &p, sum, strlen(sum), id, NULL, &r1, &e), QUIRE_E_MISMATCH);
+    CHECK_MSG(strstr(e.message, "changed since the plan") != NULL, "%s", e.message);
+    CHECK(r1.transcript == NULL);
+    /* malformed ids, and spans that are not whole steps */
+    CHECK_INT(quire_compact_apply(g, NULL, &p, sum, strlen(sum), "1-2", NULL, &r1, &e), QUIRE_E_INVALID);
+    CHECK_INT(quire_compact_apply(g, NULL, &p, sum, strlen(sum), "9-3-0000000000000000", NULL, &r1, &e), QUIRE_E_INVALID);
+    CHECK_INT(quire_compact_apply(g, NULL, &p, sum, strlen(sum), "1-999-0000000000000000", NULL, &r1, &e), QUIRE_E_MISMATCH);
+    CHECK_INT(quire_compact_apply(g, NULL, &p, NULL, 0, id, NULL, &r1, &e), QUIRE_E_INVALID);
+    }
+out:
+    quire_transcript_free(t);
+    quire_transcript_free(g);
+    quire_transcript_free(x);
+    free(json);
+    free(grown);
+    free(edited);
+}
+
 int main(void) {
+    test_long_turn();
+    test_span_pinning();
     test_excerpt_lines();
     test_resummarise();
     test_boundary_checker();
