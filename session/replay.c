@@ -390,22 +390,24 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
     if (!prov)
         return lerr(c, QUIRE_E_SESSION, root, "",
                     "no target provider: give one in the session event, the render event or --provider");
-<<<<<<< HEAD
+    /* the log's render policy (session line renderPolicy, maxTokens), with what
+     * the replay was asked for on top (replay --caps/--policy/--lossy): a
+     * non-default value given there wins */
     quire_render_options ro = r->rpol;
-=======
-    quire_render_options ro;
-    memset(&ro, 0, sizeof ro);
-    if (r->ro.render) { /* caps, lossy and the policy fields (replay --caps/--policy/--lossy) */
-        size_t n = r->ro.render->size < sizeof ro ? r->ro.render->size : sizeof ro;
-        memcpy(&ro, r->ro.render, n);
+    const quire_render_options *over = r->ro.render;
+    if (over && over->size >= sizeof *over) {
+        if (over->allow_system_slot) ro.allow_system_slot = over->allow_system_slot;
+        if (over->placement) ro.placement = over->placement;
+        if (over->cache_breakpoints) ro.cache_breakpoints = over->cache_breakpoints;
+        if (over->lossy) ro.lossy = over->lossy;
+        if (over->max_tokens) ro.max_tokens = over->max_tokens;
     }
->>>>>>> i13a
     ro.size = sizeof ro;
     ro.provider = prov;
     ro.model = model;
     ro.pretty = r->ro.pretty;
     if (r->ro.max_tokens) ro.max_tokens = r->ro.max_tokens;
-    ro.caps = r->caps;
+    ro.caps = over && over->size >= sizeof *over && over->caps ? over->caps : r->caps;
     /* an interrupt_immediate reminder rendered for the first time asks the
      * host to skip the pending tool batch (DESIGN 11) */
     bool interrupt = false;
