@@ -24,7 +24,7 @@ run: build
 	    --remind examples/remind.jsonl --events /dev/stderr examples/transcript.json
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure --timeout 900 -j $(JOBS)
 
 asan:
 	$(MAKE) test BUILD=build-asan BUILD_TYPE=Debug CMAKE_ARGS="-DQUIRE_WERROR=ON -DQUIRE_SANITIZER=address,undefined"
