@@ -305,8 +305,15 @@ static void err_onto_line(const req *r, quire_error *err, int f, bool decoded) {
         k = cat(err->pointer, sizeof err->pointer, k, k_fields[f]);
         cat(err->pointer, sizeof err->pointer, k, inner);
         q_utf8_trim(err->pointer);
-        if (err->offset != SIZE_MAX) err->offset += qj_offset(&r->d, v);
-        else err->offset = qj_offset(&r->d, resolve_pointer(&r->d, err->pointer));
+        if (err->offset != SIZE_MAX) {
+            err->offset += qj_offset(&r->d, v);
+        } else if (!inner[0]) {
+            /* about the call, not a place in its value (no pending turn, a budget not met): the op */
+            snprintf(err->pointer, sizeof err->pointer, "/op");
+            err->offset = qj_offset(&r->d, r->v[F_OP]);
+        } else {
+            err->offset = qj_offset(&r->d, resolve_pointer(&r->d, err->pointer));
+        }
     }
     err->line = err->column = 0;
     q_err_locate(err, r->src, r->len);
