@@ -708,7 +708,9 @@ QUIRE_API size_t quire_session_message_count(const quire_session *s);
  * reply object a line (docs/serve.md lists the ops and their fields). The
  * command `quire serve` only moves lines; a host can embed the server
  * without a process. caps (may be NULL) are borrowed and given to every
- * session the server opens (keep them alive as long as the server). */
+ * session the server opens (keep them alive as long as the server).
+ * quire_server_handle changes the server: one thread at a time per server;
+ * different servers need no coordination. */
 typedef struct quire_server quire_server;
 QUIRE_API quire_status quire_server_new(const quire_caps *caps, const quire_options *opts, quire_server **out,
                                         quire_error *err);

@@ -569,6 +569,7 @@ static quire_status run_op(quire_server *sv, req *r, const op_def *op, sv_entry 
         st = quire_session_accept_message(e->s, resp.message.data, resp.message.len, err);
         if (st) {
             /* the decoded message is not in the request: point at the response */
+            if (err) { err->offset = SIZE_MAX; err->line = err->column = 0; }
             err_onto_line(r, err, F_RESPONSE, true);
             quire_response_free(&resp);
             break;
@@ -601,9 +602,21 @@ static quire_status run_op(quire_server *sv, req *r, const op_def *op, sv_entry 
         int answered = 0;
         st = quire_session_tool_outcome(e->s, text, (quire_tool_outcome)oc, p, n, &answered, &x1, err);
         if (st) {
-            /* the content's own errors carry offsets; the rest is about the call id */
-            bool about_content = r->v[F_CONTENT] != QJ_NONE && err && err->offset != SIZE_MAX;
-            err_onto_line(r, err, about_content ? F_CONTENT : F_CALLID, !about_content);
+            static const char k_in_result[] = "/content/0/content";
+            size_t k = sizeof k_in_result - 1;
+            if (r->v[F_CONTENT] != QJ_NONE && err && strncmp(err->pointer, k_in_result, k) == 0 &&
+                (err->pointer[k] == '\0' || err->pointer[k] == '/')) {
+                /* an error in the tool message built around the content: its pointer past the
+                 * toolResult's "content" is a pointer into the request's content (its offset is
+                 * not: the message was written anew) */
+                memmove(err->pointer, err->pointer + k, strlen(err->pointer + k) + 1);
+                err->offset = err->pointer[0] ? SIZE_MAX : 0;
+                err_onto_line(r, err, F_CONTENT, false);
+            } else {
+                /* the content's own errors carry offsets; the rest is about the call id */
+                bool about_content = r->v[F_CONTENT] != QJ_NONE && err && err->offset != SIZE_MAX;
+                err_onto_line(r, err, about_content ? F_CONTENT : F_CALLID, !about_content);
+            }
             break;
         }
         put_key(b, "answered");
@@ -774,6 +787,12 @@ quire_status quire_server_handle(quire_server *sv, const char *line, size_t len,
         qbuf_puts(b, ",\"ok\":true");
         st = run_op(sv, &r, op, ent, b, &e);
         qbuf_putc(b, '}');
+    }
+    if (st && e.offset != SIZE_MAX && e.offset > len) {
+        /* never a position outside the line: fall back on what the pointer names */
+        e.offset = parsed ? qj_offset(&r.d, resolve_pointer(&r.d, e.pointer)) : SIZE_MAX;
+        e.line = e.column = 0;
+        q_err_locate(&e, line, len);
     }
     if (st) put_error(b, parsed && r.v[F_ID] != QJ_NONE ? &r : NULL, &e);
     if (r.name) q_free(sv->a, r.name, r.nlen + 1);

@@ -93,6 +93,13 @@ static void test_loop(void) {
                "QUIRE_E_INVALID", "/op", "\"accept\"");
     /* the ttl-1 reminder is gone after the accepted turn */
     ASK_HAS("{\"id\":7,\"op\":\"state\",\"session\":\"s1\"}", "{\"id\":7,\"ok\":true,\"state\":{", "\"turn\":1,", "\"body\":\"Be brief.\""); /* CI is red. expired */
+    /* a bad content of an open call: located in the request's content, nothing appended */
+    ASK_ERR_AT("{\"op\":\"tool_outcome\",\"session\":\"s1\",\"callId\":\"t1\",\"outcome\":\"completed\",\"content\":"
+               "[{\"type\":\"text\",\"text\":\"ok\"},{\"type\": \"bogus\"}]}",
+               "QUIRE_E_SCHEMA", "/content/1/type", "\"bogus\"");
+    ASK_ERR_AT("{\"op\":\"tool_outcome\",\"session\":\"s1\",\"callId\":\"t1\",\"outcome\":\"completed\",\"content\":"
+               "{\"a\":1}}",
+               "QUIRE_E_SCHEMA", "/content", "{\"a\"");
     /* tool outcome answers the open call; a second outcome becomes a reminder */
     ASK_EQ("{\"id\":8,\"op\":\"tool_outcome\",\"session\":\"s1\",\"callId\":\"t1\",\"outcome\":\"completed\",\"content\":"
            "\"a.c\\nb.c\"}",
