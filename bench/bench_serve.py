@@ -8,6 +8,9 @@
 2. With --python DIR (a folder where the `quire` package of bindings/python is installed, e.g.
    by `pip install --no-build-isolation --target DIR bindings/python`): `Session.render()` in
    process on the same session.
+   Then, when bench/bench_serve_handle is built beside quire, the same two requests handled in
+   process by quire_server_handle (the server's own share, without the pipe), and
+   quire_session_render alone on the same session.
 3. With --node DIR (bindings/node with its addon built, `npm ci` in it): `new Session()` /
    `s.render()` in process on the same session.
 
@@ -138,7 +141,29 @@ def bench_node():
     print(r.stdout.strip() or "node: " + r.stderr.strip()[-500:])
 
 
+def bench_handle():
+    """The server in process (bench/bench_serve_handle, built beside quire): no pipe."""
+    exe = os.path.join(os.path.dirname(os.path.abspath(a.quire)), "bench", "bench_serve_handle")
+    if not os.path.exists(exe):
+        return
+    import tempfile
+    d = tempfile.mkdtemp(prefix="bench-serve-")
+    cfg, msgs = os.path.join(d, "config.json"), os.path.join(d, "messages.json")
+    with open(cfg, "w") as f:
+        json.dump(CONFIG, f)
+    with open(msgs, "w") as f:
+        json.dump(MSGS, f)
+    try:
+        r = subprocess.run([exe, cfg, msgs, str(a.calls)], capture_output=True, text=True)
+        print(r.stdout.strip() or r.stderr.strip())
+    finally:
+        os.unlink(cfg)
+        os.unlink(msgs)
+        os.rmdir(d)
+
+
 bench_serve()
+bench_handle()
 if a.python:
     bench_python()
 if a.node:
