@@ -285,6 +285,22 @@ static void err_onto_line(const req *r, quire_error *err, int f, bool decoded) {
     char inner[sizeof err->pointer];
     memcpy(inner, err->pointer, sizeof inner);
     uint32_t v = r->v[f];
+    if (v == QJ_NONE) {
+        /* the call was not given that field (a default applied): about the call, the op */
+        if (inner[0]) {
+            char msg[sizeof err->message];
+            size_t k = cat(msg, sizeof msg, 0, inner);
+            k = cat(msg, sizeof msg, k, ": ");
+            cat(msg, sizeof msg, k, err->message);
+            memcpy(err->message, msg, sizeof msg);
+            q_utf8_trim(err->message);
+        }
+        snprintf(err->pointer, sizeof err->pointer, "/op");
+        err->offset = qj_offset(&r->d, r->v[F_OP]);
+        err->line = err->column = 0;
+        q_err_locate(err, r->src, r->len);
+        return;
+    }
     if (decoded) {
         if (inner[0] || err->line) {
             /* "LINE:COL: POINTER: message" of the decoded text, in the message */

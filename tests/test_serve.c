@@ -202,6 +202,14 @@ static void test_errors(void) {
                "/policy/keepLastTurnz", "\"keepLastTurnz\"");
     ASK_ERR_AT("{\"op\":\"plan\",\"session\":\"s1\",\"policy\":{\"budgetTokens\":\"x\"}}", "QUIRE_E_INVALID",
                "/policy/budgetTokens", "\"x\"");
+    /* an error about the call, not a value of it: the op */
+    ASK_EQ("{\"op\":\"open\",\"session\":\"s5\",\"config\":{\"target\":{\"provider\":\"anthropic\"},\"compactPolicy\":"
+           "{\"budgetTokens\":1,\"keepLastTurns\":1}}}", "{\"id\":null,\"ok\":true}");
+    ASK_EQ("{\"op\":\"append\",\"session\":\"s5\",\"message\":[{\"role\":\"user\",\"content\":\"a long enough first "
+           "request\"},{\"role\":\"assistant\",\"content\":\"ok\"},{\"role\":\"user\",\"content\":\"b\"}]}",
+           "{\"id\":null,\"ok\":true}");
+    ASK_ERR_AT("{\"op\":\"compact\",\"session\":\"s5\"}", "QUIRE_E_BUDGET", "/op", "\"compact\"");
+    ASK_EQ("{\"op\":\"close\",\"session\":\"s5\"}", "{\"id\":null,\"ok\":true}");
     ASK_ERR_AT("{\"op\":\"compact\",\"session\":\"s1\",\"summary\":7}", "QUIRE_E_SCHEMA", "/summary", "7}");
     ASK_ERR_AT("{\"op\":\"accept\",\"session\":\"s1\"}", "QUIRE_E_SCHEMA", "/op", "\"accept\"");
     ASK_ERR_AT("{\"op\":\"accept\",\"session\":\"s1\",\"message\":{},\"response\":{}}", "QUIRE_E_SCHEMA", "/response",
