@@ -18,7 +18,8 @@ static const char k_help[] =
     "\n"
     "  --caps FILE      capability override rows for every session\n"
     "  --max-line N     longest request line in bytes (default 268435456); a longer line\n"
-    "                   gets one QUIRE_E_LIMIT reply and is dropped\n";
+    "                   gets one QUIRE_E_LIMIT reply and is dropped (standard input as a\n"
+    "                   whole has no limit; --max-input applies to the --caps file)\n";
 
 #define SERVE_MAX_LINE_DEFAULT (256ull << 20)
 
