@@ -252,6 +252,24 @@ def run():
         lines = r.stdout.split(b"\n")
         check(r.returncode == 0 and len(lines) == 3 and b"QUIRE_E_LIMIT" in lines[0] and lines[1] == b'{"id":2,"ok":true}',
               "a long over-limit line: one reply, then the next request: %r" % r.stdout[:300])
+        # --caps: override rows for every session of the process
+        caps = os.path.join(tmp, "caps.json")
+        with open(caps, "w") as f:
+            json.dump({"rows": [{"provider": "acme", "model": "acme-*", "dialect": "openai_chat",
+                                 "system": "first_user_message", "cache": "none", "xmlWrappers": False}]}, f)
+        data = b"\n".join(json.dumps(x, separators=(",", ":")).encode() for x in [
+            {"id": 1, "op": "open", "session": "k", "config": {"target": {"provider": "acme", "model": "acme-1"},
+                                                            "system": "Be terse."}},
+            {"id": 2, "op": "append", "session": "k", "message": {"role": "user", "content": "hi"}},
+            {"id": 3, "op": "render", "session": "k"}]) + b"\n"
+        r = subprocess.run([a.quire, "serve", "--caps", caps], input=data, capture_output=True, timeout=60)
+        lines = r.stdout.split(b"\n")
+        rep = json.loads(lines[2]) if len(lines) > 2 else {}
+        check(r.returncode == 0 and rep.get("provider") == "acme" and "messages" in rep.get("body", {}) and
+              "Be terse." in json.dumps(rep["body"]["messages"][0]), "--caps rows reach the sessions: %r" % r.stdout[-400:])
+        r = subprocess.run([a.quire, "serve"], input=data, capture_output=True, timeout=60)
+        check(b'"error"' in r.stdout.split(b"\n")[2] if r.stdout.count(b"\n") > 2 else False,
+              "without --caps the provider is unknown: %r" % r.stdout[-300:])
         # usage errors
         r = subprocess.run([a.quire, "serve", "extra"], capture_output=True, timeout=60)
         check(r.returncode == 2, "a positional argument is a usage error")
