@@ -378,7 +378,12 @@ static void put_id(qbuf *b, const req *r) {
         const char *p;
         size_t n;
         raw_value(&r->d, r->v[F_ID], &p, &n);
+        size_t at = b->len;
         qbuf_put(b, p, n);
+        /* a host that hands over a request with line breaks inside the id still gets a
+         * one-line reply (a raw CR or LF in JSON can only be whitespace) */
+        for (size_t i = at; !b->oom && i < b->len; i++)
+            if (b->data[i] == '\n' || b->data[i] == '\r') b->data[i] = ' ';
     } else {
         qbuf_puts(b, "null");
     }

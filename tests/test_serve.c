@@ -253,6 +253,8 @@ static void test_ids_and_lines(void) {
     ASK_EQ("{\"id\":null,\"op\":\"estimate\",\"session\":\"s1\"}", "{\"id\":null,\"ok\":true,\"tokens\":27}");
     ASK_EQ("{\"id\":false,\"op\":\"estimate\",\"session\":\"s1\"}", "{\"id\":false,\"ok\":true,\"tokens\":27}");
     ASK_EQ("  {\"op\":\"estimate\",\"session\":\"s1\",\"id\":-0}  ", "{\"id\":-0,\"ok\":true,\"tokens\":27}");
+    /* a request with line breaks (an embedding host): the reply is still one line */
+    ASK_EQ("{\"id\":[1,\r\n 2],\n\"op\":\"estimate\",\"session\":\"s1\"}", "{\"id\":[1,   2],\"ok\":true,\"tokens\":27}");
     /* blank lines: no reply */
     ASK_EQ("", "");
     ASK_EQ("   \t\r", "");
