@@ -702,6 +702,34 @@ QUIRE_API quire_status quire_session_log(const quire_session *s, quire_bytes *ou
 QUIRE_API int64_t quire_session_turn_count(const quire_session *s);  /* turns accepted */
 QUIRE_API size_t quire_session_message_count(const quire_session *s);
 
+/* ---- quire serve: the session API as JSONL (DESIGN §8, §11; docs/serve.md) ---- */
+
+/* A server: named sessions driven by one JSON request object a line, one
+ * reply object a line (docs/serve.md lists the ops and their fields). The
+ * command `quire serve` only moves lines; a host can embed the server
+ * without a process. caps (may be NULL) are borrowed and given to every
+ * session the server opens (keep them alive as long as the server).
+ * quire_server_handle changes the server: one thread at a time per server;
+ * different servers need no coordination. */
+typedef struct quire_server quire_server;
+QUIRE_API quire_status quire_server_new(const quire_caps *caps, const quire_options *opts, quire_server **out,
+                                        quire_error *err);
+/* Handles one request line (its newline left out). *reply receives the reply
+ * object, one line of JSON without a newline; a bad request is an error reply
+ * ({"id", "error": {code, message, offset, line, column, pointer}}, positions
+ * relative to line), never a failure of this call. A blank line gets no reply
+ * (reply->len 0, reply->data NULL). Fails only when memory runs out (or sv or
+ * reply is NULL). */
+QUIRE_API quire_status quire_server_handle(quire_server *sv, const char *line, size_t len, quire_bytes *reply,
+                                           quire_error *err);
+/* The reply to a line longer than max_line bytes that was dropped unread:
+ * {"id": null, "error": {"code": "QUIRE_E_LIMIT", ...}}. */
+QUIRE_API quire_status quire_server_overlong(const quire_server *sv, uint64_t max_line, quire_bytes *reply,
+                                             quire_error *err);
+/* Sessions open. */
+QUIRE_API size_t quire_server_session_count(const quire_server *sv);
+QUIRE_API void quire_server_free(quire_server *sv);
+
 /* ---- compaction by steps, pinned spans (DESIGN §6, docs/compaction.md) ---- */
 
 /* Applies a model-written summary to exactly the span a plan named: span_id
