@@ -263,6 +263,16 @@ static quire_status mcp_msg(quire_state *s, const char *server, size_t server_le
             drop_invalid(events, NULL, origin, &e);
             return QUIRE_OK;
         }
+        if (!qs_sub_has(sv, uri, strlen(uri))) {
+            /* push routing (DESIGN 11): only what the host subscribed to reaches the model */
+            char detail[400];
+            snprintf(detail, sizeof detail,
+                     "MCP server %.100s sent resources/updated for %.200s, which the host has not subscribed to",
+                     sv->name, uri);
+            q_utf8_mend(detail);
+            qev_reminder_dropped(events, NULL, "not_subscribed", detail, origin, NULL, "uri");
+            return QUIRE_OK;
+        }
         snprintf(body, sizeof body, QIN_RESOURCE_BODY_FMT, uri);
         size_t kl = strlen(uri) + 18;
         char *key = qarena_alloc(&cx->ar, kl);
@@ -284,6 +294,61 @@ static quire_status mcp_msg(quire_state *s, const char *server, size_t server_le
         return mcp_bridge(s, origin, body, "prompts_list_changed", "prompts_list_changed", events, cx, err);
     }
     return QUIRE_OK; /* any other request, notification or response: ignored */
+}
+
+/* A JSON-RPC message the host sent to MCP server `server` (direction out):
+ * resources/subscribe and resources/unsubscribe are recorded per server
+ * (push routing, DESIGN 11); every other message is ignored. A subscribe
+ * whose params.uri is not a non-empty string is bad input. */
+static quire_status mcp_out(quire_state *s, const char *server, size_t server_len, const qj_doc *d, uint32_t msg,
+                            const char *ptr, ictx *cx, quire_error *err) {
+    (void)cx;
+    if (qj_type_of(d, msg) != QJ_OBJECT)
+        return q_err_at(err, QUIRE_E_SESSION, qj_offset(d, msg), ptr, "an MCP message must be a JSON-RPC object, got %s",
+                        qj_type_name(qj_type_of(d, msg)));
+    uint32_t method = qj_get(d, msg, "method");
+    if (method == QJ_NONE || qj_type_of(d, method) != QJ_STRING) return QUIRE_OK;
+    bool sub = qj_str_eq(d, method, "resources/subscribe");
+    if (!sub && !qj_str_eq(d, method, "resources/unsubscribe")) return QUIRE_OK;
+    uint32_t params = qj_get(d, msg, "params");
+    uint32_t uri = params != QJ_NONE && qj_type_of(d, params) == QJ_OBJECT ? qj_get(d, params, "uri") : QJ_NONE;
+    char p[600];
+    if (uri == QJ_NONE || qj_type_of(d, uri) != QJ_STRING || qj_at(d, uri)->len == 0) {
+        ptr_join(p, sizeof p, ptr, uri == QJ_NONE ? (params == QJ_NONE ? "" : "/params") : "/params/uri");
+        return q_err_at(err, QUIRE_E_SESSION, qj_offset(d, uri != QJ_NONE ? uri : params != QJ_NONE ? params : msg), p,
+                        "%s needs params.uri, a non-empty string", sub ? "resources/subscribe" : "resources/unsubscribe");
+    }
+    size_t n = 0;
+    char *u = qj_str_decode(d, uri, &cx->ar, &n);
+    if (!u) return q_oom(err);
+    if (!qt_utf8_valid(u, n, NULL) || memchr(u, '\0', n)) {
+        ptr_join(p, sizeof p, ptr, "/params/uri");
+        return q_err_at(err, QUIRE_E_SESSION, qj_offset(d, uri), p, "params.uri must be text without NUL");
+    }
+    qserver *sv = qs_server(s, server, server_len, sub);
+    if (!sv) return sub ? q_oom(err) : QUIRE_OK;
+    if (!sub) { qs_sub_remove(sv, u, n); return QUIRE_OK; }
+    return qs_sub_add(s, sv, u, n) ? QUIRE_OK : q_oom(err);
+}
+
+/* {"type":"mcp","server":S,"event":"reconnected"}: the host's connection to S
+ * was re-established. The state keeps S's subscriptions (the host re-sends
+ * them: quire_state_subscriptions) and an mcp_reconnected event lists them. */
+static void mcp_reconnected(quire_state *s, const char *server, size_t server_len, qbuf *events) {
+    if (!events) return;
+    qserver *sv = qs_server(s, server, server_len, false);
+    qw w;
+    qw_init(&w, events, false);
+    qw_obj_begin(&w);
+    qw_key(&w, "sessionUpdate"); qw_strz(&w, "mcp_reconnected");
+    qw_key(&w, "server"); qw_str(&w, server, server_len);
+    qw_key(&w, "subscriptions");
+    qw_arr_begin(&w);
+    for (uint32_t i = 0; sv && i < sv->nsubs; i++) qw_strz(&w, sv->subs[i]);
+    qw_arr_end(&w);
+    qw_obj_end(&w);
+    qw_dispose(&w);
+    qbuf_putc(events, '\n');
 }
 
 /* ------------------------------------------------------------------------ */
@@ -499,8 +564,8 @@ static quire_status apply_line(quire_state *s, const qj_doc *d, uint32_t node, c
                          "a session-log line needs \"type\": \"mcp\", \"acp\", \"reminder\" or \"clear\"");
     static const char *const types[] = {"mcp", "acp", "reminder", "clear"};
     /* allowed keys per type (besides type and _meta) */
-    static const char *const allowed[4][2] = {{"server", "message"}, {"message", NULL}, {"reminder", NULL},
-                                               {"selector", NULL}};
+    static const char *const allowed[4][4] = {{"server", "message", "direction", "event"}, {"message", NULL},
+                                               {"reminder", NULL}, {"selector", NULL}};
     int t = -1;
     for (int i = 0; i < 4 && t < 0; i++)
         if (qj_str_eq(d, type, types[i])) t = i;
@@ -514,7 +579,7 @@ static quire_status apply_line(quire_state *s, const qj_doc *d, uint32_t node, c
     for (uint32_t k = node + 1; k < qj_at(d, node)->end; k = qj_next(d, k + 1)) {
         if (qj_str_eq(d, k, "type") || qj_str_eq(d, k, "_meta")) continue;
         bool ok = false;
-        for (int i = 0; i < 2 && !ok; i++) ok = allowed[t][i] && qj_str_eq(d, k, allowed[t][i]);
+        for (int i = 0; i < 4 && !ok; i++) ok = allowed[t][i] && qj_str_eq(d, k, allowed[t][i]);
         if (ok) continue;
         const qj_node *kn = qj_at(d, k);
         char field[64], kp[600];
@@ -543,11 +608,36 @@ static quire_status apply_line(quire_state *s, const qj_doc *d, uint32_t node, c
             return sess_fail(err, d, server == QJ_NONE ? node : server, server == QJ_NONE ? ptr : p,
                              "an mcp line needs \"server\", a non-empty string");
         uint32_t msg = qj_get(d, node, "message");
-        if (msg == QJ_NONE) return sess_fail(err, d, node, ptr, "an mcp line needs \"message\"");
+        uint32_t event = qj_get(d, node, "event");
+        uint32_t dir = qj_get(d, node, "direction");
+        bool out = false;
+        if (dir != QJ_NONE) {
+            ptr_join(p, sizeof p, ptr, "/direction");
+            if (qj_type_of(d, dir) != QJ_STRING || !(qj_str_eq(d, dir, "in") || qj_str_eq(d, dir, "out")))
+                return sess_fail(err, d, dir, p, "direction must be \"in\" (from the server) or \"out\" (from the host)");
+            out = qj_str_eq(d, dir, "out");
+        }
         size_t n = 0;
         char *name = qj_str_decode(d, server, &cx->ar, &n);
         if (!name) return q_oom(err);
+        if (event != QJ_NONE) {
+            ptr_join(p, sizeof p, ptr, "/event");
+            if (msg != QJ_NONE || dir != QJ_NONE)
+                return sess_fail(err, d, event, p, "an mcp line holds either \"event\" or \"message\" (with \"direction\")");
+            if (qj_type_of(d, event) != QJ_STRING || !qj_str_eq(d, event, "reconnected"))
+                return sess_fail(err, d, event, p, "the only mcp event is \"reconnected\"");
+            mcp_reconnected(s, name, n, events);
+            return QUIRE_OK;
+        }
+        if (msg == QJ_NONE) return sess_fail(err, d, node, ptr, "an mcp line needs \"message\" or \"event\"");
         ptr_join(p, sizeof p, ptr, "/message");
+        if (out) {
+            if (cx->taint) {
+                if (err) *err = *cx->taint;
+                return cx->taint->code;
+            }
+            return mcp_out(s, name, n, d, msg, p, cx, err);
+        }
         return mcp_msg(s, name, n, d, msg, p, events, cx, err);
     }
     case 1: {

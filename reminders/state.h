@@ -64,6 +64,11 @@ typedef struct qserver {
     const char *name;
     bool emit;                   /* declared capabilities.reminders.emit */
     bool bridge_resources, bridge_tools, bridge_prompts; /* opt-in bridges */
+    /* resource URIs the host subscribed to (resources/subscribe it sent, not
+     * unsubscribed since), in subscription order; strings and array in the
+     * state's arena */
+    const char **subs;
+    uint32_t nsubs, capsubs;
 } qserver;
 
 struct quire_state {
@@ -141,6 +146,11 @@ quire_state *qs_propagate(const quire_state *parent, const char *agent_id, const
 /* The record of MCP server `name`, created (emit false, no bridges) when
  * create is set. NULL when absent or on OOM. */
 qserver *qs_server(quire_state *s, const char *name, size_t len, bool create);
+/* Subscriptions of a server (DESIGN 11, push routing): add (no-op when
+ * present) and remove (no-op when absent) a URI; false on OOM. */
+bool qs_sub_add(quire_state *s, qserver *sv, const char *uri, size_t len);
+void qs_sub_remove(qserver *sv, const char *uri, size_t len);
+bool qs_sub_has(const qserver *sv, const char *uri, size_t len);
 /* Sets the session id (copied). false on OOM. */
 bool qs_set_session_id(quire_state *s, const char *id, size_t len);
 

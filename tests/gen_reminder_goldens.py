@@ -280,9 +280,12 @@ upd = [{"type": "mcp", "server": "fs", "message": json.load(open(SHARED + "/prot
 case("bridges_off", "resources/updated, tools/list_changed, prompts/list_changed are ignored by default (bridges are opt-in)",
      ["ingest", "--session-id", "s1", "--state-out", "state-out.json", "--events", "events.jsonl", "msgs.jsonl"], R_FILES,
      {"msgs.jsonl": jsonl(upd)})
-case("bridges_on", "--enable-bridge fs:resources,fs:tools: bridge reminders (dedupeKey resource_updated:<uri>, ttlTurns 1); prompts stays off",
+sub = {"type": "mcp", "server": "fs", "direction": "out",
+       "message": {"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": {"uri": "file:///project/src/main.rs"}}}
+case("bridges_on", "--enable-bridge fs:resources,fs:tools: bridge reminders (dedupeKey resource_updated:<uri>, ttlTurns 1) for the "
+     "URI the host subscribed to (its resources/subscribe is recorded as a direction out line); prompts stays off",
      ["ingest", "--session-id", "s1", "--enable-bridge", "fs:resources,fs:tools", "--state-out", "state-out.json", "--events", "events.jsonl", "msgs.jsonl"], R_FILES,
-     {"msgs.jsonl": jsonl(upd)})
+     {"msgs.jsonl": jsonl([sub] + upd)})
 case("bridges_bad_kind", "an unknown bridge kind is a usage error",
      ["ingest", "--enable-bridge", "fs:files", "msgs.jsonl"], [], {"msgs.jsonl": jsonl(upd)})
 
