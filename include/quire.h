@@ -593,7 +593,9 @@ typedef struct quire_session quire_session;
  *                  (quire_render_policy_apply)
  *   maxTokens      integer >= 1 (default: the row's)
  *   compactPolicy  the default policy of quire_session_compact / _plan
- *   limits         {"maxLivePerOrigin", "turnBudgetBytes", "bodyCapBytes"}
+ *   limits         {"maxLivePerOrigin", "turnBudgetBytes", "bodyCapBytes",
+ *                   "maxOrigins", "maxPendingPerServer"}
+ *   bridges        {"<server>": ["resources", "tools", "prompts"]}: MCP bridges on
  * caps (may be NULL) are capability overrides consulted before the built-in
  * table; they are borrowed (keep them alive as long as the session) and are
  * not recorded in the log (replay them with `quire replay --caps`). */
