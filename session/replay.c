@@ -411,6 +411,30 @@ static quire_status ev_message(lctx *c, uint32_t root) {
     return QUIRE_OK;
 }
 
+/* True when the render's events emit, for the first time, a reminder of
+ * state s (the state rendered) whose mode is interrupt_immediate. */
+static bool fires_interrupt(const quire_state *s, const char *ev, size_t n) {
+    bool found = false;
+    for (uint32_t i = 0; i < s->nrems && !found; i++) {
+        const qreminder *q = &s->rems[i];
+        if (q->mode != QM_INTERRUPT_IMMEDIATE || q->fired_at_turn != 0 || q->retired_at_turn != 0) continue;
+        /* the event's opening bytes, written by the same JSON writer */
+        qbuf b;
+        qbuf_init(&b, s->a);
+        qw w;
+        qw_init(&w, &b, false);
+        qw_obj_begin(&w);
+        qw_key(&w, "sessionUpdate"); qw_strz(&w, "reminder_emitted");
+        qw_key(&w, "reminderId"); qw_strz(&w, q->id);
+        qw_dispose(&w);
+        qbuf_putc(&b, '\0');
+        /* out of memory: err on the side of stopping the batch */
+        found = b.oom || (ev && contains(ev, n, b.data));
+        qbuf_free(&b);
+    }
+    return found;
+}
+
 static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
     quire_replay *r = c->r;
     static const char *const names[] = {"type", "target", "_meta", NULL};
@@ -448,13 +472,6 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
     ro.pretty = r->ro.pretty;
     if (r->ro.max_tokens) ro.max_tokens = r->ro.max_tokens;
     ro.caps = over && over->size >= sizeof *over && over->caps ? over->caps : r->caps;
-    /* an interrupt_immediate reminder rendered for the first time asks the
-     * host to skip the pending tool batch (DESIGN 11) */
-    bool interrupt = false;
-    for (uint32_t i = 0; i < r->state->nrems && !interrupt; i++) {
-        const qreminder *q = &r->state->rems[i];
-        interrupt = q->mode == QM_INTERRUPT_IMMEDIATE && q->fired_at_turn == 0 && q->retired_at_turn == 0;
-    }
     quire_render_result res;
     st = quire_render(r->t, r->state, &ro, &r->opts, &res, c->err);
     if (st) {
@@ -492,6 +509,10 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
         if (vs == QUIRE_E_NOMEM) { quire_render_result_free(&res); return q_oom(c->err); }
     }
     int64_t turn = res.state ? res.state->turn : 0;
+    /* an interrupt_immediate reminder rendered for the first time asks the
+     * host to skip the pending tool batch (DESIGN 11); one the per-turn
+     * budget kept out was not rendered and interrupts nothing */
+    bool interrupt = r->live && fires_interrupt(r->state, res.events.data, res.events.len);
     /* the step's body: take the rendered buffer over instead of copying it */
     qbuf_free(&r->req);
     r->req.data = res.request.data;

@@ -332,6 +332,19 @@ static void test_interrupt(void) {
     CHECK_INT(quire_session_render(s, NULL, 0, NULL, 0, 0, &t, &err), QUIRE_OK);
     CHECK_INT(t.interrupt_pending, 0);
     quire_session_free(s);
+    /* an interrupt the per-turn budget kept out was not rendered: no interrupt */
+    CHECK_INT(quire_session_open(S("{\"target\":{\"provider\":\"anthropic\",\"model\":\"claude-sonnet-4-5\"},"
+                                   "\"limits\":{\"turnBudgetBytes\":10}}"),
+                                 NULL, NULL, &s, &err),
+              QUIRE_OK);
+    CHECK_INT(quire_session_append(s, S("{\"role\":\"user\",\"content\":\"x\"}"), &err), QUIRE_OK);
+    free(apply(s, "{\"type\":\"reminder\",\"reminder\":{\"id\":\"old\",\"body\":\"0123456789\",\"mode\":\"interrupt_immediate\"}}\n"
+                  "{\"type\":\"reminder\",\"reminder\":{\"id\":\"new\",\"body\":\"abcdefghij\"}}",
+               QUIRE_OK));
+    CHECK_INT(quire_session_render(s, NULL, 0, NULL, 0, 0, &t, &err), QUIRE_OK);
+    CHECK(strstr(t.events, "\"reminderId\":\"old\",\"reason\":\"budget\"") != NULL);
+    CHECK_INT(t.interrupt_pending, 0);
+    quire_session_free(s);
 }
 
 static const char k_body[] =
