@@ -71,6 +71,11 @@ static quire_status apply_text(quire_session *s, const char *line, size_t n, qui
                                quire_error *err) {
     char *copy = qarena_strndup(&s->lines, line, n);
     if (!copy) return q_oom(err);
+    /* a line of the log is one line: line breaks of pretty-printed input can
+     * only be white space between tokens (JSON strings cannot hold them raw),
+     * so they become spaces and every offset stays where it was */
+    for (size_t i = 0; i < n; i++)
+        if (copy[i] == '\n' || copy[i] == '\r') copy[i] = ' ';
     quire_replay_step tmp;
     quire_status st = qrp_apply(s->r, copy, n, (uint32_t)(s->nlog + 1), 0, step ? step : &tmp, err);
     if (out) { out->p = copy; out->n = n; }

@@ -437,7 +437,36 @@ static void test_accept(void) {
     quire_session_free(s);
 }
 
+/* pretty-printed input still makes one log line per call, and the log replays */
+static void test_pretty_input(void) {
+    quire_session *s = NULL;
+    quire_error err;
+    CHECK_INT(quire_session_open(S("{\n  \"target\": {\"provider\": \"anthropic\", \"model\": \"claude-sonnet-4-5\"}\n}"),
+                                 NULL, NULL, &s, &err),
+              QUIRE_OK);
+    CHECK_INT(quire_session_append(s, S("{\r\n  \"role\": \"user\",\r\n  \"content\": \"hi\"\r\n}"), &err), QUIRE_OK);
+    CHECK_INT(quire_session_apply(s, S("[\n {\"type\": \"reminder\",\n  \"reminder\": {\"body\": \"note\"}}\n]"), NULL, NULL,
+                                  &err),
+              QUIRE_OK);
+    quire_session_turn t;
+    CHECK_INT(quire_session_render(s, NULL, 0, NULL, 0, 0, &t, &err), QUIRE_OK);
+    char *b = body_of(&t);
+    CHECK_INT(quire_session_accept_message(s, S("{\n \"role\": \"assistant\",\n \"content\": \"hello\"\n}"), &err), QUIRE_OK);
+    /* an error in pretty input is still located on it */
+    CHECK_INT(quire_session_append(s, S("{\n  \"role\": \"usr\",\n  \"content\": \"x\"\n}"), &err), QUIRE_E_SCHEMA);
+    CHECK_STR(err.pointer, "/role");
+    CHECK_INT(err.line, 2);
+    quire_bytes log;
+    CHECK_INT(quire_session_log(s, &log, &err), QUIRE_OK);
+    CHECK_INT(count_sub(log.data, "\n"), 5); /* session, message, reminder, render, message */
+    quire_bytes_free(&log);
+    check_replay(s, &b, 1, NULL);
+    free(b);
+    quire_session_free(s);
+}
+
 int main(void) {
+    test_pretty_input();
     test_subscriptions();
     test_line_errors();
     test_pending_queue();
