@@ -80,7 +80,11 @@ static void check_replay(const quire_session *s, char **bodies, size_t n, const 
             break;
         }
         if (done) break;
-        if (want_event && step.output && strstr(step.output, want_event)) saw_event = 1;
+        if (want_event && step.output) { /* output is not NUL-terminated */
+            size_t k = strlen(want_event);
+            for (size_t o = 0; o + k <= step.output_len && !saw_event; o++)
+                saw_event = memcmp(step.output + o, want_event, k) == 0;
+        }
         if (!step.request) continue;
         CHECK_MSG(i < n && step.request_len == strlen(bodies[i]) && memcmp(step.request, bodies[i], step.request_len) == 0,
                   "replayed request %zu differs", i);
