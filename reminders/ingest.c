@@ -210,6 +210,17 @@ static quire_status mcp_msg(quire_state *s, const char *server, size_t server_le
     origin[server_len + 4] = '\0';
     uint32_t method = qj_get(d, msg, "method");
     if (method == QJ_NONE) {
+        /* the answer to a subscriptions/listen request ends that stream (MCP
+         * 2026-07-28: the server tore it down): its subscriptions end */
+        uint32_t rid = qj_get(d, msg, "id");
+        qserver *lsv = rid == QJ_NONE ? NULL : qs_server(s, server, server_len, false);
+        if (lsv && lsv->nsubs && (qj_type_of(d, rid) == QJ_STRING || qj_type_of(d, rid) == QJ_NUMBER)) {
+            bool any = false;
+            for (uint32_t i = 0; i < lsv->nsubs && !any; i++) any = lsv->sub_listen[i] != NULL;
+            const char *key = any ? qs_listen_key(s, d, rid) : NULL;
+            if (any && !key) return q_oom(err);
+            if (key) qs_sub_end_listen(lsv, key);
+        }
         /* a response: initialize (or server/discover) results declare capabilities */
         uint32_t caps = get_obj(d, get_obj(d, msg, "result"), "capabilities");
         if (caps == QJ_NONE) return QUIRE_OK;
@@ -296,6 +307,54 @@ static quire_status mcp_msg(quire_state *s, const char *server, size_t server_le
     return QUIRE_OK; /* any other request, notification or response: ignored */
 }
 
+/* subscriptions/listen (MCP 2026-07-28, which replaces resources/subscribe):
+ * every URI of params.notifications.resourceSubscriptions is subscribed for as
+ * long as this listen stream lives (until the host cancels it or the server
+ * answers the request). A request without an id, or a URI list that is not
+ * an array of non-empty strings, is bad input. */
+static quire_status mcp_out_listen(quire_state *s, const char *server, size_t server_len, const qj_doc *d, uint32_t msg,
+                                   const char *ptr, ictx *cx, quire_error *err) {
+    char p[600];
+    uint32_t id = qj_get(d, msg, "id");
+    if (id == QJ_NONE || (qj_type_of(d, id) != QJ_STRING && qj_type_of(d, id) != QJ_NUMBER)) {
+        ptr_join(p, sizeof p, ptr, id == QJ_NONE ? "" : "/id");
+        return q_err_at(err, QUIRE_E_SESSION, qj_offset(d, id == QJ_NONE ? msg : id), p,
+                        "subscriptions/listen needs an id, a string or a number (it names the stream)");
+    }
+    uint32_t params = qj_get(d, msg, "params");
+    uint32_t notes = get_obj(d, params, "notifications");
+    uint32_t uris = notes == QJ_NONE ? QJ_NONE : qj_get(d, notes, "resourceSubscriptions");
+    if (uris == QJ_NONE) return QUIRE_OK; /* a stream for other notifications */
+    ptr_join(p, sizeof p, ptr, "/params/notifications/resourceSubscriptions");
+    if (qj_type_of(d, uris) != QJ_ARRAY)
+        return q_err_at(err, QUIRE_E_SESSION, qj_offset(d, uris), p, "resourceSubscriptions must be an array of URIs");
+    size_t base = strlen(p);
+    uint32_t i = 0;
+    for (uint32_t e = uris + 1; e < qj_at(d, uris)->end; e = qj_next(d, e), i++) {
+        if (qj_type_of(d, e) == QJ_STRING && qj_at(d, e)->len > 0) continue;
+        p[base] = '\0';
+        q_ptr_push_index(p, sizeof p, i);
+        return q_err_at(err, QUIRE_E_SESSION, qj_offset(d, e), p, "a resource subscription must be a non-empty string");
+    }
+    qserver *sv = qs_server(s, server, server_len, true);
+    if (!sv) return q_oom(err);
+    const char *key = qs_listen_key(s, d, id);
+    if (!key) return q_oom(err);
+    i = 0;
+    for (uint32_t e = uris + 1; e < qj_at(d, uris)->end; e = qj_next(d, e), i++) {
+        size_t n = 0;
+        char *u = qj_str_decode(d, e, &cx->ar, &n);
+        if (!u) return q_oom(err);
+        if (!qt_utf8_valid(u, n, NULL) || memchr(u, '\0', n)) {
+            p[base] = '\0';
+            q_ptr_push_index(p, sizeof p, i);
+            return q_err_at(err, QUIRE_E_SESSION, qj_offset(d, e), p, "a resource subscription must be text without NUL");
+        }
+        if (!qs_sub_add(s, sv, u, n, key)) return q_oom(err);
+    }
+    return QUIRE_OK;
+}
+
 /* A JSON-RPC message the host sent to MCP server `server` (direction out):
  * resources/subscribe and resources/unsubscribe are recorded per server
  * (push routing, DESIGN 11); every other message is ignored. A subscribe
@@ -308,6 +367,20 @@ static quire_status mcp_out(quire_state *s, const char *server, size_t server_le
                         qj_type_name(qj_type_of(d, msg)));
     uint32_t method = qj_get(d, msg, "method");
     if (method == QJ_NONE || qj_type_of(d, method) != QJ_STRING) return QUIRE_OK;
+    if (qj_str_eq(d, method, "subscriptions/listen")) return mcp_out_listen(s, server, server_len, d, msg, ptr, cx, err);
+    if (qj_str_eq(d, method, "notifications/cancelled")) {
+        /* the host closed a request; when it was a listen stream, its subscriptions end */
+        uint32_t params = qj_get(d, msg, "params");
+        uint32_t rid = params != QJ_NONE && qj_type_of(d, params) == QJ_OBJECT ? qj_get(d, params, "requestId") : QJ_NONE;
+        qserver *sv = qs_server(s, server, server_len, false);
+        if (rid == QJ_NONE || !sv || !sv->nsubs) return QUIRE_OK;
+        qj_type rt = qj_type_of(d, rid);
+        if (rt != QJ_STRING && rt != QJ_NUMBER) return QUIRE_OK;
+        const char *key = qs_listen_key(s, d, rid);
+        if (!key) return q_oom(err);
+        qs_sub_end_listen(sv, key);
+        return QUIRE_OK;
+    }
     bool sub = qj_str_eq(d, method, "resources/subscribe");
     if (!sub && !qj_str_eq(d, method, "resources/unsubscribe")) return QUIRE_OK;
     uint32_t params = qj_get(d, msg, "params");
@@ -328,7 +401,7 @@ static quire_status mcp_out(quire_state *s, const char *server, size_t server_le
     qserver *sv = qs_server(s, server, server_len, sub);
     if (!sv) return sub ? q_oom(err) : QUIRE_OK;
     if (!sub) { qs_sub_remove(sv, u, n); return QUIRE_OK; }
-    return qs_sub_add(s, sv, u, n) ? QUIRE_OK : q_oom(err);
+    return qs_sub_add(s, sv, u, n, NULL) ? QUIRE_OK : q_oom(err);
 }
 
 /* {"type":"mcp","server":S,"event":"reconnected"}: the host's connection to S
@@ -343,9 +416,7 @@ static void mcp_reconnected(quire_state *s, const char *server, size_t server_le
     qw_key(&w, "sessionUpdate"); qw_strz(&w, "mcp_reconnected");
     qw_key(&w, "server"); qw_str(&w, server, server_len);
     qw_key(&w, "subscriptions");
-    qw_arr_begin(&w);
-    for (uint32_t i = 0; sv && i < sv->nsubs; i++) qw_strz(&w, sv->subs[i]);
-    qw_arr_end(&w);
+    qs_sub_write_uris(&w, sv);
     qw_obj_end(&w);
     qw_dispose(&w);
     qbuf_putc(events, '\n');

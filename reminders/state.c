@@ -450,30 +450,60 @@ bool qs_sub_has(const qserver *sv, const char *uri, size_t len) {
     return false;
 }
 
-bool qs_sub_add(quire_state *s, qserver *sv, const char *uri, size_t len) {
-    if (qs_sub_has(sv, uri, len)) return true;
+static bool listen_eq(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
+
+bool qs_sub_add(quire_state *s, qserver *sv, const char *uri, size_t len, const char *listen) {
+    for (uint32_t i = 0; i < sv->nsubs; i++)
+        if (strncmp(sv->subs[i], uri, len) == 0 && sv->subs[i][len] == '\0' && listen_eq(sv->sub_listen[i], listen))
+            return true;
     if (sv->nsubs == sv->capsubs) {
-        /* the array lives in the arena: a grown copy leaves the old one to the next clone */
+        /* the arrays live in the arena: grown copies leave the old ones to the next clone */
         uint32_t cap = sv->capsubs ? sv->capsubs * 2 : 4;
         const char **n = qarena_alloc(&s->ar, (size_t)cap * sizeof *n);
-        if (!n) return false;
-        if (sv->nsubs) memcpy(n, sv->subs, (size_t)sv->nsubs * sizeof *n);
+        const char **nl = qarena_alloc(&s->ar, (size_t)cap * sizeof *nl);
+        if (!n || !nl) return false;
+        if (sv->nsubs) {
+            memcpy(n, sv->subs, (size_t)sv->nsubs * sizeof *n);
+            memcpy(nl, sv->sub_listen, (size_t)sv->nsubs * sizeof *nl);
+        }
         sv->subs = n;
+        sv->sub_listen = nl;
         sv->capsubs = cap;
     }
     char *c = qarena_strndup(&s->ar, uri, len);
-    if (!c) return false;
-    sv->subs[sv->nsubs++] = c;
+    char *l = listen ? qarena_strndup(&s->ar, listen, strlen(listen)) : NULL;
+    if (!c || (listen && !l)) return false;
+    sv->subs[sv->nsubs] = c;
+    sv->sub_listen[sv->nsubs++] = l;
     return true;
 }
 
-void qs_sub_remove(qserver *sv, const char *uri, size_t len) {
+/* Keeps the entries for which drop() is false, in order; returns the count removed. */
+static uint32_t sub_filter(qserver *sv, const char *uri, size_t len, const char *listen) {
+    uint32_t o = 0, removed = 0;
     for (uint32_t i = 0; i < sv->nsubs; i++) {
-        if (strncmp(sv->subs[i], uri, len) != 0 || sv->subs[i][len] != '\0') continue;
-        memmove(&sv->subs[i], &sv->subs[i + 1], (size_t)(sv->nsubs - i - 1) * sizeof *sv->subs);
-        sv->nsubs--;
-        return;
+        bool drop = uri ? strncmp(sv->subs[i], uri, len) == 0 && sv->subs[i][len] == '\0'
+                        : sv->sub_listen[i] && strcmp(sv->sub_listen[i], listen) == 0;
+        if (drop) { removed++; continue; }
+        sv->subs[o] = sv->subs[i];
+        sv->sub_listen[o++] = sv->sub_listen[i];
     }
+    sv->nsubs = o;
+    return removed;
+}
+
+void qs_sub_remove(qserver *sv, const char *uri, size_t len) { (void)sub_filter(sv, uri, len, NULL); }
+
+uint32_t qs_sub_end_listen(qserver *sv, const char *listen) { return sub_filter(sv, NULL, 0, listen); }
+
+void qs_sub_write_uris(qw *w, const qserver *sv) {
+    qw_arr_begin(w);
+    for (uint32_t k = 0; sv && k < sv->nsubs; k++) {
+        bool seen = false;
+        for (uint32_t j = 0; j < k && !seen; j++) seen = strcmp(sv->subs[j], sv->subs[k]) == 0;
+        if (!seen) qw_strz(w, sv->subs[k]);
+    }
+    qw_arr_end(w);
 }
 
 quire_state *qs_clone(const quire_state *s) {
@@ -490,9 +520,10 @@ quire_state *qs_clone(const quire_state *s) {
         const char *nm = d->name;
         *d = *src;
         d->name = nm;
-        d->subs = NULL;
+        d->subs = d->sub_listen = NULL;
         d->nsubs = d->capsubs = 0;
-        for (uint32_t k = 0; ok && k < src->nsubs; k++) ok = qs_sub_add(n, d, src->subs[k], strlen(src->subs[k]));
+        for (uint32_t k = 0; ok && k < src->nsubs; k++)
+            ok = qs_sub_add(n, d, src->subs[k], strlen(src->subs[k]), src->sub_listen[k]);
     }
     if (ok && !rems_reserve(n, s->nrems)) ok = false;
     for (uint32_t i = 0; ok && i < s->nrems; i++)
@@ -1122,12 +1153,30 @@ static quire_status parse_servers(quire_state *s, const qj_doc *d, uint32_t obj,
                 for (uint32_t e = v2 + 1; e < qj_at(d, v2)->end; e = qj_next(d, e), idx++) {
                     ptr[b2] = '\0';
                     q_ptr_push_index(ptr, sizeof ptr, idx);
-                    if (qj_type_of(d, e) != QJ_STRING || qj_at(d, e)->len == 0)
-                        return sfail(err, QUIRE_E_REMINDER_TYPE, d, e, ptr, "subscriptions",
-                                     "subscriptions must be an array of non-empty strings");
+                    /* a URI, or {"uri", "listen"} for one a subscriptions/listen holds */
+                    uint32_t u = e, lv = QJ_NONE;
+                    if (qj_type_of(d, e) == QJ_OBJECT) {
+                        u = qj_get(d, e, "uri");
+                        lv = qj_get(d, e, "listen");
+                        for (uint32_t k3 = e + 1; k3 < qj_at(d, e)->end; k3 = qj_next(d, k3 + 1))
+                            if (!qj_str_eq(d, k3, "uri") && !qj_str_eq(d, k3, "listen")) return unknown_key(err, d, k3, ptr);
+                        if (qj_find_dup_key(d, e) != QJ_NONE)
+                            return sfail(err, QUIRE_E_SCHEMA, d, qj_find_dup_key(d, e), ptr, "subscriptions",
+                                         "duplicate key in a subscription");
+                        qj_type lt = lv == QJ_NONE ? QJ_NULL : qj_type_of(d, lv);
+                        if (lt != QJ_STRING && lt != QJ_NUMBER)
+                            return sfail(err, QUIRE_E_REMINDER_TYPE, d, lv == QJ_NONE ? e : lv, ptr, "listen",
+                                         "listen must be the subscriptions/listen request id (a string or number)");
+                    }
+                    if (u == QJ_NONE || qj_type_of(d, u) != QJ_STRING || qj_at(d, u)->len == 0)
+                        return sfail(err, QUIRE_E_REMINDER_TYPE, d, u == QJ_NONE ? e : u, ptr, "subscriptions",
+                                     "a subscription is a non-empty URI string, or {\"uri\", \"listen\"}");
                     size_t ul = 0;
-                    char *uri = qj_str_decode(d, e, &s->ar, &ul);
-                    if (!uri || !qs_sub_add(s, sv, uri, ul)) return q_oom(err);
+                    char *uri = qj_str_decode(d, u, &s->ar, &ul);
+                    if (!uri) return q_oom(err);
+                    const char *listen = NULL;
+                    if (lv != QJ_NONE && !(listen = qs_listen_key(s, d, lv))) return q_oom(err);
+                    if (!qs_sub_add(s, sv, uri, ul, listen)) return q_oom(err);
                 }
             } else {
                 return unknown_key(err, d, k2, ptr);
@@ -1307,7 +1356,13 @@ quire_status quire_state_write(const quire_state *s, int pretty, quire_bytes *ou
         if (sv->nsubs) {
             qw_key(&w, "subscriptions");
             qw_arr_begin(&w);
-            for (uint32_t k = 0; k < sv->nsubs; k++) qw_strz(&w, sv->subs[k]);
+            for (uint32_t k = 0; k < sv->nsubs; k++) {
+                if (!sv->sub_listen[k]) { qw_strz(&w, sv->subs[k]); continue; }
+                qw_obj_begin(&w);
+                qw_key(&w, "uri"); qw_strz(&w, sv->subs[k]);
+                qw_key(&w, "listen"); qw_raw_value(&w, sv->sub_listen[k], strlen(sv->sub_listen[k]));
+                qw_obj_end(&w);
+            }
             qw_arr_end(&w);
         }
         qw_obj_end(&w);
@@ -1386,10 +1441,26 @@ const char *quire_state_reminder_id(const quire_state *s, size_t i) {
 /* Push routing: subscriptions (DESIGN 11)                                   */
 /* ------------------------------------------------------------------------ */
 
-static void write_subs(qw *w, const qserver *sv) {
-    qw_arr_begin(w);
-    for (uint32_t k = 0; sv && k < sv->nsubs; k++) qw_strz(w, sv->subs[k]);
-    qw_arr_end(w);
+static void write_subs(qw *w, const qserver *sv) { qs_sub_write_uris(w, sv); }
+
+const char *qs_listen_key(quire_state *s, const qj_doc *d, uint32_t id) {
+    qbuf b;
+    qbuf_init(&b, s->a);
+    qw w;
+    qw_init(&w, &b, false);
+    if (qj_type_of(d, id) == QJ_STRING) {
+        /* a string id in one spelling whatever its escapes */
+        size_t n = 0;
+        char *v = qj_str_decode(d, id, &s->ar, &n);
+        if (!v) { qw_dispose(&w); qbuf_free(&b); return NULL; }
+        qw_str(&w, v, n);
+    } else {
+        qw_node(&w, d, id);
+    }
+    qw_dispose(&w);
+    const char *r = b.oom ? NULL : qarena_strndup(&s->ar, b.data ? b.data : "", b.len);
+    qbuf_free(&b);
+    return r;
 }
 
 quire_status quire_state_subscriptions(const quire_state *s, const char *server, quire_bytes *out, quire_error *err) {

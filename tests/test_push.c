@@ -469,8 +469,83 @@ static void test_pretty_input(void) {
     quire_session_free(s);
 }
 
+/* MCP 2026-07-28: subscriptions/listen replaces resources/subscribe */
+static void test_listen(void) {
+    quire_session *s = NULL;
+    quire_error err;
+    CHECK_INT(quire_session_open(S(k_config), NULL, NULL, &s, &err), QUIRE_OK);
+    CHECK_INT(quire_session_append(s, S("{\"role\":\"user\",\"content\":\"watch\"}"), &err), QUIRE_OK);
+    free(apply(s, "{\"type\":\"mcp\",\"server\":\"fs\",\"direction\":\"out\",\"message\":{\"jsonrpc\":\"2.0\","
+                  "\"id\":\"listen-1\",\"method\":\"subscriptions/listen\",\"params\":{\"_meta\":{},\"notifications\":"
+                  "{\"toolsListChanged\":true,\"resourceSubscriptions\":[\"file:///a.c\",\"file:///b.c\"]}}}}\n"
+                  SUB("file:///a.c") "\n"
+                  "{\"type\":\"mcp\",\"server\":\"fs\",\"direction\":\"out\",\"message\":{\"jsonrpc\":\"2.0\","
+                  "\"id\":7,\"method\":\"subscriptions/listen\",\"params\":{\"_meta\":{},\"notifications\":"
+                  "{\"resourceSubscriptions\":[\"file:///c.c\"]}}}}",
+               QUIRE_OK));
+    char *j = subs(s, "fs");
+    CHECK_STR(j, "[\"file:///a.c\",\"file:///b.c\",\"file:///c.c\"]");
+    free(j);
+    quire_bytes st;
+    CHECK_INT(quire_session_state(s, 0, &st, &err), QUIRE_OK);
+    CHECK(strstr(st.data, "\"subscriptions\":[{\"uri\":\"file:///a.c\",\"listen\":\"listen-1\"},{\"uri\":\"file:///b.c\","
+                          "\"listen\":\"listen-1\"},\"file:///a.c\",{\"uri\":\"file:///c.c\",\"listen\":7}]") != NULL);
+    quire_state *ps = NULL;
+    CHECK_INT(quire_state_parse(st.data, st.len, NULL, &ps, &err), QUIRE_OK);
+    quire_bytes st2;
+    CHECK_INT(quire_state_write(ps, 0, &st2, &err), QUIRE_OK);
+    CHECK_STR(st2.data, st.data);
+    quire_bytes_free(&st2);
+    quire_state_free(ps);
+    quire_bytes_free(&st);
+    char *ev = apply(s, UPD("file:///b.c"), QUIRE_OK);
+    CHECK(count_sub(ev, "reminder_dropped") == 0);
+    free(ev);
+    /* the host cancels listen-1 (the id spelled with an escape): b.c ends, a.c stays (also subscribed) */
+    free(apply(s, "{\"type\":\"mcp\",\"server\":\"fs\",\"direction\":\"out\",\"message\":{\"jsonrpc\":\"2.0\","
+                  "\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"listen\\u002d1\"}}}",
+               QUIRE_OK));
+    j = subs(s, "fs");
+    CHECK_STR(j, "[\"file:///a.c\",\"file:///c.c\"]");
+    free(j);
+    ev = apply(s, UPD("file:///b.c"), QUIRE_OK);
+    CHECK(strstr(ev, "\"not_subscribed\"") != NULL);
+    free(ev);
+    /* the server ends stream 7 by answering it */
+    free(apply(s, "{\"type\":\"mcp\",\"server\":\"fs\",\"message\":{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":"
+                  "{\"resultType\":\"complete\",\"_meta\":{}}}}",
+               QUIRE_OK));
+    j = subs(s, "fs");
+    CHECK_STR(j, "[\"file:///a.c\"]");
+    free(j);
+    /* bad listen requests are the host's errors */
+    static const struct {
+        const char *line, *pointer;
+    } bad[] = {
+        {"{\"type\":\"mcp\",\"server\":\"fs\",\"direction\":\"out\",\"message\":{\"jsonrpc\":\"2.0\",\"method\":"
+         "\"subscriptions/listen\",\"params\":{\"notifications\":{\"resourceSubscriptions\":[\"x\"]}}}}",
+         "/message"},
+        {"{\"type\":\"mcp\",\"server\":\"fs\",\"direction\":\"out\",\"message\":{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":"
+         "\"subscriptions/listen\",\"params\":{\"notifications\":{\"resourceSubscriptions\":[\"x\",1]}}}}",
+         "/message/params/notifications/resourceSubscriptions/1"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        quire_status stt = quire_session_apply(s, bad[i].line, strlen(bad[i].line), NULL, NULL, &err);
+        CHECK_INT(stt, QUIRE_E_SESSION);
+        if (stt) CHECK_STR(err.pointer, bad[i].pointer);
+    }
+    quire_session_turn t;
+    CHECK_INT(quire_session_render(s, NULL, 0, NULL, 0, 0, &t, &err), QUIRE_OK);
+    char *b = body_of(&t);
+    CHECK_INT(quire_session_accept_message(s, S(ANSWER), &err), QUIRE_OK);
+    check_replay(s, &b, 1, NULL);
+    free(b);
+    quire_session_free(s);
+}
+
 int main(void) {
     test_pretty_input();
+    test_listen();
     test_subscriptions();
     test_line_errors();
     test_pending_queue();

@@ -271,6 +271,7 @@ static void random_session(int seed) {
     int nopen = 0, ncalls = 0, nmsgs = 0, cur_target = 0;
     char answered_ids[64][16];
     int nanswered = 0;
+    int last_listen = -1;
     char buf[1024];
     for (int step = 0; step < 60; step++) {
         uint32_t op = rnd(100);
@@ -299,7 +300,7 @@ static void random_session(int seed) {
             nmsgs++;
         } else if (op < 45 && rnd(3)) {
             /* MCP push: the host's subscriptions, server pushes, reconnects */
-            switch (rnd(8)) {
+            switch (rnd(9)) {
             case 0:
                 snprintf(buf, sizeof buf,
                          "{\"type\":\"mcp\",\"server\":\"%s\",\"message\":{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":"
@@ -341,6 +342,22 @@ static void random_session(int seed) {
                                           srv, step, k, rnd(3) ? "" : ",\"mode\":\"interrupt_immediate\"");
                 break;
             }
+            case 8:
+                /* MCP 2026-07-28: a listen stream opened, or the last one cancelled */
+                if (last_listen < 0 || rnd(2)) {
+                    last_listen = step;
+                    snprintf(buf, sizeof buf,
+                             "{\"type\":\"mcp\",\"server\":\"fs\",\"direction\":\"out\",\"message\":{\"jsonrpc\":\"2.0\","
+                             "\"id\":%d,\"method\":\"subscriptions/listen\",\"params\":{\"_meta\":{},\"notifications\":"
+                             "{\"resourceSubscriptions\":[\"file:///u%u\"]}}}}",
+                             step, rnd(3));
+                } else {
+                    snprintf(buf, sizeof buf,
+                             "{\"type\":\"mcp\",\"server\":\"fs\",\"direction\":\"out\",\"message\":{\"jsonrpc\":\"2.0\","
+                             "\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%d}}}",
+                             last_listen);
+                }
+                break;
             default:
                 snprintf(buf, sizeof buf,
                          "{\"type\":\"mcp\",\"server\":\"fs\",\"message\":{\"jsonrpc\":\"2.0\",\"method\":"
