@@ -217,7 +217,7 @@ static quire_status mcp_msg(quire_state *s, const char *server, size_t server_le
         if (lsv && lsv->nsubs && (qj_type_of(d, rid) == QJ_STRING || qj_type_of(d, rid) == QJ_NUMBER)) {
             bool any = false;
             for (uint32_t i = 0; i < lsv->nsubs && !any; i++) any = lsv->sub_listen[i] != NULL;
-            const char *key = any ? qs_listen_key(s, d, rid) : NULL;
+            const char *key = any ? qs_listen_key(&cx->ar, s->a, d, rid) : NULL;
             if (any && !key) return q_oom(err);
             if (key) qs_sub_end_listen(lsv, key);
         }
@@ -338,7 +338,7 @@ static quire_status mcp_out_listen(quire_state *s, const char *server, size_t se
     }
     qserver *sv = qs_server(s, server, server_len, true);
     if (!sv) return q_oom(err);
-    const char *key = qs_listen_key(s, d, id);
+    const char *key = qs_listen_key(&cx->ar, s->a, d, id);
     if (!key) return q_oom(err);
     i = 0;
     for (uint32_t e = uris + 1; e < qj_at(d, uris)->end; e = qj_next(d, e), i++) {
@@ -361,7 +361,6 @@ static quire_status mcp_out_listen(quire_state *s, const char *server, size_t se
  * whose params.uri is not a non-empty string is bad input. */
 static quire_status mcp_out(quire_state *s, const char *server, size_t server_len, const qj_doc *d, uint32_t msg,
                             const char *ptr, ictx *cx, quire_error *err) {
-    (void)cx;
     if (qj_type_of(d, msg) != QJ_OBJECT)
         return q_err_at(err, QUIRE_E_SESSION, qj_offset(d, msg), ptr, "an MCP message must be a JSON-RPC object, got %s",
                         qj_type_name(qj_type_of(d, msg)));
@@ -376,7 +375,7 @@ static quire_status mcp_out(quire_state *s, const char *server, size_t server_le
         if (rid == QJ_NONE || !sv || !sv->nsubs) return QUIRE_OK;
         qj_type rt = qj_type_of(d, rid);
         if (rt != QJ_STRING && rt != QJ_NUMBER) return QUIRE_OK;
-        const char *key = qs_listen_key(s, d, rid);
+        const char *key = qs_listen_key(&cx->ar, s->a, d, rid);
         if (!key) return q_oom(err);
         qs_sub_end_listen(sv, key);
         return QUIRE_OK;

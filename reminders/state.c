@@ -1175,7 +1175,7 @@ static quire_status parse_servers(quire_state *s, const qj_doc *d, uint32_t obj,
                     char *uri = qj_str_decode(d, u, &s->ar, &ul);
                     if (!uri) return q_oom(err);
                     const char *listen = NULL;
-                    if (lv != QJ_NONE && !(listen = qs_listen_key(s, d, lv))) return q_oom(err);
+                    if (lv != QJ_NONE && !(listen = qs_listen_key(&s->ar, s->a, d, lv))) return q_oom(err);
                     if (!qs_sub_add(s, sv, uri, ul, listen)) return q_oom(err);
                 }
             } else {
@@ -1443,22 +1443,22 @@ const char *quire_state_reminder_id(const quire_state *s, size_t i) {
 
 static void write_subs(qw *w, const qserver *sv) { qs_sub_write_uris(w, sv); }
 
-const char *qs_listen_key(quire_state *s, const qj_doc *d, uint32_t id) {
+const char *qs_listen_key(qarena *ar, const quire_allocator *a, const qj_doc *d, uint32_t id) {
     qbuf b;
-    qbuf_init(&b, s->a);
+    qbuf_init(&b, a);
     qw w;
     qw_init(&w, &b, false);
     if (qj_type_of(d, id) == QJ_STRING) {
         /* a string id in one spelling whatever its escapes */
         size_t n = 0;
-        char *v = qj_str_decode(d, id, &s->ar, &n);
+        char *v = qj_str_decode(d, id, ar, &n);
         if (!v) { qw_dispose(&w); qbuf_free(&b); return NULL; }
         qw_str(&w, v, n);
     } else {
         qw_node(&w, d, id);
     }
     qw_dispose(&w);
-    const char *r = b.oom ? NULL : qarena_strndup(&s->ar, b.data ? b.data : "", b.len);
+    const char *r = b.oom ? NULL : qarena_strndup(ar, b.data ? b.data : "", b.len);
     qbuf_free(&b);
     return r;
 }

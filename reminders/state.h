@@ -157,8 +157,8 @@ bool qs_sub_has(const qserver *sv, const char *uri, size_t len);
  * returns how many. */
 uint32_t qs_sub_end_listen(qserver *sv, const char *listen);
 /* The key of a JSON-RPC request id (node id of d): compact JSON, strings in
- * one spelling; in s's arena. NULL on OOM. */
-const char *qs_listen_key(quire_state *s, const qj_doc *d, uint32_t id);
+ * one spelling; in ar (a scratch arena will do: qs_sub_add copies). NULL on OOM. */
+const char *qs_listen_key(qarena *ar, const quire_allocator *a, const qj_doc *d, uint32_t id);
 /* Writes the distinct subscribed URIs of sv (NULL: none) as a JSON array. */
 void qs_sub_write_uris(qw *w, const qserver *sv);
 /* Sets the session id (copied). false on OOM. */
