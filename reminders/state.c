@@ -1174,6 +1174,9 @@ static quire_status parse_servers(quire_state *s, const qj_doc *d, uint32_t obj,
                     size_t ul = 0;
                     char *uri = qj_str_decode(d, u, &s->ar, &ul);
                     if (!uri) return q_oom(err);
+                    if (memchr(uri, '\0', ul))
+                        return sfail(err, QUIRE_E_REMINDER_TYPE, d, u, ptr, "subscriptions",
+                                     "a subscribed URI must not contain NUL");
                     const char *listen = NULL;
                     if (lv != QJ_NONE && !(listen = qs_listen_key(&s->ar, s->a, d, lv))) return q_oom(err);
                     if (!qs_sub_add(s, sv, uri, ul, listen)) return q_oom(err);
