@@ -242,6 +242,14 @@ case("budget_per_origin", "at most N live reminders per origin (here 2): the old
                              mcp_rem("noisy", {"id": "n3", "body": "three"}),
                              mcp_rem("noisy", {"id": "n4", "body": "four"}),
                              rem({"id": "h2", "body": "host two"})])})
+case("pending_per_server", "at most N reminders a server pushed wait for their first render (here 2): the oldest pending one "
+     "of that server is dropped with reminder_dropped(queue_full); host reminders never count",
+     ["ingest", "--session-id", "s1", "--max-pending-per-server", "2", "--state-out", "state-out.json", "--events", "events.jsonl", "remind.jsonl"], R_FILES,
+     {"remind.jsonl": jsonl([init("noisy"),
+                             mcp_rem("noisy", {"id": "n1", "body": "one"}),
+                             rem({"id": "h1", "body": "host one", "origin": "mcp:noisy"}),
+                             mcp_rem("noisy", {"id": "n2", "body": "two"}),
+                             mcp_rem("noisy", {"id": "n3", "body": "three"})])})
 case("budget_per_turn", "per-turn byte budget (state limits: 40 bytes): the origin with the most bytes loses its oldest, with reminder_dropped(budget)",
      ["render", "--pretty", "--state", "state.json"] + R_OUT + ["t.json"], R_FILES,
      {"t.json": tj, "state.json": json.dumps({"sessionId": "s1", "turn": 0, "seq": 4,
