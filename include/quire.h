@@ -184,6 +184,8 @@ typedef struct quire_reminder_limits {
     uint32_t turn_budget_bytes;   /* reminder body bytes rendered per turn (default 16384) */
     uint32_t body_cap_bytes;      /* one body, after hygiene (default 8192) */
     uint32_t max_origins;         /* origins other than the host with live reminders (default 64) */
+    uint32_t max_pending_per_server; /* reminders an MCP server pushed that no turn has rendered yet
+                                        (default 32); past it the oldest is dropped (queue_full) */
 } quire_reminder_limits;
 
 /* Sets the limits of s (zero fields = defaults). */
@@ -591,7 +593,9 @@ typedef struct quire_session quire_session;
  *                  (quire_render_policy_apply)
  *   maxTokens      integer >= 1 (default: the row's)
  *   compactPolicy  the default policy of quire_session_compact / _plan
- *   limits         {"maxLivePerOrigin", "turnBudgetBytes", "bodyCapBytes"}
+ *   limits         {"maxLivePerOrigin", "turnBudgetBytes", "bodyCapBytes",
+ *                   "maxOrigins", "maxPendingPerServer"}
+ *   bridges        {"<server>": ["resources", "tools", "prompts"]}: MCP bridges on
  * caps (may be NULL) are capability overrides consulted before the built-in
  * table; they are borrowed (keep them alive as long as the session) and are
  * not recorded in the log (replay them with `quire replay --caps`). */
@@ -745,6 +749,44 @@ QUIRE_API quire_status quire_compact_apply(const quire_transcript *t, const quir
                                            const quire_compact_policy *policy, const char *summary,
                                            size_t summary_len, const char *span_id, const quire_options *opts,
                                            quire_compact_result *out, quire_error *err);
+
+/* ---- Push routing, interrupts, responses into sessions (DESIGN §11, docs/api.md) ---- */
+
+/* MCP push routing. The host records the resources/subscribe and
+ * resources/unsubscribe requests it sends to a server as session-log lines
+ *   {"type":"mcp","server":S,"direction":"out","message":{...request...}}
+ * (quire_state_apply, quire_session_apply); the state keeps the subscribed
+ * URIs per server (state file: servers.S.subscriptions). A bridged
+ * notifications/resources/updated for a URI not subscribed is dropped with
+ * reminder_dropped(not_subscribed). After a reconnect the host applies
+ *   {"type":"mcp","server":S,"event":"reconnected"}
+ * (an mcp_reconnected event lists S's subscriptions) and re-sends what
+ * quire_*_subscriptions returns. Reminders a server pushed that no turn has
+ * rendered yet are bounded per server (quire_reminder_limits
+ * .max_pending_per_server): the oldest is dropped with
+ * reminder_dropped(queue_full).
+ *
+ * The subscriptions of server (a JSON array of URIs, in subscription order;
+ * [] for an unknown server) or, with server NULL, of every server that has
+ * some ({"S":[...],...}). */
+QUIRE_API quire_status quire_state_subscriptions(const quire_state *s, const char *server, quire_bytes *out_json,
+                                                 quire_error *err);
+QUIRE_API quire_status quire_session_subscriptions(const quire_session *s, const char *server, quire_bytes *out_json,
+                                                   quire_error *err);
+
+/* Commits the pending turn with the provider's raw response body (JSON) for
+ * the target the turn was rendered for: decoded with quire_response_decode
+ * (ro may be NULL; its caps default to the session's), then appended and
+ * committed as quire_session_accept_message does. The log records the decoded
+ * assistant message, so replay reproduces the session without the raw body.
+ * A provider error body fails with QUIRE_E_PROVIDER and the turn stays
+ * pending. info (may be NULL) receives the decoded response's info JSON
+ * (stop reason, usage). */
+QUIRE_API quire_status quire_session_accept(quire_session *s, const char *bytes, size_t len,
+                                            const quire_response_options *ro, quire_bytes *info, quire_error *err);
+/* The same with a response already decoded (a finished quire_stream, or
+ * quire_response_decode): its message is appended and the turn committed. */
+QUIRE_API quire_status quire_session_accept_response(quire_session *s, const quire_response *r, quire_error *err);
 
 #ifdef __cplusplus
 }
