@@ -89,6 +89,15 @@ for k, f in inputs.items():
     row("2a. Render -> Anthropic, in-process (parse + build + serialise)", k, qs, "AI SDK: " + ps, ratio)
     qw, err = wall([QUIRE, "render", "--provider", "anthropic", f], 5 if quick else 20)
     pw, perr = wall(["node", "bench/peers/aisdk_render.mjs", "--provider", "anthropic", "--runs", "1", "--warmup", "0", f], 3 if quick else 7) if have_node else (None, "node peers not installed")
+    if k == "200 KB" and have_node and os.path.exists(f"{B}/node/build/Release/quire.node"):
+        n, nerr = node_peer("bench/peers/aisdk_render.mjs", ["--provider", "anthropic", "--quire-node", os.path.abspath(f"{B}/node")],
+                            f, 10 if quick else 100, 10)
+        if n:
+            row("2c. Render -> Anthropic from Node, same process: quire's Node package (from the bytes / from a JS string)", k,
+                f"{n['quire_node_buffer_ms']:.3f} ms / {n['quire_node_string_ms']:.3f} ms", f"AI SDK: {n['median_ms']:.2f} ms",
+                f"{n['median_ms'] / n['quire_node_buffer_ms']:.1f}x / {n['median_ms'] / n['quire_node_string_ms']:.1f}x")
+        else:
+            row("2c. Render -> Anthropic from Node, same process", k, f"n/a: {nerr}")
     row("2b. Render -> Anthropic, whole process", k, fmt_ms(qw) if qw else f"n/a: {err}",
         "AI SDK (node): " + (fmt_ms(pw) if pw else f"n/a: {perr}"), f"{pw / qw:.0f}x" if qw and pw else "")
 
