@@ -1,6 +1,7 @@
 /* The render driver: resolve the capability row, plan slots and cache
  * breakpoints, call the dialect encoder. */
 #include "render/render.h"
+#include "render/memo.h"
 
 #include <stdio.h>
 
@@ -319,8 +320,26 @@ static const qr_encoder k_encoders[QD_COUNT_] = {
     [QD_OLLAMA] = qr_encode_ollama,
 };
 
+void qr_memo_prepare(qr_memo *m, qr_ctx *c, bool use);
+bool qr_memo_finish(qr_memo *m, qbuf *out);
+
+static quire_status render_impl(const quire_transcript *t, const quire_state *state, const quire_render_options *ro,
+                                const quire_options *opts, qr_memo *memo, quire_render_result *res,
+                                quire_error *err);
+
 quire_status quire_render(const quire_transcript *t, const quire_state *state, const quire_render_options *ro,
                           const quire_options *opts, quire_render_result *res, quire_error *err) {
+    return render_impl(t, state, ro, opts, NULL, res, err);
+}
+
+quire_status qr_render_memo(const quire_transcript *t, const quire_state *state, const quire_render_options *ro,
+                            const quire_options *opts, qr_memo *m, quire_render_result *res, quire_error *err) {
+    return render_impl(t, state, ro, opts, m, res, err);
+}
+
+static quire_status render_impl(const quire_transcript *t, const quire_state *state, const quire_render_options *ro,
+                                const quire_options *opts, qr_memo *memo, quire_render_result *res,
+                                quire_error *err) {
     memset(res, 0, sizeof *res);
     if (!t || !ro) return q_err(err, QUIRE_E_INVALID, "quire_render: transcript and options are required");
     if (!ro->provider || !*ro->provider) return q_err(err, QUIRE_E_INVALID, "no provider given");
@@ -360,6 +379,12 @@ quire_status quire_render(const quire_transcript *t, const quire_state *state, c
     if (!st) st = check_transcript(&c);
     if (!st) st = qr_plan_slots(&c);
     if (!st) st = qr_plan_cache(&c);
+    if (!st && memo) {
+        /* the dialects with a memo path; lossy renders check their own
+         * output as one buffer, so they render in full */
+        bool use = !ro->lossy && (c.caps.dialect == QD_ANTHROPIC_MESSAGES || c.caps.dialect == QD_OPENAI_CHAT);
+        qr_memo_prepare(memo, &c, use);
+    }
     if (!st) {
         st = k_encoders[c.caps.dialect](&c);
         if (!st && c.st) st = c.st;
@@ -387,7 +412,8 @@ quire_status quire_render(const quire_transcript *t, const quire_state *state, c
     }
     if (st == QUIRE_OK) qs_after_render(c.next, &events);
     qarena_free(&c.scratch);
-    if (st == QUIRE_OK && (out.oom || events.oom || !qbuf_take(&out, &res->request) ||
+    if (st == QUIRE_OK && memo && !qr_memo_finish(memo, &out)) st = q_oom(err);
+    if (st == QUIRE_OK && (out.oom || events.oom || (!memo && !qbuf_take(&out, &res->request)) ||
                            !qbuf_take(&events, &res->events)))
         st = q_oom(err);
     if (st) {
@@ -398,6 +424,7 @@ quire_status quire_render(const quire_transcript *t, const quire_state *state, c
         quire_state_free(c.next);
         return st;
     }
+    if (memo) qbuf_free(&out); /* the previous body's buffer */
     res->state = c.next;
     return QUIRE_OK;
 }
