@@ -56,6 +56,8 @@ struct qr_memo {
     size_t nsegs, capsegs;
     bool oom;
     uint32_t reused, encoded;
+    qr_checked chk;
+    qr_inmarks inm;
 };
 
 qr_memo *qr_memo_new(const quire_allocator *a) {
@@ -90,6 +92,9 @@ void qr_memo_clear(qr_memo *m) {
 void qr_memo_free(qr_memo *m) {
     if (!m) return;
     qr_memo_clear(m);
+    q_free(m->a, m->chk.ids, (size_t)m->chk.capids * sizeof *m->chk.ids);
+    q_free(m->a, m->inm.k, (size_t)m->inm.cap * sizeof *m->inm.k);
+    q_free(m->a, m->inm.b, (size_t)m->inm.cap * sizeof *m->inm.b);
     qbuf_free(&m->fresh);
     q_free(m->a, m->holes, m->capholes * sizeof *m->holes);
     q_free(m->a, m->pieces, m->cappieces * sizeof *m->pieces);
@@ -418,4 +423,55 @@ bool qr_memo_window(const qr_memo *m, qbuf *out) {
     }
     q_free(m->a, keep, n);
     return any && !out->oom;
+}
+
+/* ---- transcript checks ---- */
+
+qr_checked *qr_memo_checked(qr_memo *m) { return &m->chk; }
+
+void qr_checked_reset(qr_memo *m) {
+    if (m->chk.capids) memset(m->chk.ids, 0, (size_t)m->chk.capids * sizeof *m->chk.ids);
+    m->chk.nids = 0;
+    m->chk.n = 0;
+    m->chk.last = NULL;
+    m->chk.t = NULL;
+}
+
+bool qr_checked_grow(qr_memo *m, uint32_t want) {
+    qr_checked *k = &m->chk;
+    if ((uint64_t)want * 2 <= k->capids) return true;
+    uint32_t ncap = k->capids ? k->capids : 64;
+    while ((uint64_t)ncap < (uint64_t)want * 2) ncap *= 2;
+    qr_idslot *n = q_malloc(m->a, (size_t)ncap * sizeof *n);
+    if (!n) return false;
+    memset(n, 0, (size_t)ncap * sizeof *n);
+    /* rehashing needs the ids' hashes: the caller re-inserts (render.c) */
+    q_free(m->a, k->ids, (size_t)k->capids * sizeof *k->ids);
+    k->ids = n;
+    k->capids = ncap;
+    k->nids = 0;
+    return true;
+}
+
+/* ---- input cache markers ---- */
+
+qr_inmarks *qr_memo_inmarks(qr_memo *m) { return &m->inm; }
+
+bool qr_inmarks_push(qr_memo *m, uint32_t k, uint32_t b) {
+    qr_inmarks *im = &m->inm;
+    if (im->cnt == im->cap) {
+        uint32_t ncap = im->cap ? im->cap * 2 : 16;
+        uint32_t *nk = q_malloc(m->a, (size_t)ncap * sizeof *nk), *nb = q_malloc(m->a, (size_t)ncap * sizeof *nb);
+        if (!nk || !nb) { q_free(m->a, nk, (size_t)ncap * sizeof *nk); q_free(m->a, nb, (size_t)ncap * sizeof *nb); return false; }
+        if (im->cnt) { memcpy(nk, im->k, im->cnt * sizeof *nk); memcpy(nb, im->b, im->cnt * sizeof *nb); }
+        q_free(m->a, im->k, (size_t)im->cap * sizeof *im->k);
+        q_free(m->a, im->b, (size_t)im->cap * sizeof *im->b);
+        im->k = nk;
+        im->b = nb;
+        im->cap = ncap;
+    }
+    im->k[im->cnt] = k;
+    im->b[im->cnt] = b;
+    im->cnt++;
+    return true;
 }

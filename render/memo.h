@@ -60,6 +60,39 @@ void qr_memo_counts(const qr_memo *m, uint32_t *reused, uint32_t *encoded);
  * validation that costs what changed. False when nothing would be left out. */
 bool qr_memo_window(const qr_memo *m, qbuf *out);
 
+/* What the transcript checks of render.c have verified for a transcript:
+ * messages [0, n) (the last one's blocks identify it) and, for the dialects
+ * that want toolCall ids unique request-wide, the ids of their calls (an
+ * open-addressing set). A render checks only the messages after n. */
+typedef struct qr_idslot {
+    qstr id;
+    uint32_t msg;
+    bool used;
+} qr_idslot;
+typedef struct qr_checked {
+    const quire_transcript *t;
+    bool global;
+    uint32_t n;
+    const qblock *last;
+    qr_idslot *ids;
+    uint32_t nids, capids; /* capids: a power of two or 0 */
+} qr_checked;
+qr_checked *qr_memo_checked(qr_memo *m);
+/* The blocks of messages [0, n) of transcript t that carry an input cache
+ * marker (cache.c), in order: a render scans only the messages after n. */
+typedef struct qr_inmarks {
+    const quire_transcript *t;
+    uint32_t n;
+    const qblock *last;
+    uint32_t *k, *b;
+    uint32_t cnt, cap;
+} qr_inmarks;
+qr_inmarks *qr_memo_inmarks(qr_memo *m);
+bool qr_inmarks_push(qr_memo *m, uint32_t k, uint32_t b);
+/* Empties the id set; false when growing it failed. */
+void qr_checked_reset(qr_memo *m);
+bool qr_checked_grow(qr_memo *m, uint32_t want);
+
 /* ---- used by the encoders (no-ops when c->memo is NULL) ---- */
 typedef struct qr_unit {
     uint32_t slot;       /* entry index: the unit's first transcript message */
