@@ -262,6 +262,7 @@ static void random_session_n(int seed, int steps, bool long_mode) {
     const char *prev_seg0 = NULL;
     int prev_target = -1;
     bool settled = false; /* no switch, compaction or reminder change since the last render */
+    bool compacted = false;
     char cfg[512];
     int placement = (int)rnd(2), allow_sys = (int)rnd(2);
     snprintf(cfg, sizeof cfg,
@@ -284,6 +285,7 @@ static void random_session_n(int seed, int steps, bool long_mode) {
     for (int step = 0; step < steps; step++) {
         uint32_t op = rnd(100);
         if (long_mode && op >= 92 && op < 96) op = 60; /* a render instead of a restore */
+        if (long_mode && op >= 88 && op < 92 && rnd(4)) op = 60; /* fewer compactions: longer stretches */
         if (nopen) {
             /* answer the open calls: a tool message or an outcome */
             if (rnd(2)) {
@@ -304,7 +306,16 @@ static void random_session_n(int seed, int steps, bool long_mode) {
             continue;
         }
         if (op < 25 || nmsgs == 0) {
-            snprintf(buf, sizeof buf, "{\"role\":\"user\",\"content\":\"step %d: do thing %u\"}", step, rnd(1000));
+            /* a marker of the input (the limit drops the oldest, with events
+             * that name messages by their index in the input: before any
+             * compaction, which keeps the pre-compaction indices) */
+            if (long_mode && !compacted && rnd(5) == 0)
+                snprintf(buf, sizeof buf,
+                         "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"step %d\","
+                         "\"cacheControl\":{\"type\":\"ephemeral\"%s}}]}",
+                         step, rnd(3) ? "" : ",\"ttl\":\"1h\"");
+            else
+                snprintf(buf, sizeof buf, "{\"role\":\"user\",\"content\":\"step %d: do thing %u\"}", step, rnd(1000));
             CHECK_INT(quire_session_append(s, buf, strlen(buf), &err), QUIRE_OK);
             nmsgs++;
         } else if (op < 45) {
@@ -385,6 +396,7 @@ static void random_session_n(int seed, int steps, bool long_mode) {
                 quire_bytes_free(&ev);
                 g_compactions++;
                 settled = false;
+                compacted = true;
             }
         } else if (op < 96) {
             quire_bytes log;
