@@ -65,6 +65,7 @@ struct quire_replay {
      * stable pieces (the FNV state after each one) */
     struct qr_memo *memo;
     bool req_flat;
+    bool restoring;             /* quire_session_restore: render lines write no stream line */
     struct qrp_dlink *dchain;
     size_t ndchain, capdchain;
     uint64_t dchain_epoch;

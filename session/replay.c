@@ -539,6 +539,14 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
         quire_render_result_free(&res);
         return r->sev.oom ? q_oom(c->err) : QUIRE_OK;
     }
+    if (r->restoring) {
+        /* a session being restored commits the turn and writes no line */
+        quire_state_free(r->state);
+        r->state = res.state;
+        res.state = NULL;
+        quire_render_result_free(&res);
+        return QUIRE_OK;
+    }
     /* the stream line: bodies are always compact inside JSONL */
     qw w;
     qw_init(&w, &r->out, false);

@@ -216,6 +216,7 @@ quire_status quire_session_restore(const char *log, size_t len, const quire_caps
     if (!src) { quire_session_free(s); return q_oom(err); }
     if (len) memcpy(src, log, len);
     s->r->live = false; /* render lines commit their turn, as in replay */
+    s->r->restoring = true;
     qline_iter it = {src, len, 0, 0};
     const char *line;
     size_t n, off;
@@ -228,6 +229,7 @@ quire_status quire_session_restore(const char *log, size_t len, const quire_caps
         if (!st && !log_push(s, l)) st = q_oom(err);
     }
     s->r->live = true;
+    s->r->restoring = false;
     s->r->out.len = 0;
     if (!st && !s->r->seen_session)
         st = q_err_at(err, QUIRE_E_SESSION, 0, "", "the log has no session line");
