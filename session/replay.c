@@ -375,12 +375,16 @@ static quire_status ev_message(lctx *c, uint32_t root) {
 /* The body's pieces in one buffer (r->req), once per render. */
 bool qrp_flatten(quire_replay *r) {
     if (r->req_flat) return true;
-    size_t n, len;
-    const qr_piece *p = r->memo ? qr_memo_pieces(r->memo, &n, &len) : NULL;
+    size_t np = 0, n = 0, len = 0;
+    if (r->memo) qr_memo_pieces(r->memo, &np, &len);
+    const quire_segment *sg = np ? qr_memo_segments(r->memo, &n) : NULL;
+    if (np && !sg) return false;
     r->req.len = 0;
-    if (!p) n = len = 0;
     if (!qbuf_grow(&r->req, len + 1)) return false;
-    for (size_t k = 0; k < n; k++) qbuf_put(&r->req, p[k].p, p[k].n);
+    for (size_t k = 0; k < n; k++) {
+        memcpy(r->req.data + r->req.len, sg[k].data, sg[k].len);
+        r->req.len += sg[k].len;
+    }
     if (r->req.oom) return false;
     r->req.data[r->req.len] = '\0';
     r->req_flat = true;
