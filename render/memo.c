@@ -320,7 +320,7 @@ bool qr_unit_begin(qr_ctx *c, qr_unit *u, uint32_t i, uint32_t j, uint32_t varia
     u->sep = w->depth > 0 && w->count[w->depth] != 0;
     u->start = w->b->len;
     u->ev_start = c->events ? c->events->len : 0;
-    u->keep = keep && j > i && i < m->ne && !qr_groups_in(c, i, j);
+    u->keep = keep && j > i && i < m->ne && (!c->ngroups || !qr_groups_in(c, i, j));
     if (!u->keep) return false;
     u->marks = marks_in(c, i, j, &u->marked);
     const quire_transcript *t = c->t;
@@ -386,42 +386,30 @@ void qr_memo_head(qr_ctx *c) {
 
 /* ---- validation window ---- */
 
+static bool base_keep(const qr_piece *p) { return !(p->kind == QR_PIECE_UNIT && p->sep && !p->marked); }
+
 bool qr_memo_window(const qr_memo *m, qbuf *out) {
     size_t n = m->npieces;
     if (n < 8) return false;
-    bool *keep = q_malloc(m->a, n);
-    if (!keep) return false;
-    /* stored units after the first element, without breakpoints */
-    for (size_t k = 0; k < n; k++) {
-        const qr_piece *p = &m->pieces[k];
-        keep[k] = !(p->kind == QR_PIECE_UNIT && p->sep && !p->marked);
-    }
-    /* two neighbours on each side of whatever is kept stay */
-    bool *near = q_malloc(m->a, n);
-    if (!near) { q_free(m->a, keep, n); return false; }
-    for (size_t k = 0; k < n; k++) {
-        near[k] = keep[k];
-        for (size_t d = 1; d <= 2 && !near[k]; d++)
-            near[k] = (k >= d && keep[k - d]) || (k + d < n && keep[k + d]);
-    }
-    memcpy(keep, near, n);
-    q_free(m->a, near, n);
-    /* an even number left out per stretch: roles keep alternating */
+    const qr_piece *pc = m->pieces;
+    /* one pass: a piece stays when it must (base_keep) or is within two of
+     * one that must; a stretch left out of odd length keeps its last piece */
     bool any = false;
-    for (size_t k = 0; k < n;) {
-        if (keep[k]) { k++; continue; }
-        size_t e = k;
-        while (e < n && !keep[e]) e++;
-        if ((e - k) % 2) keep[e - 1] = true;
-        if (e - k >= 2) any = true;
-        k = e;
+    size_t run = 0;
+    out->len = 0;
+    for (size_t k = 0; k <= n; k++) {
+        bool keep = true;
+        if (k < n) {
+            keep = base_keep(&pc[k]);
+            for (size_t d = 1; d <= 2 && !keep; d++)
+                keep = (k >= d && base_keep(&pc[k - d])) || (k + d < n && base_keep(&pc[k + d]));
+        }
+        if (!keep) { run++; continue; }
+        if (run % 2) qbuf_put(out, pc[k - 1].p, pc[k - 1].n);
+        if (run >= 2) any = true;
+        run = 0;
+        if (k < n) qbuf_put(out, pc[k].p, pc[k].n);
     }
-    if (any) {
-        out->len = 0;
-        for (size_t k = 0; k < n; k++)
-            if (keep[k]) qbuf_put(out, m->pieces[k].p, m->pieces[k].n);
-    }
-    q_free(m->a, keep, n);
     return any && !out->oom;
 }
 
