@@ -7,7 +7,7 @@
 typedef struct mentry {
     bool used;
     uint32_t i, j, variant, nwire;
-    bool sep, marked;
+    bool sep, marked, closed;
     uint64_t marks;
     const qblock *bi, *bj;   /* identity of the first and last message */
     uint32_t ni, nj;
@@ -26,6 +26,8 @@ typedef struct mhole {
     size_t n;
     uint8_t kind;
     bool marked, sep;
+    uint8_t role;
+    bool closed;
 } mhole;
 
 struct qr_memo {
@@ -58,6 +60,7 @@ struct qr_memo {
     uint32_t reused, encoded;
     qr_checked chk;
     qr_inmarks inm;
+    size_t slack;            /* stale bytes tolerated beyond the live ones */
 };
 
 qr_memo *qr_memo_new(const quire_allocator *a) {
@@ -65,9 +68,12 @@ qr_memo *qr_memo_new(const quire_allocator *a) {
     if (!m) return NULL;
     memset(m, 0, sizeof *m);
     m->a = a;
+    m->slack = (size_t)1 << 20;
     qbuf_init(&m->fresh, a);
     return m;
 }
+
+void qr_memo_set_slack(qr_memo *m, size_t bytes) { m->slack = bytes; }
 
 static void free_storage(qr_memo *m) {
     for (uint32_t k = 0; k < m->nblk; k++) q_free(m->a, m->blk[k].p, m->blk[k].cap);
@@ -132,7 +138,8 @@ static const char *store(qr_memo *m, const char *p, size_t n) {
 /* Stale bytes outnumber the live ones: copy the live ones into new storage
  * (in message order, so that neighbours become contiguous). */
 static void compact_storage(qr_memo *m) {
-    if (m->total <= 2 * m->live + ((size_t)1 << 20)) return;
+    size_t stale = m->total - m->live;
+    if (m->slack ? stale <= m->live + m->slack : stale == 0) return;
     mblock *oblk = m->blk;
     uint32_t onblk = m->nblk, ocap = m->capblk;
     m->blk = NULL;
@@ -153,7 +160,8 @@ static void compact_storage(qr_memo *m) {
     }
 }
 
-static bool add_hole(qr_memo *m, size_t off, const char *p, size_t n, uint8_t kind, bool marked, bool sep) {
+static bool add_hole(qr_memo *m, size_t off, const char *p, size_t n, uint8_t kind, bool marked, bool sep,
+                     uint8_t role, bool closed) {
     if (m->nholes == m->capholes) {
         size_t ncap = m->capholes ? m->capholes * 2 : 64;
         mhole *nh = q_realloc(m->a, m->holes, m->capholes * sizeof *nh, ncap * sizeof *nh);
@@ -161,7 +169,7 @@ static bool add_hole(qr_memo *m, size_t off, const char *p, size_t n, uint8_t ki
         m->holes = nh;
         m->capholes = ncap;
     }
-    mhole h = {off, p, n, kind, marked, sep};
+    mhole h = {off, p, n, kind, marked, sep, role, closed};
     m->holes[m->nholes++] = h;
     return true;
 }
@@ -207,7 +215,8 @@ void qr_memo_prepare(qr_memo *m, qr_ctx *c, bool use) {
     }
 }
 
-static bool put_piece(qr_memo *m, const char *p, size_t n, bool stable, uint8_t kind, bool marked, bool sep) {
+static bool put_piece(qr_memo *m, const char *p, size_t n, bool stable, uint8_t kind, bool marked, bool sep,
+                      uint8_t role, bool closed) {
     if (!n) return true;
     if (m->npieces == m->cappieces) {
         size_t ncap = m->cappieces ? m->cappieces * 2 : 64;
@@ -216,7 +225,7 @@ static bool put_piece(qr_memo *m, const char *p, size_t n, bool stable, uint8_t 
         m->pieces = np;
         m->cappieces = ncap;
     }
-    qr_piece pc = {p, n, stable, kind, marked, sep};
+    qr_piece pc = {p, n, stable, kind, marked, sep, role, closed};
     m->pieces[m->npieces++] = pc;
     m->body_len += n;
     return true;
@@ -235,11 +244,11 @@ bool qr_memo_finish(qr_memo *m, qbuf *out) {
     size_t at = 0;
     for (size_t h = 0; h < m->nholes; h++) {
         const mhole *hl = &m->holes[h];
-        if (!put_piece(m, f + at, hl->off - at, false, QR_PIECE_FRESH, false, false)) return false;
-        if (!put_piece(m, hl->p, hl->n, true, hl->kind, hl->marked, hl->sep)) return false;
+        if (!put_piece(m, f + at, hl->off - at, false, QR_PIECE_FRESH, false, false, 0, false)) return false;
+        if (!put_piece(m, hl->p, hl->n, true, hl->kind, hl->marked, hl->sep, hl->role, hl->closed)) return false;
         at = hl->off;
     }
-    return put_piece(m, f + at, m->fresh.len - at, false, QR_PIECE_FRESH, false, false);
+    return put_piece(m, f + at, m->fresh.len - at, false, QR_PIECE_FRESH, false, false, 0, false);
 }
 
 /* ---- pieces and segments ---- */
@@ -328,7 +337,9 @@ bool qr_unit_begin(qr_ctx *c, qr_unit *u, uint32_t i, uint32_t j, uint32_t varia
     if (e->used && e->i == i && e->j == j && e->variant == variant && e->sep == u->sep && e->marks == u->marks &&
         e->bi == t->msgs[i].blocks && e->ni == t->msgs[i].nblocks && e->bj == t->msgs[j - 1].blocks &&
         e->nj == t->msgs[j - 1].nblocks) {
-        if (!add_hole(m, w->b->len, e->p, e->n, QR_PIECE_UNIT, e->marked, e->sep)) return false;
+        if (!add_hole(m, w->b->len, e->p, e->n, QR_PIECE_UNIT, e->marked, e->sep, (uint8_t)variant,
+                      t->msgs[i].role != QR_ASSISTANT))
+            return false;
         if (e->n && w->depth > 0) w->count[w->depth] = 1;
         u->nwire = e->nwire;
         m->reused++;
@@ -365,7 +376,7 @@ void qr_unit_end(qr_ctx *c, qr_unit *u) {
     e->p = p;
     e->n = n;
     b->len = u->start;
-    add_hole(m, u->start, p, n, QR_PIECE_UNIT, u->marked, u->sep);
+    add_hole(m, u->start, p, n, QR_PIECE_UNIT, u->marked, u->sep, (uint8_t)u->variant, t->msgs[u->i].role != QR_ASSISTANT);
 }
 
 void qr_memo_head(qr_ctx *c) {
@@ -381,22 +392,22 @@ void qr_memo_head(qr_ctx *c) {
         if (!m->head) return;
     }
     b->len = 0;
-    add_hole(m, 0, m->head, n, QR_PIECE_HEAD, false, false);
+    add_hole(m, 0, m->head, n, QR_PIECE_HEAD, false, false, 0, false);
 }
 
 /* ---- validation window ---- */
 
 static bool base_keep(const qr_piece *p) { return !(p->kind == QR_PIECE_UNIT && p->sep && !p->marked); }
 
+static bool boundary(const qr_piece *p) { return p->kind == QR_PIECE_UNIT && p->closed; }
+
 bool qr_memo_window(const qr_memo *m, qbuf *out) {
     size_t n = m->npieces;
     if (n < 8) return false;
     const qr_piece *pc = m->pieces;
-    /* one pass: a piece stays when it must (base_keep) or is within two of
-     * one that must; a stretch left out of odd length keeps its last piece */
     bool any = false;
-    size_t run = 0;
     out->len = 0;
+    size_t a = 0; /* start of the current stretch of pieces that may go */
     for (size_t k = 0; k <= n; k++) {
         bool keep = true;
         if (k < n) {
@@ -404,11 +415,26 @@ bool qr_memo_window(const qr_memo *m, qbuf *out) {
             for (size_t d = 1; d <= 2 && !keep; d++)
                 keep = (k >= d && base_keep(&pc[k - d])) || (k + d < n && base_keep(&pc[k + d]));
         }
-        if (!keep) { run++; continue; }
-        if (run % 2) qbuf_put(out, pc[k - 1].p, pc[k - 1].n);
-        if (run >= 2) any = true;
-        run = 0;
+        if (!keep) {
+            if (k == 0 || a > k) a = k;
+            continue;
+        }
+        if (a < k) {
+            /* the stretch [a, k): leave out [s, e) with pc[s-1] and pc[e-1]
+             * closed units of one role */
+            size_t s = a, e = a;
+            while (s < k && !(s > 0 && boundary(&pc[s - 1]))) s++;
+            if (s < k) {
+                for (e = k; e > s + 1; e--)
+                    if (boundary(&pc[e - 1]) && pc[e - 1].role == pc[s - 1].role) break;
+                if (e <= s + 1) e = s; /* none: keep the whole stretch */
+            }
+            for (size_t q = a; q < k; q++)
+                if (q < s || q >= e) qbuf_put(out, pc[q].p, pc[q].n);
+            if (e > s) any = true;
+        }
         if (k < n) qbuf_put(out, pc[k].p, pc[k].n);
+        a = k + 1;
     }
     return any && !out->oom;
 }

@@ -29,6 +29,10 @@ typedef struct qr_memo qr_memo;
 
 qr_memo *qr_memo_new(const quire_allocator *a);
 void qr_memo_free(qr_memo *m);
+/* Stale bytes (stored units replaced since) are tolerated up to the live
+ * bytes + slack before the storage is compacted (default 1 MB); slack 0
+ * compacts whenever a byte is stale (tests). */
+void qr_memo_set_slack(qr_memo *m, size_t bytes);
 /* Forgets every stored unit (and the storage: the epoch changes). */
 void qr_memo_clear(qr_memo *m);
 
@@ -46,6 +50,8 @@ typedef struct qr_piece {
     bool stable;
     uint8_t kind;        /* QR_PIECE_* */
     bool marked, sep;    /* a unit: carries a breakpoint; starts with a separator */
+    uint8_t role;        /* a unit: its role (the encoder's variant) */
+    bool closed;         /* a unit that leaves no call open (not an assistant's) */
 } qr_piece;
 const qr_piece *qr_memo_pieces(const qr_memo *m, size_t *n, size_t *body_len);
 /* The pieces with contiguous neighbours merged (for writev). */
@@ -54,10 +60,12 @@ uint64_t qr_memo_epoch(const qr_memo *m);
 /* Counters for tests and benchmarks: units reused and encoded by the last render. */
 void qr_memo_counts(const qr_memo *m, uint32_t *reused, uint32_t *encoded);
 
-/* The body with stretches of stored units left out (an even number per
- * stretch; never the head, the first element, a unit with a breakpoint, what
- * was written this turn or the two units on each side of those), for a
- * validation that costs what changed. False when nothing would be left out. */
+/* The body with stretches of stored units left out, for a validation that
+ * costs what changed: never the head, the first element, a unit with a
+ * breakpoint, what was written this turn or the two units on each side of
+ * those; a stretch [s, e) goes only when the units before s and before e are
+ * closed units of one role (so the unit at e follows a unit like the one it
+ * followed, and no call is left open). False when nothing would be left out. */
 bool qr_memo_window(const qr_memo *m, qbuf *out);
 
 /* What the transcript checks of render.c have verified for a transcript:

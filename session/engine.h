@@ -66,6 +66,7 @@ struct quire_replay {
     struct qr_memo *memo;
     bool req_flat;
     bool restoring;             /* quire_session_restore: render lines write no stream line */
+    uint32_t nwindow, nfull;    /* bodies validated on a window / in full (tests) */
     struct qrp_dlink *dchain;
     size_t ndchain, capdchain;
     uint64_t dchain_epoch;

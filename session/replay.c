@@ -505,10 +505,12 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
         if (qr_memo_window(r->memo, &win)) {
             vs = quire_validate(win.data, win.len, &vro, &vo, &rep, &verr);
             if (vs == QUIRE_E_VALIDATE) quire_bytes_free(&rep);
+            if (vs == QUIRE_OK) r->nwindow++;
         }
         qbuf_free(&win);
         if (vs != QUIRE_OK) {
             if (!qrp_flatten(r)) { quire_render_result_free(&res); return q_oom(c->err); }
+            r->nfull++;
             vs = quire_validate(r->req.data ? r->req.data : "", r->req.len, &vro, &vo, &rep, &verr);
         }
         if (vs == QUIRE_E_VALIDATE) {
@@ -894,8 +896,9 @@ quire_status quire_replay_next(quire_replay *r, quire_replay_step *step, int *do
         /* with QUIRE_REPLAY_DIGEST the body is never put in one buffer */
         size_t np, blen = 0;
         if (r->memo) qr_memo_pieces(r->memo, &np, &blen);
-        step->request = r->req_flat ? r->req.data : NULL;
-        step->request_len = r->req_flat ? r->req.len : blen;
+        bool flat = r->req_flat && !(r->ro.flags & QUIRE_REPLAY_DIGEST);
+        step->request = flat ? r->req.data : NULL;
+        step->request_len = flat ? r->req.len : blen;
     }
     return QUIRE_OK;
 }
