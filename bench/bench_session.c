@@ -11,7 +11,8 @@
  *                        QUIRE_SESSION_CONTIGUOUS, beside memcpy_us_last, a
  *                        memcpy of that body (the one copy it costs)
  *   replay_digest_ms     quire_replay_run with QUIRE_REPLAY_DIGEST of each log
- *                        given (CPU time of the process), and their ratio
+ *                        given (CPU time of the process, the best of three
+ *                        runs), and their ratio
  * usage: bench_session LOG [LONGER_LOG] */
 #include "bench/bench_common.h"
 #include "quire.h"
@@ -53,9 +54,12 @@ static double median_range(const double *t, long from, long to) {
     return n ? bench_median(w, n) : 0;
 }
 
+/* The fastest of three runs: the machine may be shared with other jobs. */
 static double replay_digest_ms(const char *path) {
     size_t len;
     char *log = bench_slurp(path, &len);
+    double best = 0;
+    for (int run = 0; run < 3; run++) {
     quire_replay_options ro = QUIRE_REPLAY_OPTIONS_INIT;
     ro.flags = QUIRE_REPLAY_DIGEST;
     quire_options o = QUIRE_OPTIONS_INIT;
@@ -69,8 +73,10 @@ static double replay_digest_ms(const char *path) {
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
     double t = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
     quire_bytes_free(&out);
+    if (run == 0 || t < best) best = t;
+    }
     free(log);
-    return t * 1e3;
+    return best * 1e3;
 }
 
 int main(int argc, char **argv) {
@@ -140,7 +146,7 @@ int main(int argc, char **argv) {
     enum { REPS = 21 };
     double seg[REPS], con[REPS], cpy[REPS], full[REPS];
     quire_session_turn t;
-    size_t body_len = 0;
+    size_t body_len = 0, nseg = 0;
     char *copy = NULL;
     quire_bytes tj, sj;
     if (quire_session_transcript(s, 0, &tj, &e) || quire_session_state(s, 0, &sj, &e)) die("values", &e);
@@ -155,6 +161,7 @@ int main(int argc, char **argv) {
         if (quire_session_render(s, NULL, 0, NULL, 0, QUIRE_SESSION_CONTIGUOUS, &t, &e)) die("render", &e);
         double c = bench_now();
         body_len = t.body_len;
+        nseg = t.nsegments;
         if (!copy) copy = malloc(body_len);
         double d = bench_now();
         memcpy(copy, t.body, body_len);
@@ -177,9 +184,9 @@ int main(int argc, char **argv) {
         quire_render_result_free(&res);
         full[r] = h - g;
     }
-    printf(",\"last_body_bytes\":%zu,\"segments_us_last\":%.1f,\"contiguous_us_last\":%.1f,\"memcpy_us_last\":%.1f,"
+    printf(",\"last_segments\":%zu,\"last_body_bytes\":%zu,\"segments_us_last\":%.1f,\"contiguous_us_last\":%.1f,\"memcpy_us_last\":%.1f,"
            "\"stateless_us_last\":%.1f",
-           body_len, bench_median(seg, REPS) * 1e6, bench_median(con, REPS) * 1e6, bench_median(cpy, REPS) * 1e6,
+           nseg, body_len, bench_median(seg, REPS) * 1e6, bench_median(con, REPS) * 1e6, bench_median(cpy, REPS) * 1e6,
            bench_median(full, REPS) * 1e6);
     quire_transcript_free(tr);
     quire_state_free(stt);
