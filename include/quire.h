@@ -444,8 +444,9 @@ typedef struct quire_replay_step {
                                  compacted), each ending in '\n'; may be empty */
     size_t output_len;
     int64_t turn;             /* render: the turn rendered (1-based); 0 otherwise */
-    const char *request;      /* render: the request body */
-    size_t request_len;
+    const char *request;      /* render: the request body (NULL with QUIRE_REPLAY_DIGEST:
+                                 the body is hashed piece by piece, never joined) */
+    size_t request_len;       /* render: the body's length (also with QUIRE_REPLAY_DIGEST) */
     const char *provider;     /* render: the target used */
     const char *model;        /* render: NULL when the provider default was used */
     uint32_t reminders;       /* render: reminder_emitted events of this turn */

@@ -11,6 +11,7 @@
 #include "session/engine.h"
 
 #include "compact/compact.h"
+#include "render/memo.h"
 #include "reminders/state.h"
 #include "core/transcript.h"
 
@@ -411,6 +412,64 @@ static quire_status ev_message(lctx *c, uint32_t root) {
     return QUIRE_OK;
 }
 
+/* The body's pieces in one buffer (r->req), once per render. */
+bool qrp_flatten(quire_replay *r) {
+    if (r->req_flat) return true;
+    size_t np = 0, n = 0, len = 0;
+    if (r->memo) qr_memo_pieces(r->memo, &np, &len);
+    const quire_segment *sg = np ? qr_memo_segments(r->memo, &n) : NULL;
+    if (np && !sg) return false;
+    r->req.len = 0;
+    if (!qbuf_grow(&r->req, len + 1)) return false;
+    for (size_t k = 0; k < n; k++) {
+        memcpy(r->req.data + r->req.len, sg[k].data, sg[k].len);
+        r->req.len += sg[k].len;
+    }
+    if (r->req.oom) return false;
+    r->req.data[r->req.len] = '\0';
+    r->req_flat = true;
+    return true;
+}
+
+/* The digest of the body (quire_digest128), carried over the stable pieces
+ * that the previous body shares from its start: only what follows the first
+ * change is hashed. */
+struct qrp_dlink {
+    const char *p;
+    size_t n;
+    uint64_t hi, lo;
+};
+
+static void running_digest(quire_replay *r, char hex[33], size_t *blen) {
+    size_t n, len;
+    const qr_piece *p = qr_memo_pieces(r->memo, &n, &len);
+    *blen = len;
+    uint64_t hi, lo;
+    q_fnv1a128_begin(&hi, &lo);
+    size_t k = 0;
+    if (r->dchain_epoch == qr_memo_epoch(r->memo))
+        for (; k < n && k < r->ndchain && p[k].stable && r->dchain[k].p == p[k].p && r->dchain[k].n == p[k].n; k++) {
+            hi = r->dchain[k].hi;
+            lo = r->dchain[k].lo;
+        }
+    if (r->capdchain < n) {
+        size_t ncap = n + n / 2 + 16;
+        struct qrp_dlink *nd = q_realloc(r->a, r->dchain, r->capdchain * sizeof *nd, ncap * sizeof *nd);
+        if (nd) { r->dchain = nd; r->capdchain = ncap; }
+    }
+    r->ndchain = k;
+    for (; k < n; k++) {
+        q_fnv1a128_more(&hi, &lo, p[k].p, p[k].n);
+        if (k < r->capdchain && r->ndchain == k && p[k].stable) {
+            struct qrp_dlink l = {p[k].p, p[k].n, hi, lo};
+            r->dchain[k] = l;
+            r->ndchain = k + 1;
+        }
+    }
+    r->dchain_epoch = qr_memo_epoch(r->memo);
+    q_digest_hex(hi, lo, hex);
+}
+
 /* True when the render's events emit, for the first time, a reminder of
  * state s (the state rendered) whose mode is interrupt_immediate. */
 static bool fires_interrupt(const quire_state *s, const char *ev, size_t n) {
@@ -473,7 +532,10 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
     if (r->ro.max_tokens) ro.max_tokens = r->ro.max_tokens;
     ro.caps = over && over->size >= sizeof *over && over->caps ? over->caps : r->caps;
     quire_render_result res;
-    st = quire_render(r->t, r->state, &ro, &r->opts, &res, c->err);
+    if (!r->memo && !(r->memo = qr_memo_new(r->a))) return q_oom(c->err);
+    r->req_flat = false;
+    r->req.len = 0;
+    st = qr_render_memo(r->t, r->state, &ro, &r->opts, r->memo, &res, c->err);
     if (st) {
         /* render errors point into the transcript, not this line: keep the
          * message and pointer, locate them at this render line */
@@ -492,7 +554,22 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
         quire_error verr;
         quire_options vo = QUIRE_OPTIONS_INIT;
         vo.allocator = r->a;
-        quire_status vs = quire_validate(res.request.data ? res.request.data : "", res.request.len, &vro, &vo, &rep, &verr);
+        /* the window first (what changed and its neighbours, memo.h); the
+         * whole body when the window fails, for the errors of the body */
+        quire_status vs = QUIRE_E_VALIDATE;
+        qbuf win;
+        qbuf_init(&win, r->a);
+        if (qr_memo_window(r->memo, &win)) {
+            vs = quire_validate(win.data, win.len, &vro, &vo, &rep, &verr);
+            if (vs == QUIRE_E_VALIDATE) quire_bytes_free(&rep);
+            if (vs == QUIRE_OK) r->nwindow++;
+        }
+        qbuf_free(&win);
+        if (vs != QUIRE_OK) {
+            if (!qrp_flatten(r)) { quire_render_result_free(&res); return q_oom(c->err); }
+            r->nfull++;
+            vs = quire_validate(r->req.data ? r->req.data : "", r->req.len, &vro, &vo, &rep, &verr);
+        }
         if (vs == QUIRE_E_VALIDATE) {
             size_t n = 0;
             while (n < rep.len && rep.data[n] != '\n') n++;
@@ -513,13 +590,6 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
      * host to skip the pending tool batch (DESIGN 11); one the per-turn
      * budget kept out was not rendered and interrupts nothing */
     bool interrupt = r->live && fires_interrupt(r->state, res.events.data, res.events.len);
-    /* the step's body: take the rendered buffer over instead of copying it */
-    qbuf_free(&r->req);
-    r->req.data = res.request.data;
-    r->req.len = res.request.len;
-    r->req.cap = res.request.len + 1;
-    res.request.data = NULL;
-    res.request.len = 0;
     snprintf(r->target_provider, sizeof r->target_provider, "%s", prov);
     snprintf(r->target_model, sizeof r->target_model, "%s", model ? model : "");
     step->turn = turn;
@@ -536,6 +606,14 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
         quire_render_result_free(&res);
         return r->sev.oom ? q_oom(c->err) : QUIRE_OK;
     }
+    if (r->restoring) {
+        /* a session being restored commits the turn and writes no line */
+        quire_state_free(r->state);
+        r->state = res.state;
+        res.state = NULL;
+        quire_render_result_free(&res);
+        return QUIRE_OK;
+    }
     /* the stream line: bodies are always compact inside JSONL */
     qw w;
     qw_init(&w, &r->out, false);
@@ -549,10 +627,12 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
     qw_obj_end(&w);
     if (r->ro.flags & QUIRE_REPLAY_DIGEST) {
         char hex[33];
-        quire_digest128(r->req.data, r->req.len, hex);
-        qw_key(&w, "bytes"); qw_int(&w, (int64_t)r->req.len);
+        size_t blen = 0;
+        running_digest(r, hex, &blen);
+        qw_key(&w, "bytes"); qw_int(&w, (int64_t)blen);
         qw_key(&w, "digest"); qw_strz(&w, hex);
     } else {
+        if (!qrp_flatten(r)) { qw_dispose(&w); quire_render_result_free(&res); return q_oom(c->err); }
         qw_key(&w, "body");
         if (r->ro.pretty) {
             /* the step keeps the pretty body; the line gets a compact copy */
@@ -874,8 +954,12 @@ quire_status quire_replay_next(quire_replay *r, quire_replay_step *step, int *do
     step->output = r->out.data ? r->out.data : "";
     step->output_len = r->out.len;
     if (step->turn) {
-        step->request = r->req.data;
-        step->request_len = r->req.len;
+        /* with QUIRE_REPLAY_DIGEST the body is never put in one buffer */
+        size_t np, blen = 0;
+        if (r->memo) qr_memo_pieces(r->memo, &np, &blen);
+        bool flat = r->req_flat && !(r->ro.flags & QUIRE_REPLAY_DIGEST);
+        step->request = flat ? r->req.data : NULL;
+        step->request_len = flat ? r->req.len : blen;
     }
     return QUIRE_OK;
 }
@@ -895,6 +979,8 @@ void quire_replay_free(quire_replay *r) {
     qbuf_free(&r->sresp);
     qbuf_free(&r->sreport);
     quire_state_free(r->pending);
+    qr_memo_free(r->memo);
+    q_free(r->a, r->dchain, r->capdchain * sizeof *r->dchain);
     qarena_free(&r->ar);
     q_free(r->a, r->owned, r->owned_len);
     q_free(r->a, r, sizeof *r);

@@ -508,7 +508,7 @@ static quire_status run_op(quire_server *sv, req *r, const op_def *op, sv_entry 
         entry_target_clear(sv, e);
         if (r->v[F_TARGET] != QJ_NONE) RAW(F_TARGET);
         quire_session_turn t;
-        st = quire_session_render(e->s, p, n, NULL, 0, QUIRE_SESSION_CONTIGUOUS, &t, err);
+        st = quire_session_render(e->s, p, n, NULL, 0, 0, &t, err);
         if (st) {
             if (r->v[F_TARGET] != QJ_NONE) err_onto_line(r, err, F_TARGET, false);
             break;
@@ -532,8 +532,8 @@ static quire_status run_op(quire_server *sv, req *r, const op_def *op, sv_entry 
         qbuf_puts(b, t.interrupt_pending ? "true" : "false");
         put_key(b, "events");
         put_jsonl_array(b, t.events, t.events_len);
-        put_key(b, "body");
-        qbuf_put(b, t.body, t.body_len);
+        put_key(b, "body"); /* the segments, copied once into the reply */
+        for (size_t i = 0; i < t.nsegments; i++) qbuf_put(b, t.segments[i].data, t.segments[i].len);
         break;
     }
     case OP_ACCEPT: {

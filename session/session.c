@@ -14,6 +14,7 @@
 #include "session/engine.h"
 
 #include "compact/compact.h"
+#include "render/memo.h"
 
 #include <stdio.h>
 
@@ -31,7 +32,6 @@ struct quire_session {
     size_t nlog, caplog;
     qline render_line;        /* the pending turn's render line */
     bool pending;
-    quire_segment seg;        /* the last render's body */
     qbuf work;                /* line under construction */
 };
 
@@ -55,8 +55,6 @@ static void drop_pending(quire_session *s) {
     quire_state_free(s->r->pending);
     s->r->pending = NULL;
     s->pending = false;
-    s->seg.data = NULL;
-    s->seg.len = 0;
 }
 
 static void reset_sinks(quire_session *s) {
@@ -223,6 +221,7 @@ quire_status quire_session_restore(const char *log, size_t len, const quire_caps
     if (!src) { quire_session_free(s); return q_oom(err); }
     if (len) memcpy(src, log, len);
     s->r->live = false; /* render lines commit their turn, as in replay */
+    s->r->restoring = true;
     qline_iter it = {src, len, 0, 0};
     const char *line;
     size_t n, off;
@@ -235,6 +234,7 @@ quire_status quire_session_restore(const char *log, size_t len, const quire_caps
         if (!st && !log_push(s, l)) st = q_oom(err);
     }
     s->r->live = true;
+    s->r->restoring = false;
     s->r->out.len = 0;
     if (!st && !s->r->seen_session)
         st = q_err_at(err, QUIRE_E_SESSION, 0, "", "the log has no session line");
@@ -483,12 +483,19 @@ quire_status quire_session_render(quire_session *s, const char *target, size_t t
     quire_replay *r = s->r;
     s->render_line = l;
     s->pending = true;
-    s->seg.data = r->req.data ? r->req.data : "";
-    s->seg.len = r->req.len;
-    out->segments = &s->seg;
-    out->nsegments = 1;
-    out->body_len = r->req.len;
-    if (flags & QUIRE_SESSION_CONTIGUOUS) out->body = s->seg.data;
+    /* the body as the memo's pieces (stored encodings of unchanged messages,
+     * the bytes written this turn), borrowed; one copy only on request */
+    size_t np = 0, blen = 0, nseg = 0;
+    qr_memo_pieces(r->memo, &np, &blen);
+    const quire_segment *segs = qr_memo_segments(r->memo, &nseg);
+    if (!segs && np) { drop_pending(s); return q_oom(err); }
+    out->segments = segs;
+    out->nsegments = nseg;
+    out->body_len = blen;
+    if (flags & QUIRE_SESSION_CONTIGUOUS) {
+        if (!qrp_flatten(r)) { drop_pending(s); return q_oom(err); }
+        out->body = r->req.data;
+    }
     out->method = "POST";
     out->events = r->sev.data ? r->sev.data : "";
     out->events_len = r->sev.len;
@@ -516,8 +523,6 @@ quire_status quire_session_accept_message(quire_session *s, const char *json, si
     r->state = r->pending;
     r->pending = NULL;
     s->pending = false;
-    s->seg.data = NULL;
-    s->seg.len = 0;
     return QUIRE_OK;
 }
 

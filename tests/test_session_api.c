@@ -7,6 +7,7 @@
 #include "quire.h"
 #include "unit.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 #define S(lit) lit, sizeof(lit) - 1
@@ -213,6 +214,9 @@ static void bodies_push(bodies *bs, const char *p, size_t n) {
 }
 
 static int g_stateless_checked, g_replayed, g_compactions, g_restores, g_failed_turns, g_switches;
+/* long sessions (the memo paths): renders whose first segment is the previous
+ * render's (the stored head), renders whose body was also asked contiguous */
+static int g_long_renders, g_head_kept, g_contiguous;
 static int g_not_subscribed, g_queue_full, g_reconnected, g_bridged, g_interrupts;
 
 /* The stateless render of the session's transcript and state for target ti. */
@@ -250,8 +254,16 @@ static void check_stateless(quire_session *s, int ti, int placement, int allow_s
     quire_bytes_free(&sj);
 }
 
-static void random_session(int seed) {
+/* A random session. steps: its length. long_mode: the incremental paths —
+ * no restores (a restored session starts with an empty memo), switches mostly
+ * between the dialects with a memo (anthropic, openai chat) and back, the
+ * body asked contiguous at random, and the stored head must be reused. */
+static void random_session_n(int seed, int steps, bool long_mode) {
     g_rng = (uint64_t)(unsigned)seed * 0x9E3779B97F4A7C15ull + 1u;
+    const char *prev_seg0 = NULL;
+    int prev_target = -1;
+    bool settled = false; /* no switch, compaction or reminder change since the last render */
+    bool compacted = false;
     char cfg[512];
     int placement = (int)rnd(2), allow_sys = (int)rnd(2);
     snprintf(cfg, sizeof cfg,
@@ -273,8 +285,10 @@ static void random_session(int seed) {
     int nanswered = 0;
     int last_listen = -1;
     char buf[1024];
-    for (int step = 0; step < 60; step++) {
+    for (int step = 0; step < steps; step++) {
         uint32_t op = rnd(100);
+        if (long_mode && op >= 92 && op < 96) op = 60; /* a render instead of a restore */
+        if (long_mode && op >= 88 && op < 92 && rnd(4)) op = 60; /* fewer compactions: longer stretches */
         if (nopen) {
             /* answer the open calls: a tool message or an outcome */
             if (rnd(2)) {
@@ -295,7 +309,16 @@ static void random_session(int seed) {
             continue;
         }
         if (op < 25 || nmsgs == 0) {
-            snprintf(buf, sizeof buf, "{\"role\":\"user\",\"content\":\"step %d: do thing %u\"}", step, rnd(1000));
+            /* a marker of the input (the limit drops the oldest, with events
+             * that name messages by their index in the input: before any
+             * compaction, which keeps the pre-compaction indices) */
+            if (long_mode && !compacted && rnd(5) == 0)
+                snprintf(buf, sizeof buf,
+                         "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"step %d\","
+                         "\"cacheControl\":{\"type\":\"ephemeral\"%s}}]}",
+                         step, rnd(3) ? "" : ",\"ttl\":\"1h\"");
+            else
+                snprintf(buf, sizeof buf, "{\"role\":\"user\",\"content\":\"step %d: do thing %u\"}", step, rnd(1000));
             CHECK_INT(quire_session_append(s, buf, strlen(buf), &err), QUIRE_OK);
             nmsgs++;
         } else if (op < 45 && rnd(3)) {
@@ -387,6 +410,7 @@ static void random_session(int seed) {
             quire_bytes ev;
             CHECK_INT(quire_session_apply(s, buf, strlen(buf), &ev, NULL, &err), QUIRE_OK);
             quire_bytes_free(&ev);
+            settled = false;
         } else if (op < 50) {
             snprintf(buf, sizeof buf, "{\"type\":\"clear\",\"selector\":{\"tag\":\"t%u\"}}", rnd(2));
             quire_bytes ev;
@@ -395,12 +419,34 @@ static void random_session(int seed) {
         } else if (op < 88) {
             int ti = cur_target;
             const char *target = NULL;
-            if (rnd(10) < 3) { g_switches++; ti = (int)rnd((uint32_t)(sizeof k_targets / sizeof *k_targets)); target = k_targets[ti]; }
+            if (rnd(10) < (long_mode ? 1u : 3u)) {
+                g_switches++;
+                ti = long_mode && rnd(4) ? (int)rnd(3) : (int)rnd((uint32_t)(sizeof k_targets / sizeof *k_targets));
+                target = k_targets[ti];
+            }
+            uint32_t flags = long_mode && rnd(2) ? QUIRE_SESSION_CONTIGUOUS : 0u;
             quire_session_turn t;
-            quire_status st = quire_session_render(s, target, target ? strlen(target) : 0, NULL, 0, 0, &t, &err);
+            quire_status st = quire_session_render(s, target, target ? strlen(target) : 0, NULL, 0, flags, &t, &err);
             CHECK_MSG(st == QUIRE_OK, "seed %d step %d: render %s: %s (%s)", seed, step, k_targets[ti], err.message, err.pointer);
             if (st) break;
             char *b = body_of(&t);
+            if (flags) {
+                CHECK_MSG(t.body && memcmp(t.body, b, t.body_len) == 0, "seed %d: contiguous body differs from its segments",
+                          seed);
+                g_contiguous++;
+            } else {
+                CHECK(t.body == NULL);
+            }
+            if (long_mode) {
+                g_long_renders++;
+                /* anthropic: the same head (model, system, tools) as the render
+                 * before is the stored copy, not new bytes */
+                if (ti == 0 && prev_target == 0 && settled && t.nsegments > 1 && t.segments[0].data == prev_seg0)
+                    g_head_kept++;
+                prev_seg0 = t.nsegments ? t.segments[0].data : NULL;
+                prev_target = ti;
+                settled = true;
+            }
             g_interrupts += t.interrupt_pending != 0;
             check_stateless(s, ti, placement, allow_sys, b, t.body_len, t.events, t.events_len, seed);
             if (rnd(4) == 0) { free(b); g_failed_turns++; continue; } /* a failed model call */
@@ -428,6 +474,8 @@ static void random_session(int seed) {
                 quire_bytes_free(&rep);
                 quire_bytes_free(&ev);
                 g_compactions++;
+                settled = false;
+                compacted = true;
             }
         } else if (op < 96) {
             quire_bytes log;
@@ -477,10 +525,20 @@ static void random_session(int seed) {
     quire_session_free(s);
 }
 
+static void random_session(int seed) { random_session_n(seed, 60, false); }
+
 int main(void) {
     test_basic_turns();
     test_errors();
     for (int seed = 1; seed <= 150; seed++) random_session(seed);
+    /* long sessions: hundreds of turns, compactions mid-way, target switches */
+    int compactions0 = g_compactions, switches0 = g_switches;
+    for (int seed = 1001; seed <= 1012; seed++) random_session_n(seed, 600, true);
+    printf("long sessions: %d renders (%d contiguous), %d kept their head, %d compactions, %d switches\n",
+           g_long_renders, g_contiguous, g_head_kept, g_compactions - compactions0, g_switches - switches0);
+    CHECK(g_long_renders > 2000 && g_contiguous > 500);
+    CHECK(g_compactions - compactions0 > 10 && g_switches - switches0 > 100);
+    CHECK(g_head_kept > 300);
     CHECK(g_stateless_checked > 1000);
     CHECK(g_replayed > 1000);
     CHECK(g_compactions > 50 && g_restores > 50 && g_failed_turns > 100 && g_switches > 100);
