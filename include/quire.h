@@ -646,8 +646,8 @@ typedef struct quire_session_turn {
     const char *body;               /* QUIRE_SESSION_CONTIGUOUS: the body in one buffer; else NULL */
     size_t body_len;                /* the body's length (always set) */
     const char *method;             /* "POST" */
-    const char *path;               /* the request path; NULL until request envelopes land (DESIGN 13) */
-    const char *headers;            /* JSON object of headers; NULL likewise */
+    const char *path;               /* the request path (DESIGN 13), e.g. "/v1/messages" */
+    const char *headers;            /* JSON object of the headers the request needs (no credentials) */
     size_t headers_len;
     const char *events;             /* JSONL lifecycle events of this turn */
     size_t events_len;
@@ -662,8 +662,9 @@ typedef struct quire_session_turn {
  * `render` line's target). The turn stays pending: nothing changes until
  * quire_session_accept_message; rendering again (a failed model call) gives the
  * same turn and the same bytes. Any other call that changes the session drops
- * the pending turn. params is reserved for request parameters (DESIGN 13) and
- * must be NULL for now. */
+ * the pending turn. params (may be NULL) is a JSON object of request
+ * parameters (DESIGN 13, docs/params.md); it is recorded on the turn's render
+ * line, so the session log replays to the same request. */
 QUIRE_API quire_status quire_session_render(quire_session *s, const char *target, size_t target_len,
                                             const char *params, size_t params_len, uint32_t flags,
                                             quire_session_turn *out, quire_error *err);

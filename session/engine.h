@@ -60,6 +60,7 @@ struct quire_replay {
     int64_t pending_turn;
     bool interrupt_pending;
     qbuf sev, sresp, sreport;   /* raw events, ACP responses, compaction report */
+    qbuf env_path, env_headers; /* the pending turn's request path (NUL-terminated) and headers (JSON) */
 };
 
 /* Applies one log line (its bytes must stay alive as long as r: message and

@@ -439,10 +439,22 @@ quire_status quire_session_render(quire_session *s, const char *target, size_t t
     if (!s) return q_err(err, QUIRE_E_INVALID, "quire_session_render: no session");
     drop_pending(s);
     reset_sinks(s);
-    if (params || params_len)
-        return q_err(err, QUIRE_E_UNSUPPORTED, "request parameters are not supported by sessions yet");
     s->work.len = 0;
     qbuf_puts(&s->work, "{\"type\":\"render\"");
+    if (params) {
+        /* request parameters (DESIGN 13): checked here, carried by the render line */
+        quire_status pst = quire_params_check(params, params_len, err);
+        if (pst) return pst;
+        qj_doc d;
+        pst = parse_input(s, &d, params, params_len, err);
+        if (pst) return pst;
+        qbuf_puts(&s->work, ",\"params\":");
+        qw w;
+        qw_init(&w, &s->work, false);
+        qw_node(&w, &d, 0);
+        qw_dispose(&w);
+        qj_doc_free(&d);
+    }
     if (target) {
         qj_doc d;
         quire_status st = parse_input(s, &d, target, target_len, err);
@@ -485,6 +497,9 @@ quire_status quire_session_render(quire_session *s, const char *target, size_t t
     out->body_len = r->req.len;
     if (flags & QUIRE_SESSION_CONTIGUOUS) out->body = s->seg.data;
     out->method = "POST";
+    out->path = r->env_path.data ? r->env_path.data : "";
+    out->headers = r->env_headers.data ? r->env_headers.data : "{}";
+    out->headers_len = r->env_headers.data ? r->env_headers.len : 2;
     out->events = r->sev.data ? r->sev.data : "";
     out->events_len = r->sev.len;
     out->turn = r->pending_turn;
