@@ -215,7 +215,20 @@ int cmd_render(int argc, char **argv) {
         if (!st && res.events.len) fprintf(stderr, "%s", res.events.data);
     }
     quire_caps_free(caps);
-    if (st) { cli_report(f.name, &e); cli_file_free(&f); quire_bytes_free(&pre); return 1; }
+    if (st) {
+        /* errors about a parameter name it (its pointer is a parameter's):
+         * report them against the parameters, not the transcript */
+        static const char *const pnames[] = {"/maxTokens", "/temperature", "/topP", "/topK", "/stop", "/seed",
+                                             "/toolChoice", "/parallelToolCalls", "/responseFormat", "/reasoning",
+                                             "/stream", "/user", "/providerOptions"};
+        const char *where = f.name;
+        for (size_t i = 0; i < sizeof pnames / sizeof pnames[0] && (params_file || have_flags); i++) {
+            size_t n = strlen(pnames[i]);
+            if (strncmp(e.pointer, pnames[i], n) == 0 && (e.pointer[n] == '\0' || e.pointer[n] == '/'))
+                where = params_file ? params_file : "<parameter flags>";
+        }
+        cli_report(where, &e); cli_file_free(&f); quire_bytes_free(&pre); return 1;
+    }
     cli_file_free(&f);
     if (envelope) { /* {method, path, headers, body} */
         quire_bytes both = {0}, env = res.envelope;

@@ -157,9 +157,13 @@ static quire_status merge_into(qr_ctx *c, qw *w, const qj_doc *bd, uint32_t bn, 
         if (key->flags & QJ_F_ESC) o = QJ_NONE; /* quire writes plain keys */
         if (o == QJ_NONE) { qw_node(w, bd, k + 1); continue; }
         q_ptr_push_key(ptr, cap, key->p, key->len);
-        if (qj_type_of(bd, k + 1) != QJ_OBJECT || qj_type_of(od, o) != QJ_OBJECT)
-            return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, ptr,
-                            "providerOptions.%s sets %s, which quire already wrote for this request", c->ro->provider, ptr);
+        if (qj_type_of(bd, k + 1) != QJ_OBJECT || qj_type_of(od, o) != QJ_OBJECT) {
+            char where[320] = "/providerOptions";
+            q_ptr_push_key(where, sizeof where, c->ro->provider, strlen(c->ro->provider));
+            snprintf(where + strlen(where), sizeof where - strlen(where), "%s", ptr);
+            return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, where,
+                            "provider option %s collides with the request field quire wrote there", ptr);
+        }
         quire_status st = merge_into(c, w, bd, k + 1, od, o, ptr, cap);
         if (st) return st;
         ptr[plen] = '\0';

@@ -191,10 +191,10 @@ static void test_provider_options(void) {
     /* a collision with what quire wrote */
     o = render(k_tr, "openai", NULL, "{\"providerOptions\":{\"openai\":{\"model\":\"gpt-x\"}}}", NULL, 0);
     CHECK_INT(o.st, QUIRE_E_UNSUPPORTED);
-    CHECK_STR(o.err.pointer, "/model");
+    CHECK_STR(o.err.pointer, "/providerOptions/openai/model");
     o = render(k_tr, "gemini", NULL, "{\"maxTokens\":5,\"providerOptions\":{\"gemini\":{\"generationConfig\":{\"maxOutputTokens\":9}}}}",
                NULL, 0);
-    CHECK_STR(o.err.pointer, "/generationConfig/maxOutputTokens");
+    CHECK_STR(o.err.pointer, "/providerOptions/gemini/generationConfig/maxOutputTokens");
     /* a provider option of the wrong shape: the validator rejects the request */
     o = render(k_tr, "anthropic", NULL, "{\"providerOptions\":{\"anthropic\":{\"top_k\":\"many\"}}}", NULL, 0);
     CHECK_INT(o.st, QUIRE_E_UNSUPPORTED);
