@@ -171,7 +171,10 @@ static quire_status merge_into(qr_ctx *c, qw *w, const qj_doc *bd, uint32_t bn, 
     k = on + 1;
     for (uint32_t m = 0; m < qj_at(od, on)->n; m++, k = qj_next(od, k + 1)) {
         const qj_node *key = qj_at(od, k);
-        if (!(key->flags & QJ_F_ESC) && qj_getn(bd, bn, key->p, key->len) != QJ_NONE) continue;
+        size_t kn = 0;
+        const char *kp = qj_str_decode(od, k, &c->scratch, &kn);
+        if (!kp) return q_oom(c->err);
+        if (qj_getn(bd, bn, kp, kn) != QJ_NONE) continue; /* merged above */
         qw_key_esc(w, key->p, key->len);
         qw_node(w, od, k + 1);
     }
