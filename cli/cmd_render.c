@@ -10,7 +10,8 @@ static const char k_help[] =
     "                    [--lossy] [--pretty] [--explain] [-o FILE] [FILE|-]\n"
     "                    [--params F] [--temperature X] [--top-p X] [--top-k N] [--seed N] [--stop S]\n"
     "                    [--tool-choice C] [--parallel-tool-calls B] [--response-format text|json]\n"
-    "                    [--reasoning-effort E] [--reasoning-budget N] [--stream] [--user U] [--envelope]\n"
+    "                    [--reasoning-effort E] [--reasoning-budget N] [--stream] [--user U]\n"
+    "                    [--envelope]\n"
     "\n"
     "Renders a quire.transcript/1 transcript into the request body for a provider.\n"
     "\n"
@@ -24,7 +25,9 @@ static const char k_help[] =
     "  --from DIALECT   input is a request body: anthropic, openai_chat, openai_responses, gemini\n"
     "  --lossy          content the target cannot express becomes an event, not an error\n"
     "  --explain        print the resolved capability row and the render events to stderr\n"
-    "Request parameters (docs/params.md); a parameter the target cannot carry is an error (an event with --lossy):\n"
+    CLI_REMIND_HELP
+    "  -o FILE          write the request to FILE (atomically) instead of stdout\n"
+    "\nRequest parameters (docs/params.md); one the target cannot carry is an error (--lossy: an event):\n"
     "  --params F       a JSON object: maxTokens, temperature, topP, topK, stop, seed, toolChoice,\n"
     "                   parallelToolCalls, responseFormat, reasoning, stream, user, providerOptions\n"
     "  --temperature X, --top-p X, --top-k N, --seed N, --stop S, --user U\n"
@@ -35,9 +38,7 @@ static const char k_help[] =
     "  --reasoning-effort E      none, minimal, low, medium, high or xhigh\n"
     "  --reasoning-budget N      thinking budget in tokens\n"
     "  --stream         ask for a streamed response (body field or streaming path)\n"
-    "  --envelope       write {\"method\",\"path\",\"headers\",\"body\"} instead of the body alone\n"
-    CLI_REMIND_HELP
-    "  -o FILE          write the request to FILE (atomically) instead of stdout\n";
+    "  --envelope       write {\"method\",\"path\",\"headers\",\"body\"} instead of the body alone\n";
 
 /* ---- request parameters from single flags: one JSON object ---- */
 typedef struct pbuf { char *p; size_t n, cap; bool oom; } pbuf;
