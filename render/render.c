@@ -182,7 +182,7 @@ static quire_status merge_into(qr_ctx *c, qw *w, const qj_doc *bd, uint32_t bn, 
     return QUIRE_OK;
 }
 
-static quire_status merge_provider_options(qr_ctx *c, const quire_allocator *a, qbuf *out) {
+static quire_status merge_provider_options(qr_ctx *c, const quire_allocator *a, qbuf *out, bool *merged) {
     qval po = c->params->provider_options;
     if (!qval_present(po)) return QUIRE_OK;
     uint32_t mine = qj_get(po.doc, po.idx, c->ro->provider);
@@ -202,6 +202,7 @@ static quire_status merge_provider_options(qr_ctx *c, const quire_allocator *a, 
     if (st) { qbuf_free(&nb); return st; }
     qbuf_free(out);
     *out = nb;
+    *merged = true;
     return QUIRE_OK;
 }
 
@@ -577,8 +578,11 @@ quire_status quire_render(const quire_transcript *t, const quire_state *state, c
         if (!st && c.st) st = c.st;
     }
     qw_dispose(&w);
-    if (!st && !out.oom) st = merge_provider_options(&c, a, &out);
-    if (!st && (ro->lossy || params.any) && !out.oom) {
+    /* provider options can add any field: the merged body is checked with the
+     * validator (the encoders write parameter fields valid by construction) */
+    bool merged = false;
+    if (!st && !out.oom) st = merge_provider_options(&c, a, &out, &merged);
+    if (!st && (ro->lossy || merged) && !out.oom) {
         /* what --lossy dropped may leave a request its provider rejects (an
          * emptied message): check our own output, never emit it invalid */
         quire_render_options vro = *ro;
