@@ -89,6 +89,15 @@ for k, f in inputs.items():
     row("2a. Render -> Anthropic, in-process (parse + build + serialise)", k, qs, "AI SDK: " + ps, ratio)
     qw, err = wall([QUIRE, "render", "--provider", "anthropic", f], 5 if quick else 20)
     pw, perr = wall(["node", "bench/peers/aisdk_render.mjs", "--provider", "anthropic", "--runs", "1", "--warmup", "0", f], 3 if quick else 7) if have_node else (None, "node peers not installed")
+    if k == "200 KB" and have_node and os.path.exists(f"{B}/node/build/Release/quire.node"):
+        n, nerr = node_peer("bench/peers/aisdk_render.mjs", ["--provider", "anthropic", "--quire-node", os.path.abspath(f"{B}/node")],
+                            f, 10 if quick else 100, 10)
+        if n:
+            row("2c. Render -> Anthropic from Node, same process: quire's Node package (from the bytes / from a JS string)", k,
+                f"{n['quire_node_buffer_ms']:.3f} ms / {n['quire_node_string_ms']:.3f} ms", f"AI SDK: {n['median_ms']:.2f} ms",
+                f"{n['median_ms'] / n['quire_node_buffer_ms']:.1f}x / {n['median_ms'] / n['quire_node_string_ms']:.1f}x")
+        else:
+            row("2c. Render -> Anthropic from Node, same process", k, f"n/a: {nerr}")
     row("2b. Render -> Anthropic, whole process", k, fmt_ms(qw) if qw else f"n/a: {err}",
         "AI SDK (node): " + (fmt_ms(pw) if pw else f"n/a: {perr}"), f"{pw / qw:.0f}x" if qw and pw else "")
 
@@ -137,6 +146,27 @@ for k, f in inputs.items():
 kb = peak_rss_kb([QUIRE, "replay", session])
 size = os.path.getsize(session)
 row("6b. Peak RSS, replay 1,000 turns", "session", f"{kb / 1024:.1f} MiB = {kb * 1024 / size:.1f}x input" if kb else "n/a")
+
+# 7. Decoding responses (JSON bodies whole, streams fed in 4 KB chunks) vs the AI SDK's own
+resp = os.path.join(data, "responses")
+if not os.path.exists(os.path.join(resp, "response-anthropic.json")):
+    subprocess.run([PY, "bench/gen_responses.py", "--out-dir", resp], check=True)
+for prov, model, f, chunk, peer in (("anthropic", "claude-sonnet-4-5", "anthropic.json", 0, "anthropic"),
+                                    ("anthropic", "claude-sonnet-4-5", "anthropic.sse", 4096, "anthropic"),
+                                    ("openai", "gpt-4o", "openai_chat.json", 0, "openai"),
+                                    ("openai", "gpt-4o", "openai_chat.sse", 4096, "openai"),
+                                    ("openai_responses", "gpt-5", "openai_responses.json", 0, None),
+                                    ("gemini", "gemini-2.5-pro", "gemini.json", 0, None)):
+    path = os.path.join(resp, "response-" + f)
+    q, err = run_json([f"{B}/bench/bench_respond", prov, model, path, str(chunk), "30" if quick else "300"])
+    p, perr = (None, "")
+    if peer and have_node:
+        p, perr = run_json(["node", "bench/peers/aisdk_decode.mjs", "--provider", peer, "--chunk", str(chunk),
+                            "--runs", "10" if quick else "100", "--warmup", "10", path])
+    what = "7. Decode %s %s%s" % (prov, "stream (4 KB chunks)" if chunk else "JSON body", "" if peer else " (no peer)")
+    qs = f"{q['mb_per_s']:.0f} MB/s, {q['median_ms']:.3f} ms" if q else f"n/a: {err[:60]}"
+    ps = ("AI SDK: " + (f"{p['mb_per_s']:.0f} MB/s, {p['median_ms']:.2f} ms" if p else f"n/a: {perr}")) if peer else ""
+    row(what, f"{os.path.getsize(path) // 1000} KB", qs, ps, f"{p['median_ms'] / q['median_ms']:.0f}x" if q and p else "")
 
 cpu = ""
 try:

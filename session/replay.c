@@ -233,6 +233,43 @@ static void out_event_lines(quire_replay *r, const char *ev, size_t n, uint32_t 
 
 /* The render and reminder settings a session line may carry (a live session
  * records its configuration there, so its log replays with the same rules). */
+/* "bridges": {"<server>": ["resources", "tools", "prompts"], ...}: the MCP
+ * bridges the session turns on (DESIGN 3; off by default). */
+static quire_status session_bridges(lctx *c, uint32_t v) {
+    quire_status st = want_type(c, v, QJ_OBJECT, "/bridges", "object {\"<server>\": [\"resources\", ...]}");
+    if (st) return st;
+    if (qj_find_dup_key(c->d, v) != QJ_NONE)
+        return lerr(c, QUIRE_E_SESSION, qj_find_dup_key(c->d, v), "/bridges", "duplicate server in bridges");
+    for (uint32_t k = v + 1; k < qj_at(c->d, v)->end; k = qj_next(c->d, k + 1)) {
+        char ptr[300] = "/bridges";
+        const qj_node *kn = qj_at(c->d, k);
+        q_ptr_push_key(ptr, sizeof ptr, kn->p, kn->len);
+        uint32_t arr = k + 1;
+        if ((st = want_type(c, arr, QJ_ARRAY, ptr, "array of \"resources\", \"tools\", \"prompts\""))) return st;
+        size_t n = 0;
+        char *name = qj_str_decode(c->d, k, &c->r->ar, &n);
+        if (!name) return q_oom(c->err);
+        if (!n || strlen(name) != n) return lerr(c, QUIRE_E_SESSION, k, ptr, "a server name must be non-empty text");
+        unsigned mask = 0;
+        uint32_t i = 0;
+        for (uint32_t e = arr + 1; e < qj_at(c->d, arr)->end; e = qj_next(c->d, e), i++) {
+            unsigned bit = qj_type_of(c->d, e) != QJ_STRING       ? 0u
+                           : qj_str_eq(c->d, e, "resources")    ? QUIRE_BRIDGE_RESOURCES
+                           : qj_str_eq(c->d, e, "tools")        ? QUIRE_BRIDGE_TOOLS
+                           : qj_str_eq(c->d, e, "prompts")      ? QUIRE_BRIDGE_PROMPTS
+                                                                : 0u;
+            if (!bit) {
+                char p2[320];
+                snprintf(p2, sizeof p2, "%s/%u", ptr, i);
+                return lerr(c, QUIRE_E_SESSION, e, p2, "a bridge is \"resources\", \"tools\" or \"prompts\"");
+            }
+            mask |= bit;
+        }
+        if ((st = quire_state_set_bridges(c->r->state, name, mask, c->err))) return st;
+    }
+    return QUIRE_OK;
+}
+
 static quire_status session_settings(lctx *c, uint32_t policy, uint32_t cpolicy, uint32_t max_tokens,
                                      uint32_t limits) {
     quire_replay *r = c->r;
@@ -268,12 +305,14 @@ static quire_status session_settings(lctx *c, uint32_t policy, uint32_t cpolicy,
     }
     if (limits != QJ_NONE) {
         if ((st = want_type(c, limits, QJ_OBJECT, "/limits", "object (reminder limits)"))) return st;
-        static const char *const names[] = {"maxLivePerOrigin", "turnBudgetBytes", "bodyCapBytes", "maxOrigins", NULL};
-        uint32_t f[4];
+        static const char *const names[] = {"maxLivePerOrigin", "turnBudgetBytes", "bodyCapBytes", "maxOrigins",
+                                            "maxPendingPerServer", NULL};
+        uint32_t f[5];
         if ((st = fields(c, limits, names, f, "limits", "/limits"))) return st;
-        quire_reminder_limits lim = {0, 0, 0, 0};
-        uint32_t *dst[4] = {&lim.max_live_per_origin, &lim.turn_budget_bytes, &lim.body_cap_bytes, &lim.max_origins};
-        for (int i = 0; i < 4; i++) {
+        quire_reminder_limits lim = {0, 0, 0, 0, 0};
+        uint32_t *dst[5] = {&lim.max_live_per_origin, &lim.turn_budget_bytes, &lim.body_cap_bytes, &lim.max_origins,
+                            &lim.max_pending_per_server};
+        for (int i = 0; i < 5; i++) {
             if (f[i] == QJ_NONE) continue;
             const qj_node *n = qj_at(c->d, f[i]);
             uint64_t v = 0;
@@ -296,8 +335,8 @@ static quire_status session_settings(lctx *c, uint32_t policy, uint32_t cpolicy,
 static quire_status ev_session(lctx *c, uint32_t root) {
     quire_replay *r = c->r;
     static const char *const names[] = {"type",        "sessionId",     "target",    "system", "tools", "_meta",
-                                        "renderPolicy", "compactPolicy", "maxTokens", "limits", NULL};
-    uint32_t f[10];
+                                        "renderPolicy", "compactPolicy", "maxTokens", "limits", "bridges", NULL};
+    uint32_t f[11];
     quire_status st = fields(c, root, names, f, "session event", "");
     if (st) return st;
     if (r->seen_session) return lerr(c, QUIRE_E_SESSION, root, "", "a second session event; a log holds one, first");
@@ -321,7 +360,8 @@ static quire_status ev_session(lctx *c, uint32_t root) {
         st = qtr_decode_tools(r->t, c->d, f[4], "/tools", c->err);
         if (st) { q_err_rebase_line(c->err, c->line, c->len, c->off, c->lineno); return st; }
     }
-    return session_settings(c, f[6], f[7], f[8], f[9]);
+    if ((st = session_settings(c, f[6], f[7], f[8], f[9]))) return st;
+    return f[10] != QJ_NONE ? session_bridges(c, f[10]) : QUIRE_OK;
 }
 
 static quire_status ev_message(lctx *c, uint32_t root) {
@@ -369,6 +409,30 @@ static quire_status ev_message(lctx *c, uint32_t root) {
         }
     }
     return QUIRE_OK;
+}
+
+/* True when the render's events emit, for the first time, a reminder of
+ * state s (the state rendered) whose mode is interrupt_immediate. */
+static bool fires_interrupt(const quire_state *s, const char *ev, size_t n) {
+    bool found = false;
+    for (uint32_t i = 0; i < s->nrems && !found; i++) {
+        const qreminder *q = &s->rems[i];
+        if (q->mode != QM_INTERRUPT_IMMEDIATE || q->fired_at_turn != 0 || q->retired_at_turn != 0) continue;
+        /* the event's opening bytes, written by the same JSON writer */
+        qbuf b;
+        qbuf_init(&b, s->a);
+        qw w;
+        qw_init(&w, &b, false);
+        qw_obj_begin(&w);
+        qw_key(&w, "sessionUpdate"); qw_strz(&w, "reminder_emitted");
+        qw_key(&w, "reminderId"); qw_strz(&w, q->id);
+        qw_dispose(&w);
+        qbuf_putc(&b, '\0');
+        /* out of memory: err on the side of stopping the batch */
+        found = b.oom || (ev && contains(ev, n, b.data));
+        qbuf_free(&b);
+    }
+    return found;
 }
 
 static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
@@ -419,13 +483,6 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
         ro.params = qj_at(c->d, f[3])->p;
         ro.params_len = qj_at(c->d, f[3])->len;
     }
-    /* an interrupt_immediate reminder rendered for the first time asks the
-     * host to skip the pending tool batch (DESIGN 11) */
-    bool interrupt = false;
-    for (uint32_t i = 0; i < r->state->nrems && !interrupt; i++) {
-        const qreminder *q = &r->state->rems[i];
-        interrupt = q->mode == QM_INTERRUPT_IMMEDIATE && q->fired_at_turn == 0 && q->retired_at_turn == 0;
-    }
     quire_render_result res;
     st = quire_render(r->t, r->state, &ro, &r->opts, &res, c->err);
     if (st) {
@@ -463,6 +520,10 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
         if (vs == QUIRE_E_NOMEM) { quire_render_result_free(&res); return q_oom(c->err); }
     }
     int64_t turn = res.state ? res.state->turn : 0;
+    /* an interrupt_immediate reminder rendered for the first time asks the
+     * host to skip the pending tool batch (DESIGN 11); one the per-turn
+     * budget kept out was not rendered and interrupts nothing */
+    bool interrupt = r->live && fires_interrupt(r->state, res.events.data, res.events.len);
     /* the step's body: take the rendered buffer over instead of copying it */
     qbuf_free(&r->req);
     r->req.data = res.request.data;

@@ -71,6 +71,11 @@ static quire_status apply_text(quire_session *s, const char *line, size_t n, qui
                                quire_error *err) {
     char *copy = qarena_strndup(&s->lines, line, n);
     if (!copy) return q_oom(err);
+    /* a line of the log is one line: line breaks of pretty-printed input can
+     * only be white space between tokens (JSON strings cannot hold them raw),
+     * so they become spaces and every offset stays where it was */
+    for (size_t i = 0; i < n; i++)
+        if (copy[i] == '\n' || copy[i] == '\r') copy[i] = ' ';
     quire_replay_step tmp;
     quire_status st = qrp_apply(s->r, copy, n, (uint32_t)(s->nlog + 1), 0, step ? step : &tmp, err);
     if (out) { out->p = copy; out->n = n; }
@@ -780,3 +785,57 @@ quire_status quire_session_log(const quire_session *s, quire_bytes *out, quire_e
 int64_t quire_session_turn_count(const quire_session *s) { return s ? s->r->state->turn : 0; }
 
 size_t quire_session_message_count(const quire_session *s) { return s ? s->r->t->nmsgs : 0; }
+
+/* ------------------------------------------------------------------------ */
+/* Push routing, responses in (DESIGN 11, 12)                                */
+/* ------------------------------------------------------------------------ */
+
+quire_status quire_session_subscriptions(const quire_session *s, const char *server, quire_bytes *out,
+                                         quire_error *err) {
+    memset(out, 0, sizeof *out);
+    if (!s) return q_err(err, QUIRE_E_INVALID, "quire_session_subscriptions: no session");
+    return quire_state_subscriptions(s->r->state, server, out, err);
+}
+
+quire_status quire_session_accept_response(quire_session *s, const quire_response *r, quire_error *err) {
+    if (!s) return q_err(err, QUIRE_E_INVALID, "quire_session_accept_response: no session");
+    if (!r || !r->message.data) return q_err(err, QUIRE_E_INVALID, "quire_session_accept_response: no decoded response");
+    /* the log line must be one line: the message is written compact */
+    quire_bytes compact = {0};
+    quire_status st = quire_json_format(r->message.data, r->message.len, 0, &s->opts, &compact, err);
+    if (st) return st;
+    st = quire_session_accept_message(s, compact.data, compact.len, err);
+    quire_bytes_free(&compact);
+    return st;
+}
+
+quire_status quire_session_accept(quire_session *s, const char *bytes, size_t len, const quire_response_options *ro,
+                                  quire_bytes *info, quire_error *err) {
+    if (info) memset(info, 0, sizeof *info);
+    if (!s) return q_err(err, QUIRE_E_INVALID, "quire_session_accept: no session");
+    if (!s->pending || !s->r->pending)
+        return q_err(err, QUIRE_E_INVALID, "no pending turn: render the request before accepting its answer");
+    quire_response_options o = QUIRE_RESPONSE_OPTIONS_INIT;
+    if (ro) {
+        size_t n = ro->size < sizeof o ? ro->size : sizeof o;
+        memcpy(&o, ro, n);
+        o.size = sizeof o;
+    }
+    if (!o.caps) o.caps = s->r->caps;
+    o.pretty = 0;
+    quire_options jo = s->opts;
+    jo.flags &= ~QUIRE_PARSE_BORROW;
+    const char *model = s->r->target_model[0] ? s->r->target_model : NULL;
+    quire_response res;
+    memset(&res, 0, sizeof res);
+    quire_status st = quire_response_decode(s->r->target_provider, model, bytes ? bytes : "", bytes ? len : 0, &o, &jo,
+                                            &res, err);
+    if (st) return st; /* the turn stays pending */
+    st = quire_session_accept_message(s, res.message.data, res.message.len, err);
+    if (st == QUIRE_OK && info) {
+        *info = res.info;
+        memset(&res.info, 0, sizeof res.info);
+    }
+    quire_response_free(&res);
+    return st;
+}

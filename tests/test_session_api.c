@@ -213,6 +213,7 @@ static void bodies_push(bodies *bs, const char *p, size_t n) {
 }
 
 static int g_stateless_checked, g_replayed, g_compactions, g_restores, g_failed_turns, g_switches;
+static int g_not_subscribed, g_queue_full, g_reconnected, g_bridged, g_interrupts;
 
 /* The stateless render of the session's transcript and state for target ti. */
 static void check_stateless(quire_session *s, int ti, int placement, int allow_sys, const char *body, size_t len,
@@ -256,7 +257,8 @@ static void random_session(int seed) {
     snprintf(cfg, sizeof cfg,
              "{\"sessionId\":\"p%d\",\"target\":%s,\"system\":\"You are agent %d.\","
              "\"tools\":[{\"name\":\"read\",\"inputSchema\":{\"type\":\"object\"}}],"
-             "\"renderPolicy\":{\"placement\":\"%s\",\"systemSlot\":\"%s\"}}",
+             "\"renderPolicy\":{\"placement\":\"%s\",\"systemSlot\":\"%s\"},"
+             "\"bridges\":{\"fs\":[\"resources\",\"tools\"]},\"limits\":{\"maxPendingPerServer\":2}}",
              seed, k_targets[0], seed, placement ? "append_only" : "tail", allow_sys ? "allow" : "demote");
     quire_session *s = NULL;
     quire_error err;
@@ -269,6 +271,7 @@ static void random_session(int seed) {
     int nopen = 0, ncalls = 0, nmsgs = 0, cur_target = 0;
     char answered_ids[64][16];
     int nanswered = 0;
+    int last_listen = -1;
     char buf[1024];
     for (int step = 0; step < 60; step++) {
         uint32_t op = rnd(100);
@@ -295,6 +298,81 @@ static void random_session(int seed) {
             snprintf(buf, sizeof buf, "{\"role\":\"user\",\"content\":\"step %d: do thing %u\"}", step, rnd(1000));
             CHECK_INT(quire_session_append(s, buf, strlen(buf), &err), QUIRE_OK);
             nmsgs++;
+        } else if (op < 45 && rnd(3)) {
+            /* MCP push: the host's subscriptions, server pushes, reconnects */
+            switch (rnd(9)) {
+            case 0:
+                snprintf(buf, sizeof buf,
+                         "{\"type\":\"mcp\",\"server\":\"%s\",\"message\":{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":"
+                         "{\"capabilities\":{\"reminders\":{\"emit\":%s}}}}}",
+                         rnd(2) ? "fs" : "ci", rnd(4) ? "true" : "false");
+                break;
+            case 1:
+            case 2:
+            case 7:
+                snprintf(buf, sizeof buf,
+                         "{\"type\":\"mcp\",\"server\":\"fs\",\"direction\":\"out\",\"message\":{\"jsonrpc\":\"2.0\","
+                         "\"id\":%d,\"method\":\"resources/%s\",\"params\":{\"uri\":\"file:///u%u\"}}}",
+                         step, rnd(3) ? "subscribe" : "unsubscribe", rnd(3));
+                break;
+            case 3:
+                snprintf(buf, sizeof buf,
+                         "{\"type\":\"mcp\",\"server\":\"fs\",\"message\":{\"jsonrpc\":\"2.0\",\"method\":"
+                         "\"notifications/resources/updated\",\"params\":{\"uri\":\"file:///u%u\"}}}",
+                         rnd(3));
+                break;
+            case 4:
+                snprintf(buf, sizeof buf, "{\"type\":\"mcp\",\"server\":\"%s\",\"event\":\"reconnected\"}",
+                         rnd(2) ? "fs" : "ci");
+                break;
+            case 5: {
+                /* a burst of one to four pushes from one server */
+                const char *srv = rnd(2) ? "fs" : "ci";
+                size_t n = 0;
+                if (rnd(4))
+                    n += (size_t)snprintf(buf, sizeof buf,
+                                          "{\"type\":\"mcp\",\"server\":\"%s\",\"message\":{\"jsonrpc\":\"2.0\",\"id\":0,"
+                                          "\"result\":{\"capabilities\":{\"reminders\":{\"emit\":true}}}}}\n",
+                                          srv);
+                for (uint32_t k = 0, nk = 1 + rnd(4); k < nk; k++)
+                    n += (size_t)snprintf(buf + n, sizeof buf - n,
+                                          "{\"type\":\"mcp\",\"server\":\"%s\",\"message\":{\"jsonrpc\":\"2.0\","
+                                          "\"method\":\"notifications/reminder\",\"params\":{\"reminder\":{\"body\":"
+                                          "\"push %d.%u\"%s}}}}\n",
+                                          srv, step, k, rnd(3) ? "" : ",\"mode\":\"interrupt_immediate\"");
+                break;
+            }
+            case 8:
+                /* MCP 2026-07-28: a listen stream opened, or the last one cancelled */
+                if (last_listen < 0 || rnd(2)) {
+                    last_listen = step;
+                    snprintf(buf, sizeof buf,
+                             "{\"type\":\"mcp\",\"server\":\"fs\",\"direction\":\"out\",\"message\":{\"jsonrpc\":\"2.0\","
+                             "\"id\":%d,\"method\":\"subscriptions/listen\",\"params\":{\"_meta\":{},\"notifications\":"
+                             "{\"resourceSubscriptions\":[\"file:///u%u\"]}}}}",
+                             step, rnd(3));
+                } else {
+                    snprintf(buf, sizeof buf,
+                             "{\"type\":\"mcp\",\"server\":\"fs\",\"direction\":\"out\",\"message\":{\"jsonrpc\":\"2.0\","
+                             "\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%d}}}",
+                             last_listen);
+                }
+                break;
+            default:
+                snprintf(buf, sizeof buf,
+                         "{\"type\":\"mcp\",\"server\":\"fs\",\"message\":{\"jsonrpc\":\"2.0\",\"method\":"
+                         "\"notifications/tools/list_changed\"}}");
+                break;
+            }
+            quire_bytes ev;
+            CHECK_INT(quire_session_apply(s, buf, strlen(buf), &ev, NULL, &err), QUIRE_OK);
+            if (ev.data) {
+                g_not_subscribed += strstr(ev.data, "\"not_subscribed\"") != NULL;
+                g_queue_full += strstr(ev.data, "\"queue_full\"") != NULL;
+                g_reconnected += strstr(ev.data, "\"mcp_reconnected\"") != NULL;
+            }
+            if (strstr(buf, "resources/updated") && (!ev.data || !strstr(ev.data, "reminder_dropped"))) g_bridged++;
+            quire_bytes_free(&ev);
         } else if (op < 45) {
             static const char *const hints[] = {"system", "developer", "user_block", "ephemeral_cache"};
             static const char *const modes[] = {"finish_step", "finish_step", "interrupt_immediate", "audit_only"};
@@ -323,6 +401,7 @@ static void random_session(int seed) {
             CHECK_MSG(st == QUIRE_OK, "seed %d step %d: render %s: %s (%s)", seed, step, k_targets[ti], err.message, err.pointer);
             if (st) break;
             char *b = body_of(&t);
+            g_interrupts += t.interrupt_pending != 0;
             check_stateless(s, ti, placement, allow_sys, b, t.body_len, t.events, t.events_len, seed);
             if (rnd(4) == 0) { free(b); g_failed_turns++; continue; } /* a failed model call */
             /* the answer */
@@ -405,8 +484,13 @@ int main(void) {
     CHECK(g_stateless_checked > 1000);
     CHECK(g_replayed > 1000);
     CHECK(g_compactions > 50 && g_restores > 50 && g_failed_turns > 100 && g_switches > 100);
+    CHECK_MSG(g_not_subscribed > 20 && g_queue_full > 5 && g_reconnected > 20 && g_bridged > 20 && g_interrupts > 20,
+              "%d not_subscribed, %d queue_full, %d reconnected, %d bridged, %d interrupts", g_not_subscribed, g_queue_full,
+              g_reconnected, g_bridged, g_interrupts);
     printf("property: %d compactions, %d restores, %d failed turns, %d target switches\n", g_compactions, g_restores,
            g_failed_turns, g_switches);
+    printf("property: %d not_subscribed, %d queue_full, %d reconnected, %d bridged, %d interrupting turns\n",
+           g_not_subscribed, g_queue_full, g_reconnected, g_bridged, g_interrupts);
     printf("property: %d renders checked against the stateless render, %d requests replayed\n", g_stateless_checked,
            g_replayed);
     TEST_MAIN_END();
