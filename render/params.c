@@ -29,6 +29,15 @@ static quire_status perr(pctx *c, uint32_t f, uint32_t n, const char *sub, const
     return st;
 }
 
+bool qr_is_param_pointer(const char *ptr) {
+    if (!ptr || ptr[0] != '/') return false;
+    for (uint32_t f = 0; f < F_N; f++) {
+        size_t n = strlen(k_names[f]);
+        if (strncmp(ptr + 1, k_names[f], n) == 0 && (ptr[1 + n] == '\0' || ptr[1 + n] == '/')) return true;
+    }
+    return false;
+}
+
 double qp_number(qval v) {
     if (!v.doc) return 0;
     const qj_node *n = qj_at(v.doc, v.idx);

@@ -53,6 +53,10 @@ quire_status qp_parse(qparams *p, const char *base, size_t base_len, const char 
                       const quire_allocator *a, quire_error *err);
 void qp_free(qparams *p);
 
+/* True when a JSON Pointer names a parameter of the params object (/seed,
+ * /toolChoice/tool, /providerOptions/openai/store). */
+bool qr_is_param_pointer(const char *ptr);
+
 /* The number value of a number node (strtod of its text). */
 double qp_number(qval v);
 

@@ -14,6 +14,7 @@
 #include "session/engine.h"
 
 #include "compact/compact.h"
+#include "render/params.h"
 
 #include <stdio.h>
 
@@ -486,6 +487,10 @@ quire_status quire_session_render(quire_session *s, const char *target, size_t t
     if (st) {
         if (err && strncmp(err->pointer, "/target", 7) == 0) {
             memmove(err->pointer, err->pointer + 7, strlen(err->pointer + 7) + 1);
+            err->offset = SIZE_MAX;
+            err->line = err->column = 0;
+        } else if (err && params && qr_is_param_pointer(err->pointer)) {
+            /* a parameter the target cannot carry: the pointer names it in params */
             err->offset = SIZE_MAX;
             err->line = err->column = 0;
         }

@@ -320,7 +320,39 @@ static void test_beta_header(void) {
     HASNT(o.env, "anthropic-beta");
 }
 
+static char *serve(quire_server *sv, const char *line) {
+    quire_bytes b;
+    quire_error e;
+    CHECK_INT(quire_server_handle(sv, line, strlen(line), &b, &e), QUIRE_OK);
+    char *r = malloc(b.len + 1);
+    if (b.len) memcpy(r, b.data, b.len);
+    r[b.len] = '\0';
+    quire_bytes_free(&b);
+    return r;
+}
+
+static void test_serve(void) {
+    quire_server *sv = NULL;
+    quire_error err;
+    CHECK_INT(quire_server_new(NULL, NULL, &sv, &err), QUIRE_OK);
+    char *r = serve(sv, "{\"id\":1,\"op\":\"open\",\"session\":\"s\",\"config\":{\"target\":{\"provider\":\"bedrock\"}}}");
+    free(r);
+    r = serve(sv, "{\"id\":2,\"op\":\"append\",\"session\":\"s\",\"message\":{\"role\":\"user\",\"content\":\"Hi\"}}");
+    free(r);
+    r = serve(sv, "{\"id\":3,\"op\":\"render\",\"session\":\"s\",\"params\":{\"stream\":true,\"stop\":\"END\"}}");
+    HAS(r, "\"path\":\"/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream\"");
+    HAS(r, "\"inferenceConfig\":{\"stopSequences\":[\"END\"]}");
+    free(r);
+    /* an error about a parameter points into params, on the request line */
+    r = serve(sv, "{\"id\":4,\"op\":\"render\",\"session\":\"s\",\"params\":{\"seed\":1}}");
+    HAS(r, "\"code\":\"QUIRE_E_UNSUPPORTED\"");
+    HAS(r, "\"column\":54,\"pointer\":\"/params/seed\"");
+    free(r);
+    quire_server_free(sv);
+}
+
 int main(void) {
+    test_serve();
     test_parse_errors();
     test_mapping();
     test_unsupported();
