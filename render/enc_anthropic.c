@@ -12,6 +12,13 @@
 static void mark(qr_ctx *c, qr_site site, uint32_t a, uint32_t b) {
     const qr_mark *m = qr_mark_at(c, site, a, b);
     if (!m) return;
+    /* a one-hour cache TTL is enabled by a beta header (the envelope names it) */
+    bool hour = m->ttl_1h;
+    if (qval_present(m->input)) {
+        uint32_t ttl = qj_type_of(m->input.doc, m->input.idx) == QJ_OBJECT ? qj_get(m->input.doc, m->input.idx, "ttl") : QJ_NONE;
+        hour = ttl != QJ_NONE && qj_type_of(m->input.doc, ttl) == QJ_STRING && qj_str_eq(m->input.doc, ttl, "1h");
+    }
+    if (hour) qr_need_beta(c, "extended-cache-ttl-2025-04-11");
     qw_key(c->w, "cache_control");
     qr_write_cache_control(c, m);
 }

@@ -318,6 +318,13 @@ static void test_beta_header(void) {
     HAS(o.env, "\"anthropic-beta\":\"mid-conversation-system-2026-04-07\"");
     o = render(tr, "anthropic", "claude-sonnet-4-5", NULL, NULL, 0);
     HASNT(o.env, "anthropic-beta");
+    /* a one-hour cache marker of the input: the extended TTL beta */
+    const char *tr1h = "{\"system\":[{\"type\":\"text\",\"text\":\"Stable.\",\"cacheControl\":{\"type\":\"ephemeral\",\"ttl\":\"1h\"}}],"
+                       "\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"},{\"role\":\"system\",\"content\":\"Be brief.\"}]}";
+    o = render(tr1h, "anthropic", "claude-opus-4-8", NULL, NULL, 0);
+    CHECK_INT(o.st, QUIRE_OK);
+    HAS(o.body, "\"ttl\":\"1h\"");
+    HAS(o.env, "\"anthropic-beta\":\"extended-cache-ttl-2025-04-11,mid-conversation-system-2026-04-07\"");
 }
 
 static char *serve(quire_server *sv, const char *line) {
