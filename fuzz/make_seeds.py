@@ -126,6 +126,12 @@ def main():
     for i, rl in enumerate(remind_lines[:12]):
         add("fuzz_render", "example-with-reminders-%02d" % i, bytes([i % 16, i * 37 % 64]) + ex + b"\x00" + rl)
 
+    # request parameters (fuzz_params: target byte, option bits, params NUL transcript)
+    for i, case in enumerate(sorted(glob.glob(os.path.join(ROOT, "golden", "params", "*", "params.json")))[::3]):
+        pb = load(case)
+        tb = load(os.path.join(os.path.dirname(case), "transcript.json"))
+        add("fuzz_params", slug(os.path.dirname(case)), bytes([i % 16, i % 4]) + pb.rstrip(b"\n") + b"\x00" + tb)
+
     # tests/data: MCP protocol examples (ingest), agent logs (importers)
     for p in sorted(glob.glob(os.path.join(a.data, "protocol", "**", "*.json"), recursive=True)):
         b = load(p)

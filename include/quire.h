@@ -301,13 +301,20 @@ typedef struct quire_render_options {
     int placement;                  /* QUIRE_PLACEMENT_TAIL (default) | QUIRE_PLACEMENT_APPEND_ONLY */
     int cache_breakpoints;          /* QUIRE_CACHE_MANAGED (default) | QUIRE_CACHE_INPUT_ONLY */
     int lossy;                      /* inexpressible content becomes an event instead of an error */
+    /* request parameters (DESIGN 13, docs/params.md): a JSON object, NULL = none */
+    const char *params;
+    size_t params_len;
+    const char *params_override;    /* a second object whose members replace those of params (the
+                                       CLI's single flags over --params); NULL = none */
+    size_t params_override_len;
 } quire_render_options;
-#define QUIRE_RENDER_OPTIONS_INIT {sizeof(quire_render_options), NULL, NULL, 0, 0, NULL, 0, 0, 0, 0}
+#define QUIRE_RENDER_OPTIONS_INIT {sizeof(quire_render_options), NULL, NULL, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0}
 
 typedef struct quire_render_result {
     quire_bytes request;    /* the request body, ready to POST */
     quire_bytes events;     /* lifecycle events, JSONL (one SessionUpdate per line) */
     quire_state *state;     /* the state after this model call */
+    quire_bytes envelope;   /* {"method","path","headers"} of the request (DESIGN 13), compact JSON */
 } quire_render_result;
 
 /* Renders the request for turn state->turn + 1. state may be NULL (no
@@ -316,6 +323,14 @@ QUIRE_API quire_status quire_render(const quire_transcript *t, const quire_state
                                     const quire_render_options *ropts, const quire_options *opts,
                                     quire_render_result *out, quire_error *err);
 QUIRE_API void quire_render_result_free(quire_render_result *r);
+
+/* ---- request parameters and envelope (DESIGN 13, docs/params.md) ---- */
+/* Checks the shape of a params object (maxTokens, temperature, topP, topK,
+ * stop, seed, toolChoice, parallelToolCalls, responseFormat, reasoning,
+ * stream, user, providerOptions) without a target: QUIRE_E_SCHEMA names the
+ * parameter (/toolChoice/tool). Whether a target can carry a parameter is
+ * decided by quire_render. */
+QUIRE_API quire_status quire_params_check(const char *json, size_t len, quire_error *err);
 
 /* Applies a render policy file to ro: {"systemSlot": "allow"|"demote",
  * "placement": "tail"|"append_only", "cacheBreakpoints": "managed"|"input",
@@ -636,8 +651,8 @@ typedef struct quire_session_turn {
     const char *body;               /* QUIRE_SESSION_CONTIGUOUS: the body in one buffer; else NULL */
     size_t body_len;                /* the body's length (always set) */
     const char *method;             /* "POST" */
-    const char *path;               /* the request path; NULL until request envelopes land (DESIGN 13) */
-    const char *headers;            /* JSON object of headers; NULL likewise */
+    const char *path;               /* the request path (DESIGN 13), e.g. "/v1/messages" */
+    const char *headers;            /* JSON object of the headers the request needs (no credentials) */
     size_t headers_len;
     const char *events;             /* JSONL lifecycle events of this turn */
     size_t events_len;
@@ -652,8 +667,9 @@ typedef struct quire_session_turn {
  * `render` line's target). The turn stays pending: nothing changes until
  * quire_session_accept_message; rendering again (a failed model call) gives the
  * same turn and the same bytes. Any other call that changes the session drops
- * the pending turn. params is reserved for request parameters (DESIGN 13) and
- * must be NULL for now. */
+ * the pending turn. params (may be NULL) is a JSON object of request
+ * parameters (DESIGN 13, docs/params.md); it is recorded on the turn's render
+ * line, so the session log replays to the same request. */
 QUIRE_API quire_status quire_session_render(quire_session *s, const char *target, size_t target_len,
                                             const char *params, size_t params_len, uint32_t flags,
                                             quire_session_turn *out, quire_error *err);

@@ -13,6 +13,13 @@
 static void mark(qr_ctx *c, qr_site site, uint32_t a, uint32_t b) {
     const qr_mark *m = qr_mark_at(c, site, a, b);
     if (!m) return;
+    /* a one-hour cache TTL is enabled by a beta header (the envelope names it) */
+    bool hour = m->ttl_1h;
+    if (qval_present(m->input)) {
+        uint32_t ttl = qj_type_of(m->input.doc, m->input.idx) == QJ_OBJECT ? qj_get(m->input.doc, m->input.idx, "ttl") : QJ_NONE;
+        hour = ttl != QJ_NONE && qj_type_of(m->input.doc, ttl) == QJ_STRING && qj_str_eq(m->input.doc, ttl, "1h");
+    }
+    if (hour) qr_need_beta(c, "extended-cache-ttl-2025-04-11");
     qw_key(c->w, "cache_control");
     qr_write_cache_control(c, m);
 }
@@ -129,6 +136,8 @@ static void groups_after(qr_ctx *c, uint32_t k, bool user_side) {
 
 static void system_message(qr_ctx *c, const qstr *texts, uint32_t n) {
     qw *w = c->w;
+    /* mid-conversation system messages are a beta feature: the envelope names it */
+    qr_need_beta(c, "mid-conversation-system-2026-04-07");
     qw_obj_begin(w);
     qw_key(w, "role"); qw_strz(w, "system");
     qw_key(w, "content");
@@ -201,6 +210,82 @@ static void assistant_message(qr_ctx *c, uint32_t i, uint32_t j) {
     }
     qw_arr_end(w);
     qw_obj_end(w);
+}
+
+/* Request parameters (docs/params.md): after messages, in this order:
+ * stop_sequences, temperature, top_p, top_k, tool_choice, output_config,
+ * thinking, metadata, stream. */
+static void write_params(qr_ctx *c) {
+    const qparams *p = c->params;
+    qw *w = c->w;
+    bool thinking = qval_present(p->budget_tokens);
+    if (qval_present(p->stop)) { qw_key(w, "stop_sequences"); qr_write_stop(c); }
+    if (qval_present(p->temperature) && !qr_param_above(c, "temperature", p->temperature, 1)) {
+        if (thinking && qp_number(p->temperature) != 1)
+            qr_param_unsupported(c, "temperature", "extended thinking runs at the default temperature");
+        else { qw_key(w, "temperature"); qw_qval(w, p->temperature); }
+    }
+    if (qval_present(p->top_p)) { qw_key(w, "top_p"); qw_qval(w, p->top_p); }
+    if (qval_present(p->top_k)) {
+        if (thinking) qr_param_unsupported(c, "topK", "extended thinking takes no top_k");
+        else { qw_key(w, "top_k"); qw_qval(w, p->top_k); }
+    }
+    if (qval_present(p->seed)) qr_param_unsupported(c, "seed", "the Messages API has no seed");
+    if (p->tool_choice != QP_TC_UNSET || p->parallel_tool_calls >= 0) {
+        bool forced = p->tool_choice == QP_TC_REQUIRED || p->tool_choice == QP_TC_TOOL;
+        if (thinking && forced) {
+            qr_param_unsupported(c, "toolChoice", "extended thinking allows only auto or none");
+        } else if (p->tool_choice == QP_TC_NONE && p->parallel_tool_calls >= 0) {
+            qr_param_unsupported(c, "parallelToolCalls", "tool_choice none takes no disable_parallel_tool_use");
+        } else {
+            qw_key(w, "tool_choice");
+            qw_obj_begin(w);
+            qw_key(w, "type");
+            switch (p->tool_choice) {
+            case QP_TC_NONE: qw_strz(w, "none"); break;
+            case QP_TC_REQUIRED: qw_strz(w, "any"); break;
+            case QP_TC_TOOL: qw_strz(w, "tool"); qw_key(w, "name"); qw_qval(w, p->tool_name); break;
+            case QP_TC_UNSET: case QP_TC_AUTO: qw_strz(w, "auto"); break;
+            }
+            if (p->parallel_tool_calls >= 0) { qw_key(w, "disable_parallel_tool_use"); qw_bool(w, !p->parallel_tool_calls); }
+            qw_obj_end(w);
+        }
+    }
+    if (p->format == QP_RF_JSON) {
+        qr_param_unsupported(c, "responseFormat", "JSON output takes a schema (responseFormat jsonSchema)");
+    } else if (p->format == QP_RF_SCHEMA) {
+        qw_key(w, "output_config");
+        qw_obj_begin(w);
+        qw_key(w, "format");
+        qw_obj_begin(w);
+        qw_key(w, "type"); qw_strz(w, "json_schema");
+        qw_key(w, "schema"); qw_qval(w, p->format_schema);
+        qw_obj_end(w);
+        qw_obj_end(w);
+    }
+    if (qval_present(p->effort)) qr_param_unsupported(c, "reasoning.effort", "thinking takes a token budget (reasoning budgetTokens)");
+    if (thinking) {
+        double b = qp_number(p->budget_tokens);
+        if (b < 1024 || b >= (double)(c->max_tokens ? c->max_tokens : 4096)) {
+            if (!c->st)
+                c->st = q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, "/reasoning/budgetTokens",
+                                 "a thinking budget is at least 1024 and less than max_tokens (%u)",
+                                 c->max_tokens ? c->max_tokens : 4096);
+        } else {
+            qw_key(w, "thinking");
+            qw_obj_begin(w);
+            qw_key(w, "type"); qw_strz(w, "enabled");
+            qw_key(w, "budget_tokens"); qw_qval(w, p->budget_tokens);
+            qw_obj_end(w);
+        }
+    }
+    if (qval_present(p->user)) {
+        qw_key(w, "metadata");
+        qw_obj_begin(w);
+        qw_key(w, "user_id"); qw_qval(w, p->user);
+        qw_obj_end(w);
+    }
+    if (p->stream >= 0) { qw_key(w, "stream"); qw_bool(w, p->stream == 1); }
 }
 
 quire_status qr_encode_anthropic(qr_ctx *c) {
@@ -333,6 +418,7 @@ quire_status qr_encode_anthropic(qr_ctx *c) {
     }
     developer_groups_after(c, QR_TAIL);
     qw_arr_end(w);
+    write_params(c);
     qw_obj_end(w);
     if (nwire == 0)
         return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, "/messages",

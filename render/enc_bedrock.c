@@ -170,6 +170,73 @@ static void message_end(qw *w) {
     qw_obj_end(w);
 }
 
+/* Request parameters (docs/params.md): toolConfig.toolChoice; inferenceConfig
+ * (maxTokens, stopSequences, temperature, topP); top_k and the thinking budget
+ * in additionalModelRequestFields on rows whose model takes Anthropic's fields
+ * (thinking rows); stream is the path (/converse-stream), not a field. */
+static void write_tool_choice(qr_ctx *c) {
+    const qparams *p = c->params;
+    qw *w = c->w;
+    if (p->tool_choice == QP_TC_UNSET || p->tool_choice == QP_TC_NONE) return;
+    qw_key(w, "toolChoice");
+    qw_obj_begin(w);
+    if (p->tool_choice == QP_TC_TOOL) {
+        qw_key(w, "tool");
+        qw_obj_begin(w);
+        qw_key(w, "name"); qw_qval(w, p->tool_name);
+        qw_obj_end(w);
+    } else {
+        qw_key(w, p->tool_choice == QP_TC_AUTO ? "auto" : "any");
+        qw_obj_begin(w);
+        qw_obj_end(w);
+    }
+    qw_obj_end(w);
+}
+
+static void write_params(qr_ctx *c) {
+    const qparams *p = c->params;
+    qw *w = c->w;
+    if (p->tool_choice == QP_TC_NONE) qr_param_unsupported(c, "toolChoice", "Converse has no \"none\" tool choice (leave the tools out)");
+    if (p->parallel_tool_calls >= 0) qr_param_unsupported(c, "parallelToolCalls", "Converse has no such switch");
+    if (qval_present(p->seed)) qr_param_unsupported(c, "seed", "Converse has no seed");
+    if (qval_present(p->user)) qr_param_unsupported(c, "user", "Converse has no end-user field");
+    if (p->format == QP_RF_JSON || p->format == QP_RF_SCHEMA)
+        qr_param_unsupported(c, "responseFormat", "Converse has no output format field");
+    if (qval_present(p->effort)) qr_param_unsupported(c, "reasoning.effort", "Converse takes no reasoning effort");
+    bool native = c->caps.thinking; /* Anthropic request fields */
+    if (qval_present(p->top_k) && !native) qr_param_unsupported(c, "topK", "this model's top_k field is not known");
+    if (qval_present(p->budget_tokens) && !native)
+        qr_param_unsupported(c, "reasoning.budgetTokens", "this model takes no thinking budget");
+    bool stop = qval_present(p->stop);
+    if (stop && qj_type_of(p->stop.doc, p->stop.idx) == QJ_ARRAY && qj_at(p->stop.doc, p->stop.idx)->n > 4) {
+        qr_param_unsupported(c, "stop", "at most 4 stop sequences");
+        stop = false;
+    }
+    bool temp = qval_present(p->temperature) && !qr_param_above(c, "temperature", p->temperature, 1);
+    if (c->max_tokens || stop || temp || qval_present(p->top_p)) {
+        qw_key(w, "inferenceConfig");
+        qw_obj_begin(w);
+        if (c->max_tokens) { qw_key(w, "maxTokens"); qw_int(w, c->max_tokens); }
+        if (stop) { qw_key(w, "stopSequences"); qr_write_stop(c); }
+        if (temp) { qw_key(w, "temperature"); qw_qval(w, p->temperature); }
+        if (qval_present(p->top_p)) { qw_key(w, "topP"); qw_qval(w, p->top_p); }
+        qw_obj_end(w);
+    }
+    if (native && (qval_present(p->top_k) || qval_present(p->budget_tokens))) {
+        qw_key(w, "additionalModelRequestFields");
+        qw_obj_begin(w);
+        if (qval_present(p->top_k)) { qw_key(w, "top_k"); qw_qval(w, p->top_k); }
+        if (qval_present(p->budget_tokens)) {
+            qw_key(w, "thinking");
+            qw_obj_begin(w);
+            qw_key(w, "type"); qw_strz(w, "enabled");
+            qw_key(w, "budget_tokens"); qw_qval(w, p->budget_tokens);
+            qw_obj_end(w);
+        }
+        qw_obj_end(w);
+    }
+}
+
 quire_status qr_encode_bedrock(qr_ctx *c) {
     const quire_transcript *t = c->t;
     qw *w = c->w;
@@ -206,6 +273,7 @@ quire_status qr_encode_bedrock(qr_ctx *c) {
             point_after(c, QRS_TOOL, i, 0);
         }
         qw_arr_end(w);
+        write_tool_choice(c);
         qw_obj_end(w);
     }
     qr_seg_opts so = {true, true, false, false};
@@ -275,12 +343,7 @@ quire_status qr_encode_bedrock(qr_ctx *c) {
         nwire++;
     }
     qw_arr_end(w);
-    if (c->max_tokens) {
-        qw_key(w, "inferenceConfig");
-        qw_obj_begin(w);
-        qw_key(w, "maxTokens"); qw_int(w, c->max_tokens);
-        qw_obj_end(w);
-    }
+    write_params(c);
     qw_obj_end(w);
     if (nwire == 0)
         return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, "/messages", "a Converse request needs at least one message");

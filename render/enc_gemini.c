@@ -216,6 +216,67 @@ static void content_end(qw *w) {
     qw_obj_end(w);
 }
 
+/* Request parameters (docs/params.md): toolConfig after tools; the sampling
+ * fields, output format and thinking budget in generationConfig (proto field
+ * order); stream is the path (:streamGenerateContent?alt=sse), not a field. */
+static void write_tool_config(qr_ctx *c) {
+    const qparams *p = c->params;
+    qw *w = c->w;
+    if (p->parallel_tool_calls >= 0)
+        qr_param_unsupported(c, "parallelToolCalls", "generateContent has no switch for parallel function calls");
+    if (p->tool_choice == QP_TC_UNSET) return;
+    qw_key(w, "toolConfig");
+    qw_obj_begin(w);
+    qw_key(w, "functionCallingConfig");
+    qw_obj_begin(w);
+    qw_key(w, "mode");
+    qw_strz(w, p->tool_choice == QP_TC_AUTO ? "AUTO" : p->tool_choice == QP_TC_NONE ? "NONE" : "ANY");
+    if (p->tool_choice == QP_TC_TOOL) {
+        qw_key(w, "allowedFunctionNames");
+        qw_arr_begin(w);
+        qw_qval(w, p->tool_name);
+        qw_arr_end(w);
+    }
+    qw_obj_end(w);
+    qw_obj_end(w);
+}
+
+static void write_generation_config(qr_ctx *c) {
+    const qparams *p = c->params;
+    qw *w = c->w;
+    if (qval_present(p->user)) qr_param_unsupported(c, "user", "generateContent has no end-user field");
+    if (qval_present(p->effort))
+        qr_param_unsupported(c, "reasoning.effort", "thinkingConfig takes a token budget (reasoning budgetTokens)");
+    bool stop = qval_present(p->stop);
+    if (stop && qj_type_of(p->stop.doc, p->stop.idx) == QJ_ARRAY && qj_at(p->stop.doc, p->stop.idx)->n > 5) {
+        qr_param_unsupported(c, "stop", "at most 5 stop sequences");
+        stop = false;
+    }
+    bool temp = qval_present(p->temperature) && !qr_param_above(c, "temperature", p->temperature, 2);
+    if (!c->max_tokens && !stop && !temp && !qval_present(p->top_p) && !qval_present(p->top_k) &&
+        !qval_present(p->seed) && p->format == QP_RF_UNSET && !qval_present(p->budget_tokens))
+        return;
+    qw_key(w, "generationConfig");
+    qw_obj_begin(w);
+    if (stop) { qw_key(w, "stopSequences"); qr_write_stop(c); }
+    if (c->max_tokens) { qw_key(w, "maxOutputTokens"); qw_int(w, c->max_tokens); }
+    if (temp) { qw_key(w, "temperature"); qw_qval(w, p->temperature); }
+    if (qval_present(p->top_p)) { qw_key(w, "topP"); qw_qval(w, p->top_p); }
+    if (qval_present(p->top_k)) { qw_key(w, "topK"); qw_qval(w, p->top_k); }
+    if (qval_present(p->seed)) { qw_key(w, "seed"); qw_qval(w, p->seed); }
+    if (p->format != QP_RF_UNSET) {
+        qw_key(w, "responseMimeType"); qw_strz(w, p->format == QP_RF_TEXT ? "text/plain" : "application/json");
+        if (p->format == QP_RF_SCHEMA) { qw_key(w, "responseJsonSchema"); qw_qval(w, p->format_schema); }
+    }
+    if (qval_present(p->budget_tokens)) {
+        qw_key(w, "thinkingConfig");
+        qw_obj_begin(w);
+        qw_key(w, "thinkingBudget"); qw_qval(w, p->budget_tokens);
+        qw_obj_end(w);
+    }
+    qw_obj_end(w);
+}
+
 quire_status qr_encode_gemini(qr_ctx *c) {
     const quire_transcript *t = c->t;
     qw *w = c->w;
@@ -249,6 +310,7 @@ quire_status qr_encode_gemini(qr_ctx *c) {
         qw_obj_end(w);
         qw_arr_end(w);
     }
+    write_tool_config(c);
     qw_key(w, "contents");
     qw_arr_begin(w);
     uint32_t ncontents = 0;
@@ -303,12 +365,7 @@ quire_status qr_encode_gemini(qr_ctx *c) {
     }
     if (user_groups_at(c, QR_TAIL)) { group_content(c, QR_TAIL); ncontents++; }
     qw_arr_end(w);
-    if (c->max_tokens) {
-        qw_key(w, "generationConfig");
-        qw_obj_begin(w);
-        qw_key(w, "maxOutputTokens"); qw_int(w, c->max_tokens);
-        qw_obj_end(w);
-    }
+    write_generation_config(c);
     qw_obj_end(w);
     if (ncontents == 0)
         return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, "/contents", "a Gemini request needs at least one content");

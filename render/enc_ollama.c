@@ -191,6 +191,43 @@ static void tool_message(qr_ctx *c, uint32_t k, uint32_t b, uint32_t absorb_from
     qw_obj_end(w);
 }
 
+/* Request parameters (docs/params.md): format and think after tools, stream
+ * (false unless asked), then options (num_predict, temperature, top_p,
+ * top_k, seed, stop). */
+static void write_params(qr_ctx *c) {
+    const qparams *p = c->params;
+    qw *w = c->w;
+    if (p->tool_choice != QP_TC_UNSET) qr_param_unsupported(c, "toolChoice", "/api/chat has no tool choice");
+    if (p->parallel_tool_calls >= 0) qr_param_unsupported(c, "parallelToolCalls", "/api/chat has no such switch");
+    if (qval_present(p->user)) qr_param_unsupported(c, "user", "/api/chat has no end-user field");
+    if (qval_present(p->budget_tokens))
+        qr_param_unsupported(c, "reasoning.budgetTokens", "think takes true/false or a level, not a budget");
+    if (p->format == QP_RF_JSON) { qw_key(w, "format"); qw_strz(w, "json"); }
+    else if (p->format == QP_RF_SCHEMA) { qw_key(w, "format"); qw_qval(w, p->format_schema); }
+    if (qval_present(p->effort)) {
+        qval e = p->effort;
+        if (qj_str_eq(e.doc, e.idx, "none")) { qw_key(w, "think"); qw_bool(w, false); }
+        else if (qj_str_eq(e.doc, e.idx, "low") || qj_str_eq(e.doc, e.idx, "medium") || qj_str_eq(e.doc, e.idx, "high")) {
+            qw_key(w, "think"); qw_qval(w, e);
+        } else {
+            qr_param_unsupported(c, "reasoning.effort", "think takes none, low, medium or high");
+        }
+    }
+    qw_key(w, "stream"); qw_bool(w, p->stream == 1);
+    if (c->max_tokens || qval_present(p->temperature) || qval_present(p->top_p) || qval_present(p->top_k) ||
+        qval_present(p->seed) || qval_present(p->stop)) {
+        qw_key(w, "options");
+        qw_obj_begin(w);
+        if (c->max_tokens) { qw_key(w, "num_predict"); qw_int(w, c->max_tokens); }
+        if (qval_present(p->temperature)) { qw_key(w, "temperature"); qw_qval(w, p->temperature); }
+        if (qval_present(p->top_p)) { qw_key(w, "top_p"); qw_qval(w, p->top_p); }
+        if (qval_present(p->top_k)) { qw_key(w, "top_k"); qw_qval(w, p->top_k); }
+        if (qval_present(p->seed)) { qw_key(w, "seed"); qw_qval(w, p->seed); }
+        if (qval_present(p->stop)) { qw_key(w, "stop"); qr_write_stop(c); }
+        qw_obj_end(w);
+    }
+}
+
 quire_status qr_encode_ollama(qr_ctx *c) {
     const quire_transcript *t = c->t;
     qw *w = c->w;
@@ -280,13 +317,7 @@ quire_status qr_encode_ollama(qr_ctx *c) {
     dev_messages(c, QR_TAIL);
     qw_arr_end(w);
     qr_write_function_tools(c);
-    qw_key(w, "stream"); qw_bool(w, false);
-    if (c->max_tokens) {
-        qw_key(w, "options");
-        qw_obj_begin(w);
-        qw_key(w, "num_predict"); qw_int(w, c->max_tokens);
-        qw_obj_end(w);
-    }
+    write_params(c);
     qw_obj_end(w);
     if (nwire == 0)
         return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, "/messages", "an Ollama request needs at least one message");

@@ -327,6 +327,76 @@ static void tool_result_message(cctx *x, uint32_t k, uint32_t b, uint32_t absorb
     qw_obj_end(w);
 }
 
+/* Request parameters (docs/params.md), after tools and the max tokens field.
+ * Chat: temperature, top_p, stop, seed, tool_choice, parallel_tool_calls,
+ * response_format, reasoning_effort, stream, user. Mistral: the same fields
+ * where it has them (random_seed for seed, "any" for a required tool call). */
+static void write_params(qr_ctx *c, bool mistral) {
+    const qparams *p = c->params;
+    qw *w = c->w;
+    if (p->has_max_tokens && !c->caps.max_tokens_param)
+        qr_param_unsupported(c, "maxTokens", "the capability row names no max tokens field");
+    if (qval_present(p->temperature) && (mistral || !qr_param_above(c, "temperature", p->temperature, 2))) {
+        qw_key(w, "temperature"); qw_qval(w, p->temperature);
+    }
+    if (qval_present(p->top_p)) { qw_key(w, "top_p"); qw_qval(w, p->top_p); }
+    if (qval_present(p->top_k)) qr_param_unsupported(c, "topK", "the API has no top_k");
+    if (qval_present(p->stop)) {
+        qval s = p->stop;
+        if (!mistral && qj_type_of(s.doc, s.idx) == QJ_ARRAY && qj_at(s.doc, s.idx)->n > 4)
+            qr_param_unsupported(c, "stop", "at most 4 stop sequences");
+        else { qw_key(w, "stop"); qr_write_stop(c); }
+    }
+    if (qval_present(p->seed)) { qw_key(w, mistral ? "random_seed" : "seed"); qw_qval(w, p->seed); }
+    if (p->tool_choice != QP_TC_UNSET) {
+        qw_key(w, "tool_choice");
+        switch (p->tool_choice) {
+        case QP_TC_UNSET: case QP_TC_AUTO: qw_strz(w, "auto"); break;
+        case QP_TC_NONE: qw_strz(w, "none"); break;
+        case QP_TC_REQUIRED: qw_strz(w, mistral ? "any" : "required"); break;
+        case QP_TC_TOOL:
+            qw_obj_begin(w);
+            qw_key(w, "type"); qw_strz(w, "function");
+            qw_key(w, "function");
+            qw_obj_begin(w);
+            qw_key(w, "name"); qw_qval(w, p->tool_name);
+            qw_obj_end(w);
+            qw_obj_end(w);
+            break;
+        }
+    }
+    if (p->parallel_tool_calls >= 0) { qw_key(w, "parallel_tool_calls"); qw_bool(w, p->parallel_tool_calls == 1); }
+    if (p->format != QP_RF_UNSET) {
+        qw_key(w, "response_format");
+        qw_obj_begin(w);
+        qw_key(w, "type");
+        if (p->format == QP_RF_TEXT) qw_strz(w, "text");
+        else if (p->format == QP_RF_JSON) qw_strz(w, "json_object");
+        else {
+            qw_strz(w, "json_schema");
+            qw_key(w, "json_schema");
+            qw_obj_begin(w);
+            qw_key(w, "name"); qw_qval(w, p->format_name);
+            qw_key(w, "schema"); qw_qval(w, p->format_schema);
+            if (p->format_strict >= 0) { qw_key(w, "strict"); qw_bool(w, p->format_strict == 1); }
+            qw_obj_end(w);
+        }
+        qw_obj_end(w);
+    }
+    if (qval_present(p->effort)) {
+        if (mistral) qr_param_unsupported(c, "reasoning.effort", "the API has no reasoning effort");
+        else { qw_key(w, "reasoning_effort"); qw_qval(w, p->effort); }
+    }
+    if (qval_present(p->budget_tokens))
+        qr_param_unsupported(c, "reasoning.budgetTokens", mistral ? "the API has no thinking budget"
+                                                                  : "reasoning takes an effort level, not a token budget");
+    if (p->stream >= 0) { qw_key(w, "stream"); qw_bool(w, p->stream == 1); }
+    if (qval_present(p->user)) {
+        if (mistral) qr_param_unsupported(c, "user", "the API has no end-user field");
+        else { qw_key(w, "user"); qw_qval(w, p->user); }
+    }
+}
+
 static quire_status encode(qr_ctx *c, bool mistral) {
     const quire_transcript *t = c->t;
     qw *w = c->w;
@@ -435,6 +505,7 @@ static quire_status encode(qr_ctx *c, bool mistral) {
     qw_arr_end(w);
     qr_write_function_tools(c);
     if (c->max_tokens && c->caps.max_tokens_param) { qw_key(w, c->caps.max_tokens_param); qw_int(w, c->max_tokens); }
+    write_params(c, mistral);
     qw_obj_end(w);
     if (nwire == 0)
         return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, "/messages", "a chat request needs at least one message");

@@ -223,6 +223,63 @@ static void tool_outputs(qr_ctx *c, uint32_t k) {
     }
 }
 
+/* Request parameters (docs/params.md), after tools and max_output_tokens:
+ * temperature, top_p, tool_choice, parallel_tool_calls, text.format,
+ * reasoning.effort, stream, user. */
+static void write_params(qr_ctx *c) {
+    const qparams *p = c->params;
+    qw *w = c->w;
+    if (qval_present(p->temperature) && !qr_param_above(c, "temperature", p->temperature, 2)) {
+        qw_key(w, "temperature"); qw_qval(w, p->temperature);
+    }
+    if (qval_present(p->top_p)) { qw_key(w, "top_p"); qw_qval(w, p->top_p); }
+    if (qval_present(p->top_k)) qr_param_unsupported(c, "topK", "the Responses API has no top_k");
+    if (qval_present(p->stop)) qr_param_unsupported(c, "stop", "the Responses API has no stop sequences");
+    if (qval_present(p->seed)) qr_param_unsupported(c, "seed", "the Responses API has no seed");
+    if (p->tool_choice != QP_TC_UNSET) {
+        qw_key(w, "tool_choice");
+        switch (p->tool_choice) {
+        case QP_TC_UNSET: case QP_TC_AUTO: qw_strz(w, "auto"); break;
+        case QP_TC_NONE: qw_strz(w, "none"); break;
+        case QP_TC_REQUIRED: qw_strz(w, "required"); break;
+        case QP_TC_TOOL:
+            qw_obj_begin(w);
+            qw_key(w, "type"); qw_strz(w, "function");
+            qw_key(w, "name"); qw_qval(w, p->tool_name);
+            qw_obj_end(w);
+            break;
+        }
+    }
+    if (p->parallel_tool_calls >= 0) { qw_key(w, "parallel_tool_calls"); qw_bool(w, p->parallel_tool_calls == 1); }
+    if (p->format != QP_RF_UNSET) {
+        qw_key(w, "text");
+        qw_obj_begin(w);
+        qw_key(w, "format");
+        qw_obj_begin(w);
+        qw_key(w, "type");
+        if (p->format == QP_RF_TEXT) qw_strz(w, "text");
+        else if (p->format == QP_RF_JSON) qw_strz(w, "json_object");
+        else {
+            qw_strz(w, "json_schema");
+            qw_key(w, "name"); qw_qval(w, p->format_name);
+            qw_key(w, "schema"); qw_qval(w, p->format_schema);
+            if (p->format_strict >= 0) { qw_key(w, "strict"); qw_bool(w, p->format_strict == 1); }
+        }
+        qw_obj_end(w);
+        qw_obj_end(w);
+    }
+    if (qval_present(p->effort)) {
+        qw_key(w, "reasoning");
+        qw_obj_begin(w);
+        qw_key(w, "effort"); qw_qval(w, p->effort);
+        qw_obj_end(w);
+    }
+    if (qval_present(p->budget_tokens))
+        qr_param_unsupported(c, "reasoning.budgetTokens", "reasoning takes an effort level, not a token budget");
+    if (p->stream >= 0) { qw_key(w, "stream"); qw_bool(w, p->stream == 1); }
+    if (qval_present(p->user)) { qw_key(w, "user"); qw_qval(w, p->user); }
+}
+
 quire_status qr_encode_openai_responses(qr_ctx *c) {
     const quire_transcript *t = c->t;
     qw *w = c->w;
@@ -304,6 +361,7 @@ quire_status qr_encode_openai_responses(qr_ctx *c) {
         qw_arr_end(w);
     }
     if (c->max_tokens && c->caps.max_tokens_param) { qw_key(w, c->caps.max_tokens_param); qw_int(w, c->max_tokens); }
+    write_params(c);
     qw_obj_end(w);
     if (nitems == 0)
         return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, "/input", "a Responses request needs at least one input item");

@@ -72,6 +72,205 @@ void qr_event_adjusted(qr_ctx *c, const char *change, uint32_t msg, const char *
     ev_end(c, &w);
 }
 
+/* ---- request parameters ---- */
+
+void qr_param_unsupported(qr_ctx *c, const char *name, const char *why) {
+    char detail[300];
+    snprintf(detail, sizeof detail, "parameter %s cannot be expressed for %s (%s): %s", name,
+             qdialect_name(c->caps.dialect), c->model, why);
+    if (c->ro->lossy) {
+        if (!c->events) return;
+        qw w;
+        ev_begin(c, &w, "request_adjusted");
+        qw_key(&w, "change"); qw_strz(&w, "parameter_dropped");
+        qw_key(&w, "parameter"); qw_strz(&w, name);
+        qw_key(&w, "detail"); qw_strz(&w, detail);
+        ev_end(c, &w);
+        return;
+    }
+    if (!c->st) {
+        char ptr[64] = "/";
+        for (size_t i = 1; *name && i < sizeof ptr - 1; name++) ptr[i++] = *name == '.' ? '/' : *name, ptr[i] = '\0';
+        c->st = q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, ptr, "%s (use --lossy to drop it with an event)", detail);
+    }
+}
+
+bool qr_param_above(qr_ctx *c, const char *name, qval v, double max) {
+    if (!qval_present(v) || qp_number(v) <= max) return false;
+    if (!c->st) {
+        char ptr[64];
+        snprintf(ptr, sizeof ptr, "/%s", name);
+        c->st = q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, ptr, "%s is at most %g for %s", name, max,
+                         qdialect_name(c->caps.dialect));
+    }
+    return true;
+}
+
+void qr_write_stop(qr_ctx *c) {
+    qval v = c->params->stop;
+    if (qj_type_of(v.doc, v.idx) == QJ_ARRAY) { qw_qval(c->w, v); return; }
+    qw_arr_begin(c->w);
+    qw_qval(c->w, v);
+    qw_arr_end(c->w);
+}
+
+void qr_need_beta(qr_ctx *c, const char *beta) {
+    for (uint32_t i = 0; i < c->nbetas; i++) if (strcmp(c->betas[i], beta) == 0) return;
+    if (c->nbetas < Q_COUNTOF(c->betas)) c->betas[c->nbetas++] = beta;
+}
+
+/* Checks shared by every dialect: a tool choice names a tool of the
+ * transcript, and tool parameters need tools. */
+static quire_status check_params(qr_ctx *c) {
+    const qparams *p = c->params;
+    bool tools = c->t->has_tools && c->t->ntools;
+    if ((p->tool_choice != QP_TC_UNSET || p->parallel_tool_calls >= 0) && !tools)
+        return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, p->tool_choice != QP_TC_UNSET ? "/toolChoice" : "/parallelToolCalls",
+                        "%s needs tools: the transcript has none", p->tool_choice != QP_TC_UNSET ? "toolChoice" : "parallelToolCalls");
+    if (p->tool_choice == QP_TC_TOOL) {
+        const qj_node *n = qj_at(p->tool_name.doc, p->tool_name.idx);
+        qstr want = {n->p, n->len, (uint8_t)((n->flags & QJ_F_ESC) != 0)};
+        bool found = false;
+        for (uint32_t i = 0; i < c->t->ntools && !found; i++) {
+            qstr have = c->t->tools[i].name;
+            size_t na = 0, nb = 0;
+            const char *a = qstr_plain_bytes(have, &c->scratch, &na), *b = qstr_plain_bytes(want, &c->scratch, &nb);
+            found = a && b && na == nb && memcmp(a, b, na) == 0;
+        }
+        if (!found)
+            return q_err_at(c->err, QUIRE_E_SCHEMA, SIZE_MAX, "/toolChoice/tool",
+                            "toolChoice names a tool the transcript does not define");
+    }
+    return QUIRE_OK;
+}
+
+/* providerOptions of the target provider, merged into the body: objects merge
+ * member by member; any other value the body already holds is a collision. */
+static quire_status merge_into(qr_ctx *c, qw *w, const qj_doc *bd, uint32_t bn, const qj_doc *od, uint32_t on, char *ptr,
+                               size_t cap) {
+    qw_obj_begin(w);
+    size_t plen = strlen(ptr);
+    uint32_t k = bn + 1;
+    for (uint32_t m = 0; m < qj_at(bd, bn)->n; m++, k = qj_next(bd, k + 1)) {
+        const qj_node *key = qj_at(bd, k);
+        qw_key_esc(w, key->p, key->len);
+        uint32_t o = qj_getn(od, on, key->p, key->len);
+        if (key->flags & QJ_F_ESC) o = QJ_NONE; /* quire writes plain keys */
+        if (o == QJ_NONE) { qw_node(w, bd, k + 1); continue; }
+        q_ptr_push_key(ptr, cap, key->p, key->len);
+        if (qj_type_of(bd, k + 1) != QJ_OBJECT || qj_type_of(od, o) != QJ_OBJECT) {
+            char where[320] = "/providerOptions";
+            q_ptr_push_key(where, sizeof where, c->ro->provider, strlen(c->ro->provider));
+            snprintf(where + strlen(where), sizeof where - strlen(where), "%s", ptr);
+            return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, where,
+                            "provider option %s collides with the request field quire wrote there", ptr);
+        }
+        quire_status st = merge_into(c, w, bd, k + 1, od, o, ptr, cap);
+        if (st) return st;
+        ptr[plen] = '\0';
+    }
+    k = on + 1;
+    for (uint32_t m = 0; m < qj_at(od, on)->n; m++, k = qj_next(od, k + 1)) {
+        const qj_node *key = qj_at(od, k);
+        size_t kn = 0;
+        const char *kp = qj_str_decode(od, k, &c->scratch, &kn);
+        if (!kp) return q_oom(c->err);
+        if (qj_getn(bd, bn, kp, kn) != QJ_NONE) continue; /* merged above */
+        qw_key_esc(w, key->p, key->len);
+        qw_node(w, od, k + 1);
+    }
+    qw_obj_end(w);
+    return QUIRE_OK;
+}
+
+static quire_status merge_provider_options(qr_ctx *c, const quire_allocator *a, qbuf *out, bool *merged) {
+    qval po = c->params->provider_options;
+    if (!qval_present(po)) return QUIRE_OK;
+    uint32_t mine = qj_get(po.doc, po.idx, c->ro->provider);
+    if (mine == QJ_NONE || qj_at(po.doc, mine)->n == 0) return QUIRE_OK;
+    qj_doc bd;
+    quire_status st = qj_parse(&bd, out->data, out->len, NULL, a, c->err);
+    if (st) return st;
+    qbuf nb;
+    qbuf_init(&nb, a);
+    qw w;
+    qw_init(&w, &nb, c->ro->pretty != 0);
+    char ptr[256] = "";
+    st = merge_into(c, &w, &bd, 0, po.doc, mine, ptr, sizeof ptr);
+    qw_dispose(&w);
+    qj_doc_free(&bd);
+    if (!st && nb.oom) st = q_oom(c->err);
+    if (st) { qbuf_free(&nb); return st; }
+    qbuf_free(out);
+    *out = nb;
+    *merged = true;
+    return QUIRE_OK;
+}
+
+/* ---- the envelope (DESIGN 13): data per dialect ---- */
+typedef struct qr_route {
+    const char *path, *stream_path; /* "{model}" is replaced by the percent-encoded model */
+    bool anthropic_headers;
+} qr_route;
+static const qr_route k_routes[QD_COUNT_] = {
+    [QD_ANTHROPIC_MESSAGES] = {"/v1/messages", "/v1/messages", true},
+    [QD_OPENAI_CHAT] = {"/v1/chat/completions", "/v1/chat/completions", false},
+    [QD_OPENAI_RESPONSES] = {"/v1/responses", "/v1/responses", false},
+    [QD_GEMINI] = {"/v1beta/models/{model}:generateContent", "/v1beta/models/{model}:streamGenerateContent?alt=sse", false},
+    [QD_BEDROCK_CONVERSE] = {"/model/{model}/converse", "/model/{model}/converse-stream", false},
+    [QD_MISTRAL] = {"/v1/chat/completions", "/v1/chat/completions", false},
+    [QD_OLLAMA] = {"/api/chat", "/api/chat", false},
+};
+
+static void write_envelope(qr_ctx *c, qbuf *b) {
+    const qr_route *r = &k_routes[c->caps.dialect];
+    const char *tpl = c->params->stream == 1 ? r->stream_path : r->path;
+    qbuf path;
+    qbuf_init(&path, b->a);
+    for (const char *s = tpl; *s; s++) {
+        if (strncmp(s, "{model}", 7) == 0) {
+            static const char hex[] = "0123456789ABCDEF";
+            for (const char *m = c->model; *m; m++) {
+                unsigned char ch = (unsigned char)*m;
+                bool plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                             ch == '-' || ch == '.' || ch == '_' || ch == '~';
+                if (plain) qbuf_putc(&path, (char)ch);
+                else { qbuf_putc(&path, '%'); qbuf_putc(&path, hex[ch >> 4]); qbuf_putc(&path, hex[ch & 15]); }
+            }
+            s += 6;
+        } else {
+            qbuf_putc(&path, *s);
+        }
+    }
+    qw w;
+    qw_init(&w, b, false);
+    qw_obj_begin(&w);
+    qw_key(&w, "method"); qw_strz(&w, "POST");
+    qw_key(&w, "path"); qw_str(&w, path.data ? path.data : "", path.len);
+    qw_key(&w, "headers");
+    qw_obj_begin(&w);
+    qw_key(&w, "content-type"); qw_strz(&w, "application/json");
+    if (r->anthropic_headers) {
+        qw_key(&w, "anthropic-version"); qw_strz(&w, "2023-06-01");
+        if (c->nbetas) {
+            qbuf betas;
+            qbuf_init(&betas, b->a);
+            for (uint32_t i = 0; i < c->nbetas; i++) {
+                if (i) qbuf_putc(&betas, ',');
+                qbuf_puts(&betas, c->betas[i]);
+            }
+            qw_key(&w, "anthropic-beta"); qw_str(&w, betas.data ? betas.data : "", betas.len);
+            if (betas.oom) b->oom = true;
+            qbuf_free(&betas);
+        }
+    }
+    qw_obj_end(&w);
+    qw_obj_end(&w);
+    qw_dispose(&w);
+    if (path.oom) b->oom = true;
+    qbuf_free(&path);
+}
+
 /* ---- string helpers ---- */
 
 qstr qr_plain(qr_ctx *c, qstr s) {
@@ -176,6 +375,7 @@ void quire_render_result_free(quire_render_result *r) {
     if (!r) return;
     quire_bytes_free(&r->request);
     quire_bytes_free(&r->events);
+    quire_bytes_free(&r->envelope);
     quire_state_free(r->state);
     r->state = NULL;
 }
@@ -434,12 +634,24 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
         return q_err(err, QUIRE_E_INVALID, "no capability row matches provider \"%s\" model \"%s\"", ro->provider,
                      model);
     const quire_allocator *a = q_alloc_of(opts);
+    /* request parameters (DESIGN 13) */
+    qparams params;
+    bool has_params = ro->size >= sizeof *ro && (ro->params || ro->params_override);
+    if (has_params) {
+        quire_status pst = qp_parse(&params, ro->params, ro->params_len, ro->params_override, ro->params_override_len,
+                                    a, err);
+        if (pst) return pst;
+    } else {
+        memset(&params, 0, sizeof params);
+        params.parallel_tool_calls = params.stream = params.format_strict = -1;
+    }
     qbuf out;
     qbuf_init(&out, a);
     qw w;
     qw_init(&w, &out, ro->pretty != 0);
     c.t = t; c.ro = ro; c.w = &w; c.err = err; c.model = model;
-    c.max_tokens = ro->max_tokens ? ro->max_tokens : c.caps.default_max_tokens;
+    c.params = &params;
+    c.max_tokens = params.has_max_tokens ? params.max_tokens : ro->max_tokens ? ro->max_tokens : c.caps.default_max_tokens;
     qarena_init(&c.scratch, a);
     qbuf events;
     qbuf_init(&events, a);
@@ -447,7 +659,7 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
     quire_status st = QUIRE_OK;
     /* the next state starts as a copy of the given one */
     c.next = state ? qs_clone(state) : qs_new(a, NULL);
-    if (!c.next) { qarena_free(&c.scratch); qbuf_free(&events); qbuf_free(&out); return q_oom(err); }
+    if (!c.next) { qarena_free(&c.scratch); qbuf_free(&events); qbuf_free(&out); qp_free(&params); return q_oom(err); }
     c.turn = c.next->turn + 1;
     c.rems = qs_live_for_turn(c.next, &c.scratch, &c.nrems);
     if (!c.rems) st = q_oom(err);
@@ -456,12 +668,15 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
         if (!c.retired) st = q_oom(err);
     }
     if (!st && memo) {
-        /* the dialects with a memo path; lossy renders check their own
-         * output as one buffer, so they render in full */
-        bool use = !ro->lossy && (c.caps.dialect == QD_ANTHROPIC_MESSAGES || c.caps.dialect == QD_OPENAI_CHAT);
+        /* the dialects with a memo path; lossy renders and provider options
+         * (merged into the whole body, then validated) work on the body as
+         * one buffer, so they render in full */
+        bool use = !ro->lossy && !qval_present(params.provider_options) &&
+                   (c.caps.dialect == QD_ANTHROPIC_MESSAGES || c.caps.dialect == QD_OPENAI_CHAT);
         qr_memo_prepare(memo, &c, use);
     }
     if (!st) st = check_transcript(&c, memo);
+    if (!st && params.any) st = check_params(&c);
     if (!st) st = qr_plan_slots(&c);
     if (!st) st = qr_plan_cache(&c);
     if (!st) {
@@ -469,7 +684,11 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
         if (!st && c.st) st = c.st;
     }
     qw_dispose(&w);
-    if (!st && ro->lossy && !out.oom) {
+    /* provider options can add any field: the merged body is checked with the
+     * validator (the encoders write parameter fields valid by construction) */
+    bool merged = false;
+    if (!st && !out.oom) st = merge_provider_options(&c, a, &out, &merged);
+    if (!st && (ro->lossy || merged) && !out.oom) {
         /* what --lossy dropped may leave a request its provider rejects (an
          * emptied message): check our own output, never emit it invalid */
         quire_render_options vro = *ro;
@@ -482,7 +701,8 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
         if (vs == QUIRE_E_VALIDATE) {
             size_t n = 0;
             while (n < rep.len && rep.data[n] != '\n') n++;
-            st = q_err(err, QUIRE_E_UNSUPPORTED, "after dropping what %s cannot express, the request is invalid: %.*s",
+            st = q_err(err, QUIRE_E_UNSUPPORTED, ro->lossy ? "after dropping what %s cannot express, the request is invalid: %.*s"
+                                                           : "the %s request with these parameters is invalid: %.*s",
                        qdialect_name(c.caps.dialect), (int)(n < 300 ? n : 300), rep.data);
             quire_bytes_free(&rep);
         } else if (vs == QUIRE_E_NOMEM) {
@@ -490,14 +710,20 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
         }
     }
     if (st == QUIRE_OK) qs_after_render(c.next, &events);
+    qbuf env;
+    qbuf_init(&env, a);
+    if (st == QUIRE_OK) write_envelope(&c, &env);
     qarena_free(&c.scratch);
+    qp_free(&params);
     if (st == QUIRE_OK && memo && !qr_memo_finish(memo, &out)) st = q_oom(err);
-    if (st == QUIRE_OK && (out.oom || events.oom || (!memo && !qbuf_take(&out, &res->request)) ||
-                           !qbuf_take(&events, &res->events)))
+    if (st == QUIRE_OK && (out.oom || events.oom || env.oom || (!memo && !qbuf_take(&out, &res->request)) ||
+                           !qbuf_take(&events, &res->events) || !qbuf_take(&env, &res->envelope)))
         st = q_oom(err);
     if (st) {
         qbuf_free(&out);
         qbuf_free(&events);
+        qbuf_free(&env);
+        quire_bytes_free(&res->envelope);
         quire_bytes_free(&res->request);
         quire_bytes_free(&res->events);
         quire_state_free(c.next);

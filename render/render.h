@@ -14,6 +14,7 @@
 #include "reminders/state.h"
 #include "core/transcript.h"
 #include "providers/caps.h"
+#include "render/params.h"
 
 typedef enum qslot { QSLOT_SYSTEM, QSLOT_DEVELOPER, QSLOT_USER_BLOCK, QSLOT_EPHEMERAL_CACHE } qslot;
 const char *qslot_name(qslot s);
@@ -61,6 +62,10 @@ typedef struct qr_ctx {
     uint32_t nmarks;
     uint32_t first_user;      /* first user-role message (system folding), UINT32_MAX = none */
     struct qr_memo *memo;     /* a live session's stored encodings (render/memo.h); NULL = stateless */
+    /* request parameters (DESIGN 13); never NULL (an empty set when none given) */
+    const qparams *params;
+    const char *betas[4];     /* anthropic-beta features the body needs (envelope) */
+    uint32_t nbetas;
 } qr_ctx;
 
 /* Dialect encoders: write the whole request body with c->w. */
@@ -100,6 +105,17 @@ void qr_drop_artefact(qr_ctx *c, uint32_t msg, uint32_t block, const char *detai
 /* A structural change the renderer made for the dialect (merged messages,
  * folded system prompt, inserted user turn), reported as an event. */
 void qr_event_adjusted(qr_ctx *c, const char *change, uint32_t msg, const char *detail);
+/* ---- request parameters (render.c; docs/params.md) ---- */
+/* A parameter the target cannot carry: an error naming it (/name), or with
+ * lossy a request_adjusted event (change parameter_dropped). */
+void qr_param_unsupported(qr_ctx *c, const char *name, const char *why);
+/* A number parameter above the dialect's maximum: an error naming it. */
+bool qr_param_above(qr_ctx *c, const char *name, qval v, double max);
+/* Writes the stop parameter as an array of strings. */
+void qr_write_stop(qr_ctx *c);
+/* Records an anthropic-beta feature the body needs. */
+void qr_need_beta(qr_ctx *c, const char *beta);
+
 /* Joins the system blocks (and the system-slot paragraph) with blank lines. */
 qstr qr_system_joined(qr_ctx *c);
 /* Plain bytes of a qstr (decoded into scratch if escaped). */

@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 typedef struct vctx {
     const qj_doc *d;
@@ -666,6 +667,282 @@ static void v_gemini(vctx *v, uint32_t root) {
     if (prev_calls) viol(v, "/contents", "the last model content has calls without responses");
 }
 
+/* ---- request parameters (DESIGN 13, docs/params.md) ----
+ * The generation fields each dialect defines, checked for shape and range
+ * where present (the encoders write them from the params object; a provider
+ * option may add them too). */
+static double num_of(const vctx *v, uint32_t n) {
+    const qj_node *x = qj_at(v->d, n);
+    char tmp[64];
+    size_t k = x->len < sizeof tmp - 1 ? x->len : sizeof tmp - 1;
+    memcpy(tmp, x->p, k);
+    tmp[k] = '\0';
+    return strtod(tmp, NULL);
+}
+static void p_num(vctx *v, uint32_t obj, const char *key, vp base, double lo, double hi) {
+    uint32_t n = get(v, obj, key);
+    if (n == QJ_NONE) return;
+    vp p = PK(base, key);
+    if (!is(v, n, QJ_NUMBER)) { viol(v, p.s, "expected a number, got %s", qj_type_name(qj_type_of(v->d, n))); return; }
+    double x = num_of(v, n);
+    if (x < lo || x > hi) viol(v, p.s, "%s must be between %g and %g", key, lo, hi);
+}
+static void p_int(vctx *v, uint32_t obj, const char *key, vp base, int64_t lo) {
+    uint32_t n = get(v, obj, key);
+    if (n == QJ_NONE) return;
+    int64_t x = 0;
+    if (!is(v, n, QJ_NUMBER) || !qj_int64(v->d, n, &x)) { viol(v, PK(base, key).s, "expected an integer"); return; }
+    if (x < lo) viol(v, PK(base, key).s, "%s must be at least %lld", key, (long long)lo);
+}
+static void p_bool(vctx *v, uint32_t obj, const char *key, vp base) {
+    uint32_t n = get(v, obj, key);
+    if (n != QJ_NONE && !is(v, n, QJ_TRUE) && !is(v, n, QJ_FALSE)) viol(v, PK(base, key).s, "expected a boolean");
+}
+static void p_str(vctx *v, uint32_t obj, const char *key, vp base) {
+    uint32_t n = get(v, obj, key);
+    if (n != QJ_NONE) need_type(v, n, QJ_STRING, PK(base, key), key);
+}
+/* An array of non-empty strings, at most max (0 = any); a single string when
+ * one_ok. */
+static void p_strings(vctx *v, uint32_t obj, const char *key, vp base, uint32_t max, bool one_ok) {
+    uint32_t n = get(v, obj, key);
+    if (n == QJ_NONE) return;
+    vp p = PK(base, key);
+    if (one_ok && is(v, n, QJ_STRING)) return;
+    if (!is(v, n, QJ_ARRAY)) { viol(v, p.s, "expected an array of strings"); return; }
+    if (max && count_of(v, n) > max) viol(v, p.s, "at most %u sequences", max);
+    uint32_t e = first(n);
+    for (uint32_t i = 0; i < count_of(v, n); i++, e = next(v, e))
+        if (!is(v, e, QJ_STRING) || qj_at(v->d, e)->len == 0) viol(v, PI(p, i).s, "expected a non-empty string");
+}
+static bool p_enum(vctx *v, uint32_t n, vp p, const char *const *vals, size_t nv) {
+    for (size_t i = 0; i < nv; i++) if (str_is(v, n, vals[i])) return true;
+    char key[48];
+    sval(v, n, key, sizeof key);
+    viol(v, p.s, "unexpected value \"%s\"", key);
+    return false;
+}
+static const char *const k_efforts[] = {"none", "minimal", "low", "medium", "high", "xhigh"};
+
+/* json_schema formats: {name, schema, strict?} at obj. */
+static void p_schema_format(vctx *v, uint32_t obj, vp p) {
+    uint32_t nm = get(v, obj, "name");
+    if (need_type(v, nm, QJ_STRING, PK(p, "name"), "\"name\"") && qj_at(v->d, nm)->len == 0)
+        viol(v, PK(p, "name").s, "must be non-empty");
+    need_type(v, get(v, obj, "schema"), QJ_OBJECT, PK(p, "schema"), "\"schema\"");
+    p_bool(v, obj, "strict", p);
+}
+
+static void params_anthropic(vctx *v, uint32_t root) {
+    vp r = P("");
+    p_num(v, root, "temperature", r, 0, 1);
+    p_num(v, root, "top_p", r, 0, 1);
+    p_int(v, root, "top_k", r, 1);
+    p_strings(v, root, "stop_sequences", r, 0, false);
+    p_bool(v, root, "stream", r);
+    uint32_t tc = get(v, root, "tool_choice");
+    if (tc != QJ_NONE && need_type(v, tc, QJ_OBJECT, PK(r, "tool_choice"), "\"tool_choice\"")) {
+        static const char *const types[] = {"auto", "any", "tool", "none"};
+        vp p = PK(r, "tool_choice");
+        uint32_t ty = get(v, tc, "type");
+        if (need_type(v, ty, QJ_STRING, PK(p, "type"), "\"type\"") && p_enum(v, ty, PK(p, "type"), types, 4)) {
+            bool tool = str_is(v, ty, "tool");
+            if (tool) need_type(v, get(v, tc, "name"), QJ_STRING, PK(p, "name"), "\"name\" (the tool to call)");
+            else if (get(v, tc, "name") != QJ_NONE) viol(v, PK(p, "name").s, "only a tool choice of type tool names a tool");
+            if (str_is(v, ty, "none") && get(v, tc, "disable_parallel_tool_use") != QJ_NONE)
+                viol(v, PK(p, "disable_parallel_tool_use").s, "not allowed with type none");
+        }
+        p_bool(v, tc, "disable_parallel_tool_use", p);
+    }
+    uint32_t th = get(v, root, "thinking");
+    if (th != QJ_NONE && need_type(v, th, QJ_OBJECT, PK(r, "thinking"), "\"thinking\"")) {
+        vp p = PK(r, "thinking");
+        uint32_t ty = get(v, th, "type");
+        if (str_is(v, ty, "enabled")) {
+            uint32_t bt = get(v, th, "budget_tokens"), mt = get(v, root, "max_tokens");
+            int64_t b = 0, m = 0;
+            if (!is(v, bt, QJ_NUMBER) || !qj_int64(v->d, bt, &b)) viol(v, PK(p, "budget_tokens").s, "expected an integer");
+            else if (b < 1024) viol(v, PK(p, "budget_tokens").s, "a thinking budget is at least 1024 tokens");
+            else if (is(v, mt, QJ_NUMBER) && qj_int64(v->d, mt, &m) && b >= m)
+                viol(v, PK(p, "budget_tokens").s, "a thinking budget must be less than max_tokens (%lld)", (long long)m);
+        } else if (!str_is(v, ty, "disabled")) {
+            viol(v, PK(p, "type").s, "expected \"enabled\" or \"disabled\"");
+        }
+    }
+    uint32_t md = get(v, root, "metadata");
+    if (md != QJ_NONE && need_type(v, md, QJ_OBJECT, PK(r, "metadata"), "\"metadata\"")) p_str(v, md, "user_id", PK(r, "metadata"));
+    uint32_t oc = get(v, root, "output_config");
+    if (oc != QJ_NONE && need_type(v, oc, QJ_OBJECT, PK(r, "output_config"), "\"output_config\"")) {
+        uint32_t f = get(v, oc, "format");
+        vp p = PK(PK(r, "output_config"), "format");
+        if (f != QJ_NONE && need_type(v, f, QJ_OBJECT, p, "\"format\"")) {
+            if (!str_is(v, get(v, f, "type"), "json_schema")) viol(v, PK(p, "type").s, "expected \"json_schema\"");
+            need_type(v, get(v, f, "schema"), QJ_OBJECT, PK(p, "schema"), "\"schema\"");
+        }
+    }
+}
+
+static void params_chat(vctx *v, uint32_t root, qdialect dialect) {
+    vp r = P("");
+    if (dialect == QD_OLLAMA) {
+        p_bool(v, root, "stream", r);
+        uint32_t o = get(v, root, "options");
+        if (o != QJ_NONE && need_type(v, o, QJ_OBJECT, PK(r, "options"), "\"options\"")) {
+            vp p = PK(r, "options");
+            p_int(v, o, "num_predict", p, -2);
+            p_num(v, o, "temperature", p, 0, 1e9);
+            p_num(v, o, "top_p", p, 0, 1);
+            p_int(v, o, "top_k", p, 1);
+            p_int(v, o, "seed", p, INT64_MIN);
+            p_strings(v, o, "stop", p, 0, false);
+        }
+        uint32_t f = get(v, root, "format");
+        if (f != QJ_NONE && !str_is(v, f, "json") && !is(v, f, QJ_OBJECT))
+            viol(v, "/format", "expected \"json\" or a JSON Schema object");
+        uint32_t th = get(v, root, "think");
+        static const char *const levels[] = {"low", "medium", "high"};
+        if (th != QJ_NONE && !is(v, th, QJ_TRUE) && !is(v, th, QJ_FALSE)) {
+            if (is(v, th, QJ_STRING)) p_enum(v, th, PK(r, "think"), levels, 3);
+            else viol(v, "/think", "expected a boolean or low, medium, high");
+        }
+        return;
+    }
+    bool mistral = dialect == QD_MISTRAL;
+    p_num(v, root, "temperature", r, 0, mistral ? 1e9 : 2);
+    p_num(v, root, "top_p", r, 0, 1);
+    p_strings(v, root, "stop", r, mistral ? 0 : 4, true);
+    p_int(v, root, mistral ? "random_seed" : "seed", r, INT64_MIN);
+    p_bool(v, root, "parallel_tool_calls", r);
+    p_bool(v, root, "stream", r);
+    p_str(v, root, "user", r);
+    uint32_t tc = get(v, root, "tool_choice");
+    if (tc != QJ_NONE) {
+        static const char *const chat_modes[] = {"auto", "none", "required"};
+        static const char *const mistral_modes[] = {"auto", "none", "any", "required"};
+        vp p = PK(r, "tool_choice");
+        if (is(v, tc, QJ_STRING)) p_enum(v, tc, p, mistral ? mistral_modes : chat_modes, mistral ? 4 : 3);
+        else if (is(v, tc, QJ_OBJECT)) {
+            if (!str_is(v, get(v, tc, "type"), "function")) viol(v, PK(p, "type").s, "expected \"function\"");
+            uint32_t fn = get(v, tc, "function");
+            if (need_type(v, fn, QJ_OBJECT, PK(p, "function"), "\"function\""))
+                need_type(v, get(v, fn, "name"), QJ_STRING, PK(PK(p, "function"), "name"), "\"name\"");
+        } else viol(v, p.s, "expected a string or an object");
+    }
+    uint32_t rf = get(v, root, "response_format");
+    if (rf != QJ_NONE && need_type(v, rf, QJ_OBJECT, PK(r, "response_format"), "\"response_format\"")) {
+        static const char *const types[] = {"text", "json_object", "json_schema"};
+        vp p = PK(r, "response_format");
+        uint32_t ty = get(v, rf, "type");
+        if (need_type(v, ty, QJ_STRING, PK(p, "type"), "\"type\"") && p_enum(v, ty, PK(p, "type"), types, 3) &&
+            str_is(v, ty, "json_schema")) {
+            uint32_t js = get(v, rf, "json_schema");
+            if (need_type(v, js, QJ_OBJECT, PK(p, "json_schema"), "\"json_schema\"")) p_schema_format(v, js, PK(p, "json_schema"));
+        }
+    }
+    uint32_t re = get(v, root, "reasoning_effort");
+    if (re != QJ_NONE) p_enum(v, re, PK(r, "reasoning_effort"), k_efforts, Q_COUNTOF(k_efforts));
+}
+
+static void params_responses(vctx *v, uint32_t root) {
+    vp r = P("");
+    p_num(v, root, "temperature", r, 0, 2);
+    p_num(v, root, "top_p", r, 0, 1);
+    p_bool(v, root, "parallel_tool_calls", r);
+    p_bool(v, root, "stream", r);
+    p_str(v, root, "user", r);
+    uint32_t tc = get(v, root, "tool_choice");
+    if (tc != QJ_NONE) {
+        static const char *const modes[] = {"auto", "none", "required"};
+        vp p = PK(r, "tool_choice");
+        if (is(v, tc, QJ_STRING)) p_enum(v, tc, p, modes, 3);
+        else if (is(v, tc, QJ_OBJECT)) {
+            if (str_is(v, get(v, tc, "type"), "function"))
+                need_type(v, get(v, tc, "name"), QJ_STRING, PK(p, "name"), "\"name\"");
+        } else viol(v, p.s, "expected a string or an object");
+    }
+    uint32_t tx = get(v, root, "text");
+    if (tx != QJ_NONE && need_type(v, tx, QJ_OBJECT, PK(r, "text"), "\"text\"")) {
+        uint32_t f = get(v, tx, "format");
+        vp p = PK(PK(r, "text"), "format");
+        if (f != QJ_NONE && need_type(v, f, QJ_OBJECT, p, "\"format\"")) {
+            static const char *const types[] = {"text", "json_object", "json_schema"};
+            uint32_t ty = get(v, f, "type");
+            if (need_type(v, ty, QJ_STRING, PK(p, "type"), "\"type\"") && p_enum(v, ty, PK(p, "type"), types, 3) &&
+                str_is(v, ty, "json_schema"))
+                p_schema_format(v, f, p);
+        }
+    }
+    uint32_t rs = get(v, root, "reasoning");
+    if (rs != QJ_NONE && need_type(v, rs, QJ_OBJECT, PK(r, "reasoning"), "\"reasoning\"")) {
+        uint32_t ef = get(v, rs, "effort");
+        if (ef != QJ_NONE) p_enum(v, ef, PK(PK(r, "reasoning"), "effort"), k_efforts, Q_COUNTOF(k_efforts));
+    }
+}
+
+static void params_gemini(vctx *v, uint32_t root) {
+    vp r = P("");
+    uint32_t gc = get(v, root, "generationConfig");
+    if (gc != QJ_NONE && need_type(v, gc, QJ_OBJECT, PK(r, "generationConfig"), "\"generationConfig\"")) {
+        vp p = PK(r, "generationConfig");
+        p_strings(v, gc, "stopSequences", p, 5, false);
+        p_int(v, gc, "maxOutputTokens", p, 1);
+        p_num(v, gc, "temperature", p, 0, 2);
+        p_num(v, gc, "topP", p, 0, 1);
+        p_int(v, gc, "topK", p, 1);
+        p_int(v, gc, "seed", p, INT64_MIN);
+        p_str(v, gc, "responseMimeType", p);
+        uint32_t js = get(v, gc, "responseJsonSchema");
+        if (js != QJ_NONE) {
+            need_type(v, js, QJ_OBJECT, PK(p, "responseJsonSchema"), "\"responseJsonSchema\"");
+            if (get(v, gc, "responseSchema") != QJ_NONE) viol(v, PK(p, "responseSchema").s, "give responseSchema or responseJsonSchema, not both");
+            if (!str_is(v, get(v, gc, "responseMimeType"), "application/json"))
+                viol(v, PK(p, "responseMimeType").s, "a response schema needs responseMimeType application/json");
+        }
+        uint32_t tc = get(v, gc, "thinkingConfig");
+        if (tc != QJ_NONE && need_type(v, tc, QJ_OBJECT, PK(p, "thinkingConfig"), "\"thinkingConfig\"")) {
+            p_int(v, tc, "thinkingBudget", PK(p, "thinkingConfig"), -1);
+            p_bool(v, tc, "includeThoughts", PK(p, "thinkingConfig"));
+        }
+    }
+    uint32_t tcf = get(v, root, "toolConfig");
+    if (tcf != QJ_NONE && need_type(v, tcf, QJ_OBJECT, PK(r, "toolConfig"), "\"toolConfig\"")) {
+        vp p = PK(PK(r, "toolConfig"), "functionCallingConfig");
+        uint32_t fc = get(v, tcf, "functionCallingConfig");
+        if (fc != QJ_NONE && need_type(v, fc, QJ_OBJECT, p, "\"functionCallingConfig\"")) {
+            static const char *const modes[] = {"AUTO", "ANY", "NONE", "VALIDATED"};
+            uint32_t mode = get(v, fc, "mode");
+            if (mode != QJ_NONE) p_enum(v, mode, PK(p, "mode"), modes, 4);
+            p_strings(v, fc, "allowedFunctionNames", p, 0, false);
+            if (get(v, fc, "allowedFunctionNames") != QJ_NONE && !str_is(v, mode, "ANY") && !str_is(v, mode, "VALIDATED"))
+                viol(v, PK(p, "allowedFunctionNames").s, "allowed function names need mode ANY or VALIDATED");
+        }
+    }
+}
+
+static void params_bedrock(vctx *v, uint32_t root) {
+    vp r = P("");
+    uint32_t ic = get(v, root, "inferenceConfig");
+    if (ic != QJ_NONE && need_type(v, ic, QJ_OBJECT, PK(r, "inferenceConfig"), "\"inferenceConfig\"")) {
+        vp p = PK(r, "inferenceConfig");
+        p_int(v, ic, "maxTokens", p, 1);
+        p_strings(v, ic, "stopSequences", p, 4, false);
+        p_num(v, ic, "temperature", p, 0, 1);
+        p_num(v, ic, "topP", p, 0, 1);
+    }
+    uint32_t tcf = get(v, root, "toolConfig");
+    uint32_t ch = get(v, tcf, "toolChoice");
+    if (ch != QJ_NONE && need_type(v, ch, QJ_OBJECT, PK(PK(r, "toolConfig"), "toolChoice"), "\"toolChoice\"")) {
+        vp p = PK(PK(r, "toolConfig"), "toolChoice");
+        uint32_t a = get(v, ch, "auto"), y = get(v, ch, "any"), t = get(v, ch, "tool");
+        if ((a != QJ_NONE) + (y != QJ_NONE) + (t != QJ_NONE) != 1 || qj_at(v->d, ch)->n != 1)
+            viol(v, p.s, "a tool choice holds exactly one of auto, any, tool");
+        if (t != QJ_NONE && need_type(v, t, QJ_OBJECT, PK(p, "tool"), "\"tool\""))
+            need_type(v, get(v, t, "name"), QJ_STRING, PK(PK(p, "tool"), "name"), "\"name\"");
+    }
+    uint32_t am = get(v, root, "additionalModelRequestFields");
+    if (am != QJ_NONE) need_type(v, am, QJ_OBJECT, PK(r, "additionalModelRequestFields"), "\"additionalModelRequestFields\"");
+}
+
 /* ---- entry ---- */
 quire_status quire_validate(const char *json, size_t len, const quire_render_options *ro, const quire_options *opts,
                             quire_bytes *report, quire_error *err) {
@@ -704,11 +981,14 @@ quire_status quire_validate(const char *json, size_t len, const quire_render_opt
         viol(&v, "", "expected a JSON object (a request body)");
     } else {
         switch (v.caps.dialect) {
-        case QD_ANTHROPIC_MESSAGES: v_anthropic(&v, 0); break;
-        case QD_BEDROCK_CONVERSE: v_bedrock(&v, 0); break;
-        case QD_OPENAI_CHAT: case QD_MISTRAL: case QD_OLLAMA: v_chat(&v, 0, v.caps.dialect); break;
-        case QD_OPENAI_RESPONSES: v_responses(&v, 0); break;
-        case QD_GEMINI: v_gemini(&v, 0); break;
+        case QD_ANTHROPIC_MESSAGES: v_anthropic(&v, 0); params_anthropic(&v, 0); break;
+        case QD_BEDROCK_CONVERSE: v_bedrock(&v, 0); params_bedrock(&v, 0); break;
+        case QD_OPENAI_CHAT: case QD_MISTRAL: case QD_OLLAMA:
+            v_chat(&v, 0, v.caps.dialect);
+            params_chat(&v, 0, v.caps.dialect);
+            break;
+        case QD_OPENAI_RESPONSES: v_responses(&v, 0); params_responses(&v, 0); break;
+        case QD_GEMINI: v_gemini(&v, 0); params_gemini(&v, 0); break;
         case QD_COUNT_: break;
         }
     }

@@ -70,6 +70,7 @@ struct quire_replay {
     struct qrp_dlink *dchain;
     size_t ndchain, capdchain;
     uint64_t dchain_epoch;
+    qbuf env_path, env_headers; /* the pending turn's request path (NUL-terminated) and headers (JSON) */
 };
 
 /* The current body (after a render line) in one buffer: r->req. False on OOM. */

@@ -496,8 +496,8 @@ static bool fires_interrupt(const quire_state *s, const char *ev, size_t n) {
 
 static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
     quire_replay *r = c->r;
-    static const char *const names[] = {"type", "target", "_meta", NULL};
-    uint32_t f[3];
+    static const char *const names[] = {"type", "target", "_meta", "params", NULL};
+    uint32_t f[4];
     quire_status st = fields(c, root, names, f, "render event", "");
     if (st) return st;
     const char *prov = r->provider, *model = r->model;
@@ -531,6 +531,17 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
     ro.pretty = r->ro.pretty;
     if (r->ro.max_tokens) ro.max_tokens = r->ro.max_tokens;
     ro.caps = over && over->size >= sizeof *over && over->caps ? over->caps : r->caps;
+    /* request parameters of this render (DESIGN 13): the line's params object */
+    ro.params = NULL;
+    ro.params_len = 0;
+    ro.params_override = NULL;
+    ro.params_override_len = 0;
+    if (f[3] != QJ_NONE) {
+        if (qj_type_of(c->d, f[3]) != QJ_OBJECT)
+            return lerr(c, QUIRE_E_SESSION, f[3], "/params", "expected an object of request parameters");
+        ro.params = qj_at(c->d, f[3])->p;
+        ro.params_len = qj_at(c->d, f[3])->len;
+    }
     quire_render_result res;
     if (!r->memo && !(r->memo = qr_memo_new(r->a))) return q_oom(c->err);
     r->req_flat = false;
@@ -596,6 +607,25 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
     step->provider = r->target_provider;
     step->model = model ? r->target_model : NULL;
     if (r->live) {
+        /* the envelope: path and headers of the pending request */
+        r->env_path.len = 0;
+        r->env_headers.len = 0;
+        qj_doc ed;
+        if (qj_parse(&ed, res.envelope.data ? res.envelope.data : "{}", res.envelope.data ? res.envelope.len : 2, NULL,
+                     r->a, NULL) == QUIRE_OK) {
+            uint32_t pn = qj_get(&ed, 0, "path"), hn = qj_get(&ed, 0, "headers");
+            if (pn != QJ_NONE) {
+                char *pz = qj_str_decode(&ed, pn, &r->ar, NULL);
+                if (pz) qbuf_puts(&r->env_path, pz);
+            }
+            if (hn != QJ_NONE) qbuf_put(&r->env_headers, qj_at(&ed, hn)->p, qj_at(&ed, hn)->len);
+            qj_doc_free(&ed);
+        }
+        qbuf_putc(&r->env_path, '\0');
+        qbuf_putc(&r->env_headers, '\0');
+        if (r->env_path.oom || r->env_headers.oom) { quire_render_result_free(&res); return q_oom(c->err); }
+        r->env_path.len--;
+        r->env_headers.len--;
         /* the turn stays pending: the state moves on only when it is accepted */
         qbuf_put(&r->sev, res.events.data, res.events.len);
         quire_state_free(r->pending);
@@ -911,6 +941,8 @@ quire_status quire_replay_open(const char *log, size_t len, const quire_replay_o
     qarena_init(&r->ar, a);
     qbuf_init(&r->out, a);
     qbuf_init(&r->req, a);
+    qbuf_init(&r->env_path, a);
+    qbuf_init(&r->env_headers, a);
     qbuf_init(&r->sev, a);
     qbuf_init(&r->sresp, a);
     qbuf_init(&r->sreport, a);
@@ -974,6 +1006,8 @@ void quire_replay_free(quire_replay *r) {
     q_free(r->a, r->docs, (size_t)r->capdocs * sizeof *r->docs);
     idset_free(r, &r->calls);
     qbuf_free(&r->out);
+    qbuf_free(&r->env_path);
+    qbuf_free(&r->env_headers);
     qbuf_free(&r->req);
     qbuf_free(&r->sev);
     qbuf_free(&r->sresp);

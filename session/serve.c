@@ -14,6 +14,7 @@
  */
 #include "core/base.h"
 #include "core/json.h"
+#include "render/params.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -159,11 +160,11 @@ size_t quire_server_session_count(const quire_server *sv) { return sv ? sv->coun
 
 enum {
     F_ID, F_OP, F_SESSION, F_CONFIG, F_LOG, F_MESSAGE, F_LINE, F_TARGET, F_RESPONSE, F_STREAM,
-    F_CALLID, F_OUTCOME, F_CONTENT, F_POLICY, F_SUMMARY, F_COUNT_
+    F_CALLID, F_OUTCOME, F_CONTENT, F_POLICY, F_SUMMARY, F_PARAMS, F_COUNT_
 };
 static const char *const k_fields[F_COUNT_] = {
     "id", "op", "session", "config", "log", "message", "line", "target", "response", "stream",
-    "callId", "outcome", "content", "policy", "summary",
+    "callId", "outcome", "content", "policy", "summary", "params",
 };
 #define B(f) (1u << (f))
 #define COMMON (B(F_ID) | B(F_OP) | B(F_SESSION))
@@ -192,7 +193,7 @@ static const op_def k_ops[] = {
     {"restore", B(F_LOG), B(F_LOG), OP_RESTORE},
     {"append", B(F_MESSAGE), B(F_MESSAGE), OP_APPEND},
     {"apply", B(F_LINE), B(F_LINE), OP_APPLY},
-    {"render", B(F_TARGET), 0, OP_RENDER},
+    {"render", B(F_TARGET) | B(F_PARAMS), 0, OP_RENDER},
     {"accept", B(F_MESSAGE) | B(F_RESPONSE) | B(F_STREAM), 0, OP_ACCEPT},
     {"tool_outcome", B(F_CALLID) | B(F_OUTCOME) | B(F_CONTENT), B(F_CALLID) | B(F_OUTCOME), OP_TOOL_OUTCOME},
     {"compact", B(F_POLICY) | B(F_SUMMARY), 0, OP_COMPACT},
@@ -507,10 +508,14 @@ static quire_status run_op(quire_server *sv, req *r, const op_def *op, sv_entry 
     case OP_RENDER: {
         entry_target_clear(sv, e);
         if (r->v[F_TARGET] != QJ_NONE) RAW(F_TARGET);
+        const char *pp = NULL; /* request parameters (DESIGN 13) */
+        size_t pn = 0;
+        if (r->v[F_PARAMS] != QJ_NONE) raw_value(&r->d, r->v[F_PARAMS], &pp, &pn);
         quire_session_turn t;
-        st = quire_session_render(e->s, p, n, NULL, 0, 0, &t, err);
+        st = quire_session_render(e->s, p, n, pp, pn, 0, &t, err);
         if (st) {
-            if (r->v[F_TARGET] != QJ_NONE) err_onto_line(r, err, F_TARGET, false);
+            if (pp && qr_is_param_pointer(err->pointer)) err_onto_line(r, err, F_PARAMS, false);
+            else if (r->v[F_TARGET] != QJ_NONE) err_onto_line(r, err, F_TARGET, false);
             break;
         }
         e->provider = dupz(sv->a, t.provider);

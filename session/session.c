@@ -15,6 +15,7 @@
 
 #include "compact/compact.h"
 #include "render/memo.h"
+#include "render/params.h"
 
 #include <stdio.h>
 
@@ -444,10 +445,22 @@ quire_status quire_session_render(quire_session *s, const char *target, size_t t
     if (!s) return q_err(err, QUIRE_E_INVALID, "quire_session_render: no session");
     drop_pending(s);
     reset_sinks(s);
-    if (params || params_len)
-        return q_err(err, QUIRE_E_UNSUPPORTED, "request parameters are not supported by sessions yet");
     s->work.len = 0;
     qbuf_puts(&s->work, "{\"type\":\"render\"");
+    if (params) {
+        /* request parameters (DESIGN 13): checked here, carried by the render line */
+        quire_status pst = quire_params_check(params, params_len, err);
+        if (pst) return pst;
+        qj_doc d;
+        pst = parse_input(s, &d, params, params_len, err);
+        if (pst) return pst;
+        qbuf_puts(&s->work, ",\"params\":");
+        qw w;
+        qw_init(&w, &s->work, false);
+        qw_node(&w, &d, 0);
+        qw_dispose(&w);
+        qj_doc_free(&d);
+    }
     if (target) {
         qj_doc d;
         quire_status st = parse_input(s, &d, target, target_len, err);
@@ -476,6 +489,10 @@ quire_status quire_session_render(quire_session *s, const char *target, size_t t
             memmove(err->pointer, err->pointer + 7, strlen(err->pointer + 7) + 1);
             err->offset = SIZE_MAX;
             err->line = err->column = 0;
+        } else if (err && params && qr_is_param_pointer(err->pointer)) {
+            /* a parameter the target cannot carry: the pointer names it in params */
+            err->offset = SIZE_MAX;
+            err->line = err->column = 0;
         }
         drop_pending(s);
         return st;
@@ -497,6 +514,9 @@ quire_status quire_session_render(quire_session *s, const char *target, size_t t
         out->body = r->req.data;
     }
     out->method = "POST";
+    out->path = r->env_path.data ? r->env_path.data : "";
+    out->headers = r->env_headers.data ? r->env_headers.data : "{}";
+    out->headers_len = r->env_headers.data ? r->env_headers.len : 2;
     out->events = r->sev.data ? r->sev.data : "";
     out->events_len = r->sev.len;
     out->turn = r->pending_turn;

@@ -159,6 +159,8 @@ static quire_status parse_state(const quire_options *o, quire_state **s, quire_e
     return quire_state_parse(k_state, sizeof k_state - 1, o, s, e);
 }
 
+static const char *g_params; /* request parameters of the next render_one (NULL = none) */
+
 static quire_status render_one(const quire_options *o, const char *provider, const char *model, bool with_state,
                                sout *out, quire_error *e) {
     quire_transcript *t = NULL;
@@ -169,6 +171,7 @@ static quire_status render_one(const quire_options *o, const char *provider, con
     quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
     ro.provider = provider;
     ro.model = model;
+    if (g_params) { ro.params = g_params; ro.params_len = strlen(g_params); }
     quire_render_result r;
     memset(&r, 0, sizeof r);
     st = quire_render(t, s, &ro, o, &r, e);
@@ -180,6 +183,7 @@ static quire_status render_one(const quire_options *o, const char *provider, con
     }
     sout_bytes(out, &r.request);
     sout_bytes(out, &r.events);
+    sout_bytes(out, &r.envelope);
     if (r.state && HAVE(quire_state_write)) {
         quire_bytes b = {0};
         st = quire_state_write(r.state, 0, &b, e);
@@ -203,6 +207,17 @@ static const char *const k_targets[][2] = {
 static size_t g_target; /* which target the current run renders */
 static quire_status sc_render_target(const quire_options *o, sout *out, quire_error *e) {
     return render_one(o, k_targets[g_target][0], k_targets[g_target][1], HAVE(quire_state_parse), out, e);
+}
+
+/* Request parameters (DESIGN 13) with provider options merged into the body. */
+static quire_status sc_render_params(const quire_options *o, sout *out, quire_error *e) {
+    g_params = "{\"maxTokens\":1000,\"temperature\":0.5,\"topP\":0.9,\"stream\":true,\"providerOptions\":{"
+               "\"anthropic\":{\"service_tier\":\"auto\"},\"openai\":{\"store\":false},\"openai_responses\":{\"store\":false},"
+               "\"gemini\":{\"generationConfig\":{\"candidateCount\":1}},\"bedrock\":{\"additionalModelRequestFields\":{\"x\":1}},"
+               "\"mistral\":{\"safe_prompt\":true},\"ollama\":{\"keep_alive\":\"5m\"}}}";
+    quire_status st = render_one(o, k_targets[g_target][0], k_targets[g_target][1], false, out, e);
+    g_params = NULL;
+    return st;
 }
 
 static quire_status sc_state(const quire_options *o, sout *out, quire_error *e) {
@@ -632,6 +647,7 @@ int main(int argc, char **argv) {
         {"transcript_parse_write", sc_transcript, true, 0},
         {"render_anthropic", sc_render_anthropic, true, 0},
         {"render_with_state", sc_render_target, true, Q_COUNTOF_(k_targets)},
+        {"render_params", sc_render_params, true, Q_COUNTOF_(k_targets)},
         {"state_apply_lines", sc_state, HAVE(quire_state_parse) && HAVE(quire_state_apply_lines), 0},
         {"ingest_mcp_acp", sc_ingest, HAVE(quire_state_parse) && HAVE(quire_state_ingest_mcp) &&
                                           HAVE(quire_state_ingest_acp), 0},

@@ -81,7 +81,7 @@ static void test_render_many_origins(void) {
     CHECK_INT(quire_transcript_parse(tj, strlen(tj), NULL, &t, &e), QUIRE_OK);
     quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
     ro.provider = "anthropic";
-    quire_render_result r = {{0}, {0}, NULL};
+    quire_render_result r = {{0}, {0}, NULL, {0}};
     CHECK_INT(quire_render(t, next, &ro, NULL, &r, &e), QUIRE_OK);
     /* 16 KiB budget, 30,000 equal origins: each has a fair share smaller than
      * its one body, so the leftover goes round-robin; nobody is dropped */
@@ -280,7 +280,7 @@ static char *render_events(const quire_state *s, quire_state **out) {
     if (quire_transcript_parse(tj, strlen(tj), NULL, &t, &e)) return NULL;
     quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
     ro.provider = "anthropic";
-    quire_render_result r = {{0}, {0}, NULL};
+    quire_render_result r = {{0}, {0}, NULL, {0}};
     char *evs = NULL;
     if (quire_render(t, s, &ro, NULL, &r, &e) == QUIRE_OK) {
         evs = malloc(r.events.len + 1);
@@ -394,7 +394,7 @@ static char *render_lines(const char *lines, const char *provider, const char *m
     quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
     ro.provider = provider;
     ro.model = model;
-    quire_render_result r = {{0}, {0}, NULL};
+    quire_render_result r = {{0}, {0}, NULL, {0}};
     char *req = NULL;
     if (quire_render(t, s, &ro, NULL, &r, &e) == QUIRE_OK) {
         req = malloc(r.request.len + 1);

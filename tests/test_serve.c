@@ -70,9 +70,12 @@ static void test_loop(void) {
             "{\"id\":2,\"ok\":true,\"events\":[", "\"responses\":[{\"jsonrpc\":\"2.0\",\"id\":7,", "\"reminderId\"");
     /* render: the fields in order, the body inline last */
     char *r1 = ask("{\"id\":3,\"op\":\"render\",\"session\":\"s1\"}");
-    CHECK_MSG(strncmp(r1, "{\"id\":3,\"ok\":true,\"turn\":1,\"method\":\"POST\",\"path\":null,\"headers\":null,"
-                      "\"provider\":\"anthropic\",\"model\":\"claude-sonnet-4-5\",\"interruptPending\":false,"
-                      "\"events\":[{\"sessionUpdate\":\"reminder_emitted\"", 191) == 0, "%s", r1);
+    static const char k_r1[] =
+        "{\"id\":3,\"ok\":true,\"turn\":1,\"method\":\"POST\",\"path\":\"/v1/messages\",\"headers\":{\"content-type\":"
+        "\"application/json\",\"anthropic-version\":\"2023-06-01\"},"
+        "\"provider\":\"anthropic\",\"model\":\"claude-sonnet-4-5\",\"interruptPending\":false,"
+        "\"events\":[{\"sessionUpdate\":\"reminder_emitted\"";
+    CHECK_MSG(strncmp(r1, k_r1, sizeof k_r1 - 1) == 0, "%s", r1);
     const char *body = strstr(r1, ",\"body\":{\"model\":\"claude-sonnet-4-5\"");
     CHECK(body != NULL && strstr(body, "CI is red.") && r1[strlen(r1) - 1] == '}');
     /* rendering again (a failed model call) gives the same reply */
