@@ -4,6 +4,24 @@
 export type JSONInput = Uint8Array | string | JSONValue;
 export type JSONValue = null | boolean | number | string | JSONValue[] | { [key: string]: JSONValue };
 
+/** Provider-neutral request parameters (DESIGN 13, docs/params.md). */
+export interface RequestParams {
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  stop?: string[];
+  seed?: number;
+  toolChoice?: 'auto' | 'none' | 'required' | { tool: string };
+  parallelToolCalls?: boolean;
+  responseFormat?: 'text' | 'json' | { type: 'text' | 'json' } |
+    { type: 'jsonSchema'; name: string; schema: Record<string, unknown>; strict?: boolean };
+  reasoning?: { effort: 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' } | { budgetTokens: number };
+  stream?: boolean;
+  user?: string;
+  providerOptions?: Record<string, Record<string, unknown>>;
+}
+
 /** A lifecycle event: an ACP SessionUpdate-shaped object (DESIGN 2.5). */
 export interface SessionUpdate {
   sessionUpdate: 'reminder_emitted' | 'reminder_deduped' | 'reminder_expired' | 'reminder_dropped' |
@@ -163,7 +181,8 @@ export class Session {
   append(message: Message | Message[] | Uint8Array | string): void;
   apply(line: ApplyLine | ApplyLine[] | Uint8Array | string): { events: SessionUpdate[]; responses: JSONValue[] };
   /** The next request; the turn stays pending until accept(). */
-  render(target?: { provider?: string; model?: string }): Request;
+  /** The next request; params are DESIGN 13's request parameters (docs/params.md). */
+  render(target?: { provider?: string; model?: string } | null, params?: RequestParams | string): Request;
   /** Commits the pending turn with the assistant message (transcript form). */
   accept(message: Message | Uint8Array | string): void;
   /** The provider's raw answer (a whole body, or the whole stream with {stream: true}), decoded by the library. */

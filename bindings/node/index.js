@@ -237,8 +237,13 @@ class Session {
     return { events: jsonl(r.events), responses: jsonl(r.responses) };
   }
 
-  render(target) {
-    const r = new Request(this._s.render(target ? JSON.stringify(target) : null));
+  /**
+   * The next request; the turn stays pending until accept(). params: the request parameters of
+   * DESIGN 13 (maxTokens, temperature, toolChoice, responseFormat, reasoning, stream, ...).
+   */
+  render(target, params) {
+    const r = new Request(this._s.render(target ? JSON.stringify(target) : null,
+      params === undefined || params === null ? null : bytes(params)));
     this._target = [r.provider, r.model];
     return r;
   }

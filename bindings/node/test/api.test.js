@@ -169,3 +169,27 @@ test('Session: push routing and interruptPending', () => {
   assert.equal(r.interruptPending, true);
   assert.ok(r.body.includes('Resource file:///a.c changed'));
 });
+
+test('Session: render with request parameters and the envelope', { skip: !BIN }, () => {
+  const s = new quire.Session({ provider: 'openai', model: 'gpt-4o', system: 'sys' });
+  s.append({ role: 'user', content: 'x' });
+  const params = { maxTokens: 64, temperature: 0.25, stream: true };
+  const req = s.render(null, params);
+  const body = JSON.parse(req.body);
+  assert.equal(body.temperature, 0.25);
+  assert.equal(body.stream, true);
+  assert.equal(req.method, 'POST');
+  assert.equal(req.path, '/v1/chat/completions');
+  assert.ok(!Object.keys(req.headers).some((k) => k.toLowerCase() === 'authorization'));
+  const dir = fs.mkdtempSync(path.join(require('os').tmpdir(), 'quire-node-params-'));
+  try {
+    fs.writeFileSync(path.join(dir, 't.json'), JSON.stringify({ system: 'sys', messages: [{ role: 'user', content: 'x' }] }));
+    fs.writeFileSync(path.join(dir, 'p.json'), JSON.stringify(params));
+    const want = execFileSync(BIN, ['render', '--provider', 'openai', '--model', 'gpt-4o', '--params',
+      path.join(dir, 'p.json'), path.join(dir, 't.json')]);
+    assert.equal(req.body.toString(), want.toString().replace(/\n$/, ''));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  assert.throws(() => s.render(null, { topK: 5 }), (e) => e instanceof quire.QuireError && /topK/.test(e.pointer + e.message));
+});

@@ -171,8 +171,11 @@ class Session:
         ev, resp = self._s.apply(line if isinstance(line, (bytes, bytearray)) else _dumps(_obj(line)))
         return _jsonl(ev) if ev else [], _jsonl(resp) if resp else []
 
-    def render(self, provider=None, model=None):
-        """Render the next request (the turn stays pending until accept())."""
+    def render(self, provider=None, model=None, params=None):
+        """Render the next request (the turn stays pending until accept()).
+
+        params: the request parameters of DESIGN 13 / docs/params.md (dict or JSON), e.g.
+        {"maxTokens": 1024, "temperature": 0.2, "toolChoice": "auto", "stream": True}."""
         target = None
         if provider or model:
             t = {}
@@ -181,7 +184,10 @@ class Session:
             if model:
                 t["model"] = model
             target = _dumps(t)
-        body, bounds, method, path, headers, events, turn, interrupt, prov, mod = self._s.render(target)
+        pj = None if params is None else (params if isinstance(params, (bytes, str)) else _dumps(params))
+        if isinstance(pj, str):
+            pj = pj.encode("utf-8")
+        body, bounds, method, path, headers, events, turn, interrupt, prov, mod = self._s.render(target, pj)
         if path is None:
             path, hd = _envelope(prov, mod)
             headers = dict(hd)

@@ -187,6 +187,35 @@ def test_session_is_the_library_session():
     assert r.transcript() == s.transcript() and r.log() == s.log()
 
 
+def test_session_render_params_and_envelope(tmp_path):
+    s = quire.Session(provider="anthropic", model="claude-sonnet-4-5", system="sys")
+    s.append({"role": "user", "content": "x"})
+    params = {"maxTokens": 100, "temperature": 0.5, "stream": True}
+    req = s.render(params=params)
+    body = json.loads(req.body)
+    assert body["max_tokens"] == 100 and body["temperature"] == 0.5 and body["stream"] is True
+    assert req.method == "POST" and req.path == "/v1/messages"
+    assert req.headers.get("anthropic-version") and "authorization" not in {k.lower() for k in req.headers}
+    # the same bytes as the command line with --params
+    t = tmp_path / "t.json"
+    t.write_text(json.dumps({"system": "sys", "messages": [{"role": "user", "content": "x"}]}))
+    pf = tmp_path / "p.json"
+    pf.write_text(json.dumps(params))
+    want = subprocess.run([QUIRE, "render", "--provider", "anthropic", "--model", "claude-sonnet-4-5",
+                           "--params", str(pf), str(t)], capture_output=True, check=True).stdout
+    assert req.body == want.rstrip(b"\n")
+    # a parameter the target cannot carry names itself
+    with pytest.raises(quire.Error) as ei:
+        s.render(params={"seed": 7})
+    assert "seed" in (ei.value.pointer or "") + ei.value.message
+    # a failed render leaves no pending turn: render again, then accept; the log replays to
+    # the request with its parameters
+    assert s.render(params=params).body == req.body
+    s.accept({"role": "assistant", "content": "y"})
+    reqs = [o for o in quire.replay(s.log()) if o["type"] == "request"]
+    assert json.loads(json.dumps(reqs[-1]["body"]))["temperature"] == 0.5
+
+
 def test_session_errors_are_quire_errors():
     s = quire.Session(provider="no-such-provider")
     s.append({"role": "user", "content": "x"})
