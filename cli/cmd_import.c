@@ -5,21 +5,41 @@
 #include <string.h>
 
 static const char k_help[] =
-    "usage: quire import --from claude-code|codex [--lift-reminders] [--skip-invalid] [--sidechains]\n"
-    "                    [--provider P] [--verbose] [-o FILE] FILE|-\n"
+    "usage: quire import --from claude-code|codex|gemini-cli|cline|swe-agent [--lift-reminders]\n"
+    "                    [--skip-invalid] [--sidechains] [--provider P] [--verbose] [-o FILE] FILE|-\n"
     "\n"
-    "Turns a Claude Code session log or a Codex rollout (JSONL) into a quire.session/1 log\n"
-    "that `quire replay` reproduces request by request (docs/replay.md).\n"
+    "Turns an agent's own log into a quire.session/1 log that `quire replay` reproduces request\n"
+    "by request, with one render before each logged model response (docs/replay.md):\n"
     "\n"
-    "  --from F          claude-code or codex (required)\n"
+    "  claude-code  a Claude Code session log (~/.claude/projects/.../<session>.jsonl)\n"
+    "  codex        a Codex rollout (~/.codex/sessions/.../rollout-*.jsonl)\n"
+    "  gemini-cli   a Gemini CLI chat recording (~/.gemini/tmp/<hash>/chats/session-*.json)\n"
+    "  cline        a Cline task's api_conversation_history.json\n"
+    "  swe-agent    a SWE-agent trajectory (*.traj)\n"
+    "\n"
+    "  --from F          the format of FILE, one of the above (required)\n"
     "  --lift-reminders  lift inline <system-reminder> text into typed reminder events\n"
-    "  --skip-invalid    skip lines that are not JSON objects (reported on stderr)\n"
-    "                    instead of failing on the first one\n"
+    "                    (claude-code, codex)\n"
+    "  --skip-invalid    claude-code, codex: skip lines that are not JSON objects (reported on\n"
+    "                    stderr) instead of failing on the first one\n"
     "  --sidechains      claude-code: import the sub-agent (isSidechain) conversation\n"
     "  --provider P      target provider written into the log (default: anthropic for\n"
-    "                    claude-code, openai_responses for codex)\n"
-    "  --verbose         print the whole import report (dropped lines, counts) on stderr\n"
-    "  -o FILE           write the log to FILE (atomically) instead of stdout\n";
+    "                    claude-code and cline, openai_responses for codex, gemini for\n"
+    "                    gemini-cli, openai for swe-agent)\n"
+    "  --verbose         print the whole import report (dropped entries, counts) on stderr\n"
+    "  -o FILE           write the log to FILE (atomically) instead of stdout\n"
+    "\n"
+    "What each format keeps and drops is printed as notes on stderr (entries skipped, repairs)\n"
+    "and written down in docs/replay.md (\"Importers\").\n";
+
+/* The formats --from takes (import, replay, report). */
+bool cli_import_format_ok(const char *from);
+bool cli_import_format_ok(const char *from) {
+    static const char *const k[] = {"claude-code", "codex", "gemini-cli", "cline", "swe-agent"};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (strcmp(from, k[i]) == 0) return true;
+    return false;
+}
 
 static bool has(const char *h, size_t n, const char *needle) {
     size_t k = strlen(needle);
@@ -92,9 +112,9 @@ int cmd_import(int argc, char **argv) {
     int npos = 0;
     int r = cli_parse("import", k_help, argc, argv, opts, sizeof opts / sizeof opts[0], pos, 1, &npos);
     if (r >= 0) return r;
-    if (!from) return cli_usage("import", "--from claude-code|codex is required");
-    if (strcmp(from, "claude-code") != 0 && strcmp(from, "codex") != 0)
-        return cli_usage("import", "--from takes claude-code or codex, not '%s'", from);
+    if (!from) return cli_usage("import", "--from claude-code|codex|gemini-cli|cline|swe-agent is required");
+    if (!cli_import_format_ok(from))
+        return cli_usage("import", "--from takes claude-code, codex, gemini-cli, cline or swe-agent, not '%s'", from);
     if (side && strcmp(from, "claude-code") != 0) return cli_usage("import", "--sidechains applies to claude-code logs");
     if (!npos) return cli_usage("import", "a log FILE is required");
     cli_file f;

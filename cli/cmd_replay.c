@@ -11,12 +11,12 @@
 
 static const char k_help[] =
     "usage: quire replay [--provider P] [--model M] [--caps F] [--policy F] [--lossy]\n"
-    "                    [--from claude-code|codex] [--lift-reminders] [--skip-invalid] [--sidechains]\n"
+    "                    [--from FORMAT] [--lift-reminders] [--skip-invalid] [--sidechains]\n"
     "                    [--digest] [--pretty] [--out DIR] [--check DIR] [--stats] [-o FILE] LOG|-\n"
     "\n"
-    "Replays a quire.session/1 log (or, with --from, a Claude Code / Codex log imported on the\n"
-    "fly) through the library: every render becomes a request, reminder and compaction events\n"
-    "are applied in order (docs/replay.md).\n"
+    "Replays a quire.session/1 log (or, with --from, a Claude Code / Codex / Gemini CLI / Cline /\n"
+    "SWE-agent log imported on the fly) through the library: every render becomes a request,\n"
+    "reminder and compaction events are applied in order (docs/replay.md).\n"
     "\n"
     "Output (stdout or -o FILE) is JSONL: {\"type\":\"request\",\"turn\",\"target\",\"body\"},\n"
     "{\"type\":\"event\",\"event\"}, {\"type\":\"response\",\"message\"}, {\"type\":\"compacted\",...}.\n"
@@ -27,7 +27,8 @@ static const char k_help[] =
     "  --policy FILE     render policy for every turn (as `quire render --policy`)\n"
     "  --lossy           content the target cannot express becomes an event, not an error;\n"
     "                    without it a turn whose request would be invalid stops the replay (exit 1)\n"
-    "  --from F          LOG is a claude-code or codex log: import it first (as `quire import`);\n"
+    "  --from F          LOG is a claude-code, codex, gemini-cli, cline or swe-agent\n"
+    "                    log: import it first (as `quire import`);\n"
     "                    errors then name LOG's own line\n"
     "  --lift-reminders  with --from: lift inline <system-reminder> text into reminder events\n"
     "  --skip-invalid    with --from: skip lines that are not JSON objects\n"
@@ -43,6 +44,7 @@ static const char k_help[] =
     "                    request's prefix, reminders rendered, compactions; then the totals\n";
 
 void cli_import_report(const char *file, const quire_bytes *rep, bool verbose);
+bool cli_import_format_ok(const char *from);
 bool cli_import_check(const char *file, const char *from, const quire_bytes *rep);
 
 typedef struct buf {
@@ -494,8 +496,8 @@ int cmd_replay(int argc, char **argv) {
     int r = cli_parse("replay", k_help, argc, argv, opts, sizeof opts / sizeof opts[0], pos, 1, &npos);
     if (r >= 0) return r;
     if (!npos) return cli_usage("replay", "a session LOG is required");
-    if (from && strcmp(from, "claude-code") != 0 && strcmp(from, "codex") != 0)
-        return cli_usage("replay", "--from takes claude-code or codex, not '%s'", from);
+    if (from && !cli_import_format_ok(from))
+        return cli_usage("replay", "--from takes claude-code, codex, gemini-cli, cline or swe-agent, not '%s'", from);
     if ((lift || skip || side) && !from)
         return cli_usage("replay", "--lift-reminders, --skip-invalid and --sidechains need --from");
     if (side && strcmp(from, "claude-code") != 0) return cli_usage("replay", "--sidechains applies to claude-code logs");

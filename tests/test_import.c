@@ -108,7 +108,7 @@ static void test_invalid_lines(void) {
     CHECK_INT(e.line, 2);
     CHECK_INT(e.column, 2);
     CHECK_INT(imp("cursor", 0, "", &log, &rep, &e), QUIRE_E_INVALID);
-    CHECK_STR(e.message, "unknown import format \"cursor\" (expected claude-code or codex)");
+    CHECK_STR(e.message, "unknown import format \"cursor\" (expected claude-code, codex, gemini-cli, cline or swe-agent)");
 }
 
 static const char k_cx[] =
