@@ -257,7 +257,7 @@ static void message(cl *s, uint32_t m, uint32_t i, bool assistant) {
         if (kind == B_DROP) {
             if (qj_type_of(d, p) != QJ_OBJECT || get_str(d, p, "type") == QJ_NONE ||
                 !qj_str_eq(d, get_str(d, p, "type"), "text")) {
-                report(s, line_of(s, p), "dropped /%u/content/%u: a block that cannot stand in a%s message", i, k,
+                report(s, line_of(s, p), "note: dropped /%u/content/%u: a block that cannot stand in a%s message", i, k,
                        assistant ? "n assistant" : " user");
                 s->dropped++;
             }
@@ -267,7 +267,7 @@ static void message(cl *s, uint32_t m, uint32_t i, bool assistant) {
             uint32_t id = get_str(d, p, "tool_use_id");
             int32_t ix = qcalls_answer(&s->calls, qj_at(d, id)->p, qj_at(d, id)->len);
             if (ix < 0) {
-                report(s, line_of(s, p), "dropped /%u/content/%u: a tool_result for a tool_use not in the conversation", i, k);
+                report(s, line_of(s, p), "note: dropped /%u/content/%u: a tool_result for a tool_use not in the conversation", i, k);
                 s->dropped++;
                 continue;
             }

@@ -278,7 +278,7 @@ static void gemini_message(gx *s, uint32_t m, uint32_t i) {
         uint32_t p = tc + 1;
         for (uint32_t k = 0; k < qj_at(d, tc)->n; k++, p = qj_next(d, p))
             if (get_str(d, p, "name") != QJ_NONE && qj_at(d, get_str(d, p, "name"))->len) ncalls++;
-            else report(s, line_of(s, p), "dropped /messages/%u/toolCalls/%u: a tool call without a name", i, k);
+            else report(s, line_of(s, p), "note: dropped /messages/%u/toolCalls/%u: a tool call without a name", i, k);
     }
     uint32_t ntext = content_blocks(s, NULL, ct);
     if (!ntext && !ncalls) {

@@ -252,7 +252,7 @@ static void assistant(sw *s, uint32_t e, uint32_t i, const qj_doc *md, uint32_t 
         uint32_t p = tcs + 1;
         for (uint32_t k = 0; k < qj_at(d, tcs)->n; k++, p = qj_next(d, p)) {
             if (call_name(d, p) != QJ_NONE) { ncalls++; continue; }
-            report(s, line_of(s, p), "dropped /history/%u/tool_calls/%u: a tool call without a function name", i, k);
+            report(s, line_of(s, p), "note: dropped /history/%u/tool_calls/%u: a tool call without a function name", i, k);
             s->dropped++;
         }
     }
@@ -328,7 +328,7 @@ static void tool(sw *s, uint32_t e, uint32_t i) {
     }
     int32_t ix = id != QJ_NONE ? qcalls_answer(&s->calls, qj_at(d, id)->p, qj_at(d, id)->len) : -1;
     if (ix < 0) {
-        report(s, ln, "dropped /history/%u: a tool message for a tool call not in the conversation", i);
+        report(s, ln, "note: dropped /history/%u: a tool message for a tool call not in the conversation", i);
         s->dropped++;
         return;
     }
@@ -414,6 +414,7 @@ static void find_model(sw *s, const qj_doc **md, uint32_t *model) {
     }
     uint32_t mm = get_obj(*md, get_obj(*md, root, "agent"), "model");
     uint32_t nm = get_str(*md, mm, "name");
+    if (nm == QJ_NONE) nm = get_str(*md, mm, "model_name"); /* SWE-agent 0.x */
     if (nm != QJ_NONE && qj_at(*md, nm)->len) *model = nm;
 }
 
