@@ -232,7 +232,13 @@ quire_status q_import_err(qimport_ctx *c, quire_status code, const qj_doc *d, ui
 
 uint32_t qlinecur_at(qlinecur *lc, size_t off) {
     if (off > lc->len) off = lc->len;
-    if (off < lc->pos || lc->line == 0) { lc->pos = 0; lc->line = 1; }
+    if (lc->line == 0) { lc->pos = 0; lc->line = 1; }
+    if (off < lc->pos) { /* back: count the newlines between off and pos (cost: the distance) */
+        for (size_t i = off; i < lc->pos; i++)
+            if (lc->src[i] == '\n') lc->line--;
+        lc->pos = off;
+        return lc->line;
+    }
     while (lc->pos < off) {
         const char *nl = memchr(lc->src + lc->pos, '\n', off - lc->pos);
         if (!nl) { lc->pos = off; break; }
@@ -248,11 +254,13 @@ void qcalls_init(qcalls *k, const quire_allocator *a, qarena *ar) {
     k->ar = ar;
     qmap_init(&k->used, a);
     qmap_init(&k->open, a);
+    qmap_init(&k->nextk, a);
 }
 
 void qcalls_free(qcalls *k) {
     qmap_free(&k->used);
     qmap_free(&k->open);
+    qmap_free(&k->nextk);
     q_free(k->a, k->v, (size_t)k->cap * sizeof *k->v);
     memset(k, 0, sizeof *k);
 }
@@ -282,11 +290,16 @@ int32_t qcalls_add(qcalls *k, const char *raw, size_t n, bool missing) {
     } else {
         char *b = qarena_alloc(k->ar, n + 24);
         if (!b) return -1;
-        for (uint32_t j = raw ? 2 : k->n + 1;; j++) {
+        int32_t from = raw ? qmap_get(&k->nextk, raw, n) : -1;
+        uint32_t j = raw ? (from >= 2 ? (uint32_t)from : 2u) : (k->anon > k->n + 1 ? k->anon : k->n + 1);
+        for (;; j++) {
             int m = raw ? snprintf(b, n + 24, "%.*s-%u", (int)n, raw, j) : snprintf(b, 24, "call-%u", j);
             if (m < 0) return -1;
             if (qmap_get(&k->used, b, (size_t)m) < 0) { e->idn = (uint32_t)m; break; }
         }
+        /* the K tried next for this id: every smaller K is taken (ids are never freed) */
+        if (raw && j < (uint32_t)INT32_MAX && !qmap_put(&k->nextk, raw, n, (int32_t)(j + 1))) return -1;
+        if (!raw) k->anon = j + 1;
         e->id = b;
         if (raw) k->renamed++;
     }

@@ -76,7 +76,8 @@ quire_status q_import_parse_doc(qimport_ctx *c, qj_doc *d, const char *what, con
 quire_status q_import_err(qimport_ctx *c, quire_status code, const qj_doc *d, uint32_t node, const char *pointer,
                           const char *fmt, ...) Q_PRINTF(6, 7);
 
-/* The 1-based line of an offset of src; cheap when offsets grow. */
+/* The 1-based line of an offset of src; each call costs the distance from the
+ * previous offset (either way), so a walk in document order is linear. */
 typedef struct qlinecur {
     const char *src;
     size_t len, pos;
@@ -87,7 +88,7 @@ uint32_t qlinecur_at(qlinecur *lc, size_t off);
 /* Tool call ids of one imported conversation, made unique. The first call
  * with id X keeps X; a later call with an id already used becomes "X-K" with
  * K the smallest integer >= 2 that gives an unused id (a missing or empty id
- * becomes "call-N", N the call's ordinal in the file). Results pair with the
+ * becomes "call-N", N the call's ordinal in the file, or the next free N). Results pair with the
  * earliest still open call of their original id. Ids are escaped JSON string
  * content (write them with qw_str_esc). */
 typedef struct qcall {
@@ -101,9 +102,11 @@ typedef struct qcalls {
     qarena *ar;
     qmap used;  /* emitted id -> call index */
     qmap open;  /* original id -> index of its earliest open call, -1 none */
+    qmap nextk; /* original id -> the K its next rename tries first */
     qcall *v;
     uint32_t n, cap;
     uint32_t renamed;
+    uint32_t anon; /* the N the next "call-N" tries first */
 } qcalls;
 void qcalls_init(qcalls *k, const quire_allocator *a, qarena *ar);
 void qcalls_free(qcalls *k);
