@@ -32,6 +32,11 @@ static const char k_help[] =
     "What each format keeps and drops is printed as notes on stderr (entries skipped, repairs)\n"
     "and written down in docs/replay.md (\"Importers\").\n";
 
+/* Whether --lift-reminders and --skip-invalid apply to format from (the JSONL
+ * logs; the single-document formats have neither inline reminders nor lines). */
+bool cli_import_line_format(const char *from);
+bool cli_import_line_format(const char *from) { return strcmp(from, "claude-code") == 0 || strcmp(from, "codex") == 0; }
+
 /* The formats --from takes (import, replay, report). */
 bool cli_import_format_ok(const char *from);
 bool cli_import_format_ok(const char *from) {
@@ -116,6 +121,8 @@ int cmd_import(int argc, char **argv) {
     if (!cli_import_format_ok(from))
         return cli_usage("import", "--from takes claude-code, codex, gemini-cli, cline or swe-agent, not '%s'", from);
     if (side && strcmp(from, "claude-code") != 0) return cli_usage("import", "--sidechains applies to claude-code logs");
+    if ((lift || skip) && !cli_import_line_format(from))
+        return cli_usage("import", "--lift-reminders and --skip-invalid apply to claude-code and codex logs");
     if (!npos) return cli_usage("import", "a log FILE is required");
     cli_file f;
     if (!cli_read(pos[0], &f)) return 1;

@@ -45,6 +45,7 @@ static const char k_help[] =
 
 void cli_import_report(const char *file, const quire_bytes *rep, bool verbose);
 bool cli_import_format_ok(const char *from);
+bool cli_import_line_format(const char *from);
 bool cli_import_check(const char *file, const char *from, const quire_bytes *rep);
 
 typedef struct buf {
@@ -501,6 +502,8 @@ int cmd_replay(int argc, char **argv) {
     if ((lift || skip || side) && !from)
         return cli_usage("replay", "--lift-reminders, --skip-invalid and --sidechains need --from");
     if (side && strcmp(from, "claude-code") != 0) return cli_usage("replay", "--sidechains applies to claude-code logs");
+    if ((lift || skip) && !cli_import_line_format(from))
+        return cli_usage("replay", "--lift-reminders and --skip-invalid apply to claude-code and codex logs");
     if (outdir && checkdir) return cli_usage("replay", "--out and --check cannot be combined");
     if (provider && !*provider) return cli_usage("replay", "--provider needs a name");
 

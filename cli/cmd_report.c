@@ -29,6 +29,7 @@ static const char k_help[] =
 
 void cli_import_report(const char *file, const quire_bytes *rep, bool verbose);
 bool cli_import_format_ok(const char *from);
+bool cli_import_line_format(const char *from);
 
 int cmd_report(int argc, char **argv) {
     const char *provider = NULL, *model = NULL, *from = NULL, *against = NULL, *title = NULL, *out = NULL;
@@ -48,6 +49,8 @@ int cmd_report(int argc, char **argv) {
     if (from && !cli_import_format_ok(from))
         return cli_usage("report", "--from takes claude-code, codex, gemini-cli, cline or swe-agent, not '%s'", from);
     if ((lift || skip) && !from) return cli_usage("report", "--lift-reminders and --skip-invalid need --from");
+    if ((lift || skip) && !cli_import_line_format(from))
+        return cli_usage("report", "--lift-reminders and --skip-invalid apply to claude-code and codex logs");
     if (provider && !*provider) return cli_usage("report", "--provider needs a name");
 
     cli_file f, a;
