@@ -79,6 +79,8 @@ void cli_import_report(const char *file, const quire_bytes *rep, bool verbose) {
  * (skipped) nor an object of no known type ("other" in the report). */
 bool cli_import_check(const char *file, const char *from, const quire_bytes *rep);
 bool cli_import_check(const char *file, const char *from, const quire_bytes *rep) {
+    /* the single-document importers reject a file of another shape themselves */
+    if (!cli_import_line_format(from)) return true;
     unsigned lines = 0, invalid = 0, other = 0;
     const char *p = rep->data, *end = rep->data ? rep->data + rep->len : NULL;
     bool seen = false;

@@ -109,7 +109,7 @@ enum { B_DROP, B_KEEP, B_CALL, B_RESULT };
 
 static int block_kind(const qj_doc *d, uint32_t b, bool assistant) {
     uint32_t ty = get_str(d, b, "type");
-    if (ty == QJ_NONE) return B_KEEP; /* opaque */
+    if (ty == QJ_NONE || !qj_at(d, ty)->len) return B_DROP; /* no Anthropic block has no type */
     if (qj_str_eq(d, ty, "text")) {
         uint32_t tx = get_str(d, b, "text");
         return tx != QJ_NONE && qj_at(d, tx)->len ? B_KEEP : B_DROP;
@@ -117,8 +117,11 @@ static int block_kind(const qj_doc *d, uint32_t b, bool assistant) {
     if (qj_str_eq(d, ty, "tool_use"))
         return assistant && get_str(d, b, "name") != QJ_NONE && qj_at(d, get_str(d, b, "name"))->len ? B_CALL : B_DROP;
     if (qj_str_eq(d, ty, "tool_result")) return !assistant && get_str(d, b, "tool_use_id") != QJ_NONE ? B_RESULT : B_DROP;
-    if (qj_str_eq(d, ty, "thinking") || qj_str_eq(d, ty, "redacted_thinking")) return assistant ? B_KEEP : B_DROP;
-    return B_KEEP;
+    if (qj_str_eq(d, ty, "thinking"))
+        return assistant && get_str(d, b, "thinking") != QJ_NONE ? B_KEEP : B_DROP;
+    if (qj_str_eq(d, ty, "redacted_thinking")) return assistant && get_str(d, b, "data") != QJ_NONE ? B_KEEP : B_DROP;
+    if (qj_str_eq(d, ty, "image") || qj_str_eq(d, ty, "document")) return source_ok(d, b) ? B_KEEP : B_DROP;
+    return B_KEEP; /* other Anthropic blocks: opaque */
 }
 
 static void w_block(cl *s, qw *w, uint32_t b) {

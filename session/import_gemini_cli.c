@@ -32,7 +32,7 @@ typedef struct gx {
     qcalls calls;
     qbuf body;
     uint32_t session_model;
-    uint32_t messages, renders, calls_n, thoughts, notices, skipped, unknown, parts_opaque;
+    uint32_t messages, renders, calls_n, thoughts, notices, skipped, unknown, parts_opaque, parts_json;
     quire_status st;
 } gx;
 
@@ -61,8 +61,9 @@ static void report(gx *s, uint32_t lineno, const char *fmt, ...) {
 
 static uint32_t line_of(gx *s, uint32_t node) { return qlinecur_at(&s->lc, qj_offset(&s->d, node)); }
 
-/* A Gemini part with a quire form of its own: 1 text, 2 media, 0 none
- * (kept as an opaque Gemini part); -1 skipped (a thought part, empty text). */
+/* What a Gemini part becomes: 1 text, 2 media, 3 an opaque Gemini part (code
+ * execution parts, which have no quire form), 0 a text block holding the
+ * part's JSON (anything else); -1 skipped (a thought part, empty text). */
 static int part_kind(const qj_doc *d, uint32_t p) {
     if (qj_type_of(d, p) != QJ_OBJECT) return 0;
     uint32_t th = qj_get(d, p, "thought");
@@ -73,6 +74,8 @@ static int part_kind(const qj_doc *d, uint32_t p) {
     if (id != QJ_NONE && get_str(d, id, "mimeType") != QJ_NONE && get_str(d, id, "data") != QJ_NONE) return 2;
     uint32_t fd = get_type(d, p, "fileData", QJ_OBJECT);
     if (fd != QJ_NONE && get_str(d, fd, "fileUri") != QJ_NONE) return 2;
+    if (qj_at(d, p)->n == 1 && get_str(d, get_type(d, p, "executableCode", QJ_OBJECT), "code") != QJ_NONE) return 3;
+    if (qj_at(d, p)->n == 1 && get_str(d, get_type(d, p, "codeExecutionResult", QJ_OBJECT), "outcome") != QJ_NONE) return 3;
     return 0;
 }
 
@@ -101,6 +104,22 @@ static void w_part(gx *s, qw *w, uint32_t p, int k) {
         if (id != QJ_NONE) { qw_key(w, "data"); qw_node(w, d, get_str(d, id, "data")); }
         else { qw_key(w, "url"); qw_node(w, d, get_str(d, src, "fileUri")); }
         qw_obj_end(w);
+        return;
+    }
+    if (k == 0) { /* no quire or Gemini form: its JSON as text */
+        s->parts_json++;
+        qbuf tmp;
+        qbuf_init(&tmp, s->c->a);
+        qw w2;
+        qw_init(&w2, &tmp, false);
+        qw_node(&w2, d, p);
+        qw_dispose(&w2);
+        qw_obj_begin(w);
+        qw_key(w, "type"); qw_strz(w, "text");
+        qw_key(w, "text"); qw_str(w, tmp.data ? tmp.data : "", tmp.len);
+        qw_obj_end(w);
+        if (tmp.oom) s->st = q_oom(s->c->err);
+        qbuf_free(&tmp);
         return;
     }
     s->parts_opaque++;
@@ -443,9 +462,9 @@ quire_status q_import_gemini_cli(qimport_ctx *c, const char *src, size_t len) {
         if (s.calls.renamed) report(&s, 0, "note: renamed %u repeated tool call ids (see renamedToolCallIds)", s.calls.renamed);
         qbuf_printf(c->report,
                     "summary: %u messages in the recording, %u messages, %u renders, %u tool calls, %u thoughts dropped, "
-                    "%u notices skipped, %u empty skipped, %u unknown skipped, %u opaque parts\n",
+                    "%u notices skipped, %u empty skipped, %u unknown skipped, %u opaque parts, %u parts as JSON text\n",
                     qj_at(d, msgs)->n, s.messages, s.renders, s.calls_n, s.thoughts, s.notices, s.skipped, s.unknown,
-                    s.parts_opaque);
+                    s.parts_opaque, s.parts_json);
         if (s.body.oom) s.st = q_oom(c->err);
     }
     qcalls_free(&s.calls);

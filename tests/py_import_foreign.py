@@ -18,8 +18,10 @@ for the format's default provider:
 The repair rules written in docs/replay.md ("Importers") are applied here too:
 repeated tool call ids renamed "<id>-<k>", calls left without a result answered
 by an error result, results for unknown calls dropped. Also: two runs give the
-same bytes, every request validates (`quire validate`), and a file of another
-format is rejected with exit 1 and one line naming the expected format.
+same bytes, every request validates (`quire validate`), a file of another
+format is rejected with exit 1 and one line naming the expected format, and
+seeded damage to the examples either imports into a log that replays or is
+rejected with one line that names line:col.
 """
 import argparse
 import glob
@@ -316,6 +318,65 @@ def check(fmt, path, expected, actual_fn, model_check):
     print("ok: %s: %d requests match the conversation rebuilt from the raw file" % (label, len(reqs)))
 
 
+def damaged(root, files):
+    """Seeded damage to every example (keys dropped, values swapped for other
+    types, entries duplicated or removed): what an importer accepts must replay
+    (exit 0); what it rejects is exit 1 with one line naming line:col."""
+    import copy
+    import random
+    import re
+    rnd = random.Random(18)
+    vals = [None, True, 0, -1, "", "x", [], {}, [1], {"a": 1}, "call_0", [{"type": "text", "text": ""}]]
+
+    def mutate(v):
+        if isinstance(v, dict) and v:
+            k = rnd.choice(sorted(v))
+            r = rnd.random()
+            if r < 0.25:
+                del v[k]
+            elif r < 0.5:
+                v[k] = copy.deepcopy(rnd.choice(vals))
+            else:
+                mutate(v[k])
+        elif isinstance(v, list) and v:
+            i = rnd.randrange(len(v))
+            r = rnd.random()
+            if r < 0.2:
+                del v[i]
+            elif r < 0.35:
+                v.insert(i, copy.deepcopy(v[i]))
+            elif r < 0.45:
+                v[i] = copy.deepcopy(rnd.choice(vals))
+            else:
+                mutate(v[i])
+
+    accepted = rejected = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in files:
+            base = os.path.basename(path)
+            fmt = "gemini-cli" if base.startswith("gemini-cli") else "cline" if base.startswith("cline") else "swe-agent"
+            raw = json.load(open(path, encoding="utf-8"))
+            for i in range(40):
+                v = copy.deepcopy(raw)
+                for _ in range(rnd.randint(1, 5)):
+                    mutate(v)
+                f = os.path.join(tmp, "%s-%d.json" % (base, i))
+                with open(f, "w") as o:
+                    json.dump(v, o, indent=1)
+                rc, out, err = run(QUIRE, ["import", "--from", fmt, f, "-o", f + ".log"])
+                if rc == 0:
+                    accepted += 1
+                    rc2, _, err2 = run(QUIRE, ["replay", f + ".log"])
+                    if rc2 != 0:
+                        fail("%s damaged #%d: imported but does not replay: %s" % (base, i, err2.strip()))
+                else:
+                    rejected += 1
+                    lines = err.strip().splitlines()
+                    if rc != 1 or len(lines) != 1 or not re.match(r"quire: .*:\d+:\d+: ", lines[0]):
+                        fail("%s damaged #%d: exit %d, stderr %r" % (base, i, rc, err))
+    print("ok: %d damaged examples imported and replayed, %d rejected with one located line" % (accepted, rejected))
+
+
 def main():
     global QUIRE
     ap = argparse.ArgumentParser()
@@ -356,6 +417,7 @@ def main():
             lines = err.strip().splitlines()
             if rc != 1 or out or len(lines) != 1 or ("not a " + what) not in lines[0] or ":1:1:" not in lines[0]:
                 fail("%s --from %s %s: exit %d, stderr %r" % (cmd, fmt, name, rc, err))
+    damaged(root, files)
     if FAIL:
         print("%d failure(s)" % len(FAIL))
         sys.exit(1)
