@@ -114,8 +114,11 @@ static int block_kind(const qj_doc *d, uint32_t b, bool assistant) {
         uint32_t tx = get_str(d, b, "text");
         return tx != QJ_NONE && qj_at(d, tx)->len ? B_KEEP : B_DROP;
     }
-    if (qj_str_eq(d, ty, "tool_use"))
+    if (qj_str_eq(d, ty, "tool_use")) { /* a name, and an object input (Anthropic takes no other) */
+        uint32_t in = qj_get(d, b, "input");
+        if (in != QJ_NONE && qj_type_of(d, in) != QJ_OBJECT) return B_DROP;
         return assistant && get_str(d, b, "name") != QJ_NONE && qj_at(d, get_str(d, b, "name"))->len ? B_CALL : B_DROP;
+    }
     if (qj_str_eq(d, ty, "tool_result")) return !assistant && get_str(d, b, "tool_use_id") != QJ_NONE ? B_RESULT : B_DROP;
     if (qj_str_eq(d, ty, "thinking"))
         return assistant && get_str(d, b, "thinking") != QJ_NONE ? B_KEEP : B_DROP;

@@ -285,6 +285,14 @@ static bool same_str(const qj_doc *d, uint32_t x, uint32_t y) {
     return qj_at(d, x)->len == qj_at(d, y)->len && memcmp(qj_at(d, x)->p, qj_at(d, y)->p, qj_at(d, x)->len) == 0;
 }
 
+/* A toolCalls entry that can be a call: a name, and args absent, null or an object. */
+static bool call_ok(const qj_doc *d, uint32_t p) {
+    uint32_t nm = get_str(d, p, "name");
+    if (nm == QJ_NONE || !qj_at(d, nm)->len) return false;
+    uint32_t args = qj_get(d, p, "args");
+    return args == QJ_NONE || qj_type_of(d, args) == QJ_NULL || qj_type_of(d, args) == QJ_OBJECT;
+}
+
 static void gemini_message(gx *s, uint32_t m, uint32_t i) {
     const qj_doc *d = &s->d;
     uint32_t ln = line_of(s, m);
@@ -296,8 +304,9 @@ static void gemini_message(gx *s, uint32_t m, uint32_t i) {
     if (tc != QJ_NONE) {
         uint32_t p = tc + 1;
         for (uint32_t k = 0; k < qj_at(d, tc)->n; k++, p = qj_next(d, p))
-            if (get_str(d, p, "name") != QJ_NONE && qj_at(d, get_str(d, p, "name"))->len) ncalls++;
-            else report(s, line_of(s, p), "note: dropped /messages/%u/toolCalls/%u: a tool call without a name", i, k);
+            if (call_ok(d, p)) ncalls++;
+            else report(s, line_of(s, p), "note: dropped /messages/%u/toolCalls/%u: a tool call without a name or with "
+                                          "args that are not an object (Gemini takes no other)", i, k);
     }
     uint32_t ntext = content_blocks(s, NULL, ct);
     if (!ntext && !ncalls) {
@@ -333,7 +342,7 @@ static void gemini_message(gx *s, uint32_t m, uint32_t i) {
         uint32_t p = tc + 1;
         for (uint32_t k = 0; k < qj_at(d, tc)->n; k++, p = qj_next(d, p)) {
             uint32_t nm = get_str(d, p, "name");
-            if (nm == QJ_NONE || !qj_at(d, nm)->len) continue;
+            if (!call_ok(d, p)) continue;
             uint32_t id = get_str(d, p, "id");
             int32_t ix = qcalls_add(&s->calls, id != QJ_NONE ? qj_at(d, id)->p : NULL, id != QJ_NONE ? qj_at(d, id)->len : 0,
                                     id == QJ_NONE);
@@ -358,8 +367,7 @@ static void gemini_message(gx *s, uint32_t m, uint32_t i) {
     begin_message(s, &w, "tool", m);
     uint32_t p = tc + 1;
     for (uint32_t k = 0, j = 0; k < qj_at(d, tc)->n; k++, p = qj_next(d, p)) {
-        uint32_t nm = get_str(d, p, "name");
-        if (nm == QJ_NONE || !qj_at(d, nm)->len) continue;
+        if (!call_ok(d, p)) continue;
         w_result(s, &w, p, &s->calls.v[idx[j++]]);
     }
     end_message(s, &w, m, "/results", idx, nk);

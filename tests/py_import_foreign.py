@@ -356,7 +356,7 @@ def damaged(root, files):
             base = os.path.basename(path)
             fmt = "gemini-cli" if base.startswith("gemini-cli") else "cline" if base.startswith("cline") else "swe-agent"
             raw = json.load(open(path, encoding="utf-8"))
-            for i in range(40):
+            for i in range(60):
                 v = copy.deepcopy(raw)
                 for _ in range(rnd.randint(1, 5)):
                     mutate(v)
