@@ -123,7 +123,7 @@ static int block_kind(const qj_doc *d, uint32_t b, bool assistant) {
     if (qj_str_eq(d, ty, "thinking"))
         return assistant && get_str(d, b, "thinking") != QJ_NONE ? B_KEEP : B_DROP;
     if (qj_str_eq(d, ty, "redacted_thinking")) return assistant && get_str(d, b, "data") != QJ_NONE ? B_KEEP : B_DROP;
-    if (qj_str_eq(d, ty, "image") || qj_str_eq(d, ty, "document")) return source_ok(d, b) ? B_KEEP : B_DROP;
+    if (qj_str_eq(d, ty, "image") || qj_str_eq(d, ty, "document")) return !assistant && source_ok(d, b) ? B_KEEP : B_DROP;
     return B_KEEP; /* other Anthropic blocks: opaque */
 }
 

@@ -32,6 +32,7 @@ typedef struct gx {
     qcalls calls;
     qbuf body;
     uint32_t session_model;
+    bool model_turn; /* writing a model turn: media parts have no place there */
     uint32_t messages, renders, calls_n, thoughts, notices, skipped, unknown, parts_opaque, parts_json;
     quire_status st;
 } gx;
@@ -142,6 +143,7 @@ static uint32_t content_blocks(gx *s, qw *w, uint32_t ct) {
     }
     if (qj_type_of(d, ct) == QJ_OBJECT) {
         int k = part_kind(d, ct);
+        if (k == 2 && s->model_turn) k = 0;
         if (k < 0) return 0;
         if (w) w_part(s, w, ct, k);
         return 1;
@@ -157,6 +159,7 @@ static uint32_t content_blocks(gx *s, qw *w, uint32_t ct) {
         }
         int k = part_kind(d, p);
         if (k < 0) continue;
+        if (k == 2 && s->model_turn) k = 0;
         if (w) w_part(s, w, p, k);
         n++;
     }
@@ -308,7 +311,9 @@ static void gemini_message(gx *s, uint32_t m, uint32_t i) {
             else report(s, line_of(s, p), "note: dropped /messages/%u/toolCalls/%u: a tool call without a name or with "
                                           "args that are not an object (Gemini takes no other)", i, k);
     }
+    s->model_turn = true;
     uint32_t ntext = content_blocks(s, NULL, ct);
+    s->model_turn = false;
     if (!ntext && !ncalls) {
         report(s, ln, "note: skipped /messages/%u: a gemini message with no text and no tool call", i);
         s->skipped++;
@@ -336,7 +341,9 @@ static void gemini_message(gx *s, uint32_t m, uint32_t i) {
     int32_t *idx = ncalls <= 16 ? stackidx : qarena_alloc(&s->ar, (size_t)ncalls * sizeof *idx);
     if (!idx) { s->st = q_oom(s->c->err); return; }
     begin_message(s, &w, "assistant", m);
+    s->model_turn = true;
     content_blocks(s, &w, ct);
+    s->model_turn = false;
     uint32_t nk = 0;
     if (tc != QJ_NONE) {
         uint32_t p = tc + 1;

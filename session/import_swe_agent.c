@@ -33,6 +33,7 @@ typedef struct sw {
     qj_doc d;
     qj_doc cfg; /* replay_config when it is JSON text */
     bool have_cfg;
+    int mode;       /* which parts content_blocks takes: P_ALL, P_MODEL, P_NO_IMAGES, P_IMAGES */
     qarena ar;
     qlinecur lc;
     qcalls calls;
@@ -124,12 +125,18 @@ static bool image_ok(const qj_doc *d, uint32_t part) {
     return u != QJ_NONE && qj_at(d, u)->len;
 }
 
+/* The parts content_blocks takes (s->mode): all of them; an assistant
+ * message's (images there become their JSON text: no chat API takes an image
+ * from the assistant); a tool result's (images go to a user message after it:
+ * OpenAI chat takes no image in a tool message); only the images. */
+enum { P_ALL, P_MODEL, P_NO_IMAGES, P_IMAGES };
+
 /* The blocks of a content value; written when w is not NULL. */
 static uint32_t content_blocks(sw *s, qw *w, uint32_t ct) {
     const qj_doc *d = &s->d;
     if (ct == QJ_NONE) return 0;
     if (qj_type_of(d, ct) == QJ_STRING) {
-        if (!qj_at(d, ct)->len) return 0;
+        if (!qj_at(d, ct)->len || s->mode == P_IMAGES) return 0;
         if (w) w_text(w, d, ct);
         return 1;
     }
@@ -138,10 +145,12 @@ static uint32_t content_blocks(sw *s, qw *w, uint32_t ct) {
     for (uint32_t k = 0; k < qj_at(d, ct)->n; k++, p = qj_next(d, p)) {
         uint32_t tx = get_str(d, p, "text");
         if (qj_type_of(d, p) == QJ_STRING) tx = p;
+        bool img = tx == QJ_NONE && image_ok(d, p);
+        if (s->mode == P_IMAGES ? !img : (img && s->mode == P_NO_IMAGES)) continue;
         if (tx != QJ_NONE) {
             if (!qj_at(d, tx)->len) continue;
             if (w) w_text(w, d, tx);
-        } else if (image_ok(d, p)) {
+        } else if (img && s->mode != P_MODEL) {
             if (w) w_image(s, w, p);
         } else {
             if (w) w_json_text(s, w, d, p);
@@ -258,7 +267,10 @@ static void assistant(sw *s, uint32_t e, uint32_t i, const qj_doc *md, uint32_t 
     }
     if (qj_get(d, e, "thinking_blocks") != QJ_NONE) s->thinking++;
     answer_pending(s, ln);
-    if (!content_blocks(s, NULL, ct) && !ncalls) {
+    s->mode = P_MODEL;
+    uint32_t ntext = content_blocks(s, NULL, ct);
+    s->mode = P_ALL;
+    if (!ntext && !ncalls) {
         report(s, ln, "note: skipped /history/%u: an assistant message with no content and no tool call", i);
         s->skipped++;
         return;
@@ -284,7 +296,9 @@ static void assistant(sw *s, uint32_t e, uint32_t i, const qj_doc *md, uint32_t 
     qw_key(&w, "role"); qw_strz(&w, "assistant");
     qw_key(&w, "content");
     qw_arr_begin(&w);
+    s->mode = P_MODEL;
     content_blocks(s, &w, ct);
+    s->mode = P_ALL;
     uint32_t first = s->npend;
     if (tcs != QJ_NONE) {
         uint32_t p = tcs + 1;
@@ -348,12 +362,16 @@ static void tool(sw *s, uint32_t e, uint32_t i) {
     qw_key(&w, "content");
     if (ct != QJ_NONE && qj_type_of(d, ct) == QJ_STRING) {
         qw_node(&w, d, ct);
-    } else if (ct != QJ_NONE && qj_type_of(d, ct) == QJ_ARRAY && content_blocks(s, NULL, ct)) {
-        qw_arr_begin(&w);
-        content_blocks(s, &w, ct);
-        qw_arr_end(&w);
     } else {
-        qw_str(&w, "", 0);
+        s->mode = P_NO_IMAGES;
+        if (ct != QJ_NONE && qj_type_of(d, ct) == QJ_ARRAY && content_blocks(s, NULL, ct)) {
+            qw_arr_begin(&w);
+            content_blocks(s, &w, ct);
+            qw_arr_end(&w);
+        } else {
+            qw_str(&w, "", 0);
+        }
+        s->mode = P_ALL;
     }
     qw_obj_end(&w);
     qw_arr_end(&w);
@@ -362,6 +380,25 @@ static void tool(sw *s, uint32_t e, uint32_t i) {
     q_w_meta_line(&w, ln);
     q_log_line_end(&w, &s->body);
     s->messages++;
+    /* its images: a user message right after it */
+    s->mode = P_IMAGES;
+    uint32_t nimg = ct != QJ_NONE && qj_type_of(d, ct) == QJ_ARRAY ? content_blocks(s, NULL, ct) : 0;
+    if (nimg) {
+        q_log_line_begin(&w, &s->body, "message");
+        qw_key(&w, "message");
+        qw_obj_begin(&w);
+        qw_key(&w, "role"); qw_strz(&w, "user");
+        qw_key(&w, "content");
+        qw_arr_begin(&w);
+        content_blocks(s, &w, ct);
+        qw_arr_end(&w);
+        qw_obj_end(&w);
+        q_w_meta_line(&w, ln);
+        q_log_line_end(&w, &s->body);
+        s->messages++;
+        report(s, ln, "note: /history/%u: %u image(s) of a tool message moved to a user message after it", i, nimg);
+    }
+    s->mode = P_ALL;
 }
 
 static void input(sw *s, uint32_t e, uint32_t i, const char *role) {
