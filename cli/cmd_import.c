@@ -14,7 +14,8 @@ static const char k_help[] =
     "  claude-code  a Claude Code session log (~/.claude/projects/.../<session>.jsonl)\n"
     "  codex        a Codex rollout (~/.codex/sessions/.../rollout-*.jsonl)\n"
     "  gemini-cli   a Gemini CLI chat recording (~/.gemini/tmp/<hash>/chats/session-*.json)\n"
-    "  cline        a Cline task's api_conversation_history.json\n"
+    "  cline        a Cline task's api_conversation_history.json (and the task_metadata.json\n"
+    "               beside it, when there is one: the model)\n"
     "  swe-agent    a SWE-agent trajectory (*.traj)\n"
     "\n"
     "  --from F          the format of FILE, one of the above (required)\n"
@@ -31,6 +32,26 @@ static const char k_help[] =
     "\n"
     "What each format keeps and drops is printed as notes on stderr (entries skipped, repairs)\n"
     "and written down in docs/replay.md (\"Importers\").\n";
+
+/* Cline keeps a task's history and its task_metadata.json in one folder: the
+ * metadata beside FILE is read when it exists (it names the model). False on
+ * a read error (already reported). meta is zeroed when there is none. */
+bool cli_import_sidecar(const char *from, const char *path, cli_file *meta);
+bool cli_import_sidecar(const char *from, const char *path, cli_file *meta) {
+    static char name[4096];
+    static const char base[] = "task_metadata.json";
+    memset(meta, 0, sizeof *meta);
+    if (strcmp(from, "cline") != 0 || strcmp(path, "-") == 0) return true;
+    const char *slash = strrchr(path, '/');
+    size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
+    if (dl + sizeof base > sizeof name) return true;
+    memcpy(name, path, dl);
+    memcpy(name + dl, base, sizeof base);
+    if (strcmp(name, path) == 0) return true; /* FILE is the metadata itself */
+    struct stat st;
+    if (stat(name, &st) != 0 || !S_ISREG(st.st_mode)) return true;
+    return cli_read(name, meta);
+}
 
 /* Whether --lift-reminders and --skip-invalid apply to format from (the JSONL
  * logs; the single-document formats have neither inline reminders nor lines). */
@@ -126,16 +147,20 @@ int cmd_import(int argc, char **argv) {
     if ((lift || skip) && !cli_import_line_format(from))
         return cli_usage("import", "--lift-reminders and --skip-invalid apply to claude-code and codex logs");
     if (!npos) return cli_usage("import", "a log FILE is required");
-    cli_file f;
+    cli_file f, meta;
     if (!cli_read(pos[0], &f)) return 1;
+    if (!cli_import_sidecar(from, pos[0], &meta)) { cli_file_free(&f); return 1; }
     quire_import_options io = QUIRE_IMPORT_OPTIONS_INIT;
     io.format = from;
     io.provider = provider;
+    io.metadata = meta.data;
+    io.metadata_len = meta.len;
     io.flags = (lift ? QUIRE_IMPORT_LIFT_REMINDERS : 0u) | (skip ? QUIRE_IMPORT_SKIP_INVALID : 0u) |
                (side ? QUIRE_IMPORT_SIDECHAINS : 0u);
     quire_bytes log = {0}, rep = {0};
     quire_error e;
     quire_status st = quire_import(f.data, f.len, &io, NULL, &log, &rep, &e);
+    cli_file_free(&meta);
     if (st) {
         cli_report(f.name, &e);
         cli_file_free(&f);

@@ -46,6 +46,7 @@ static const char k_help[] =
 void cli_import_report(const char *file, const quire_bytes *rep, bool verbose);
 bool cli_import_format_ok(const char *from);
 bool cli_import_line_format(const char *from);
+bool cli_import_sidecar(const char *from, const char *path, cli_file *meta);
 bool cli_import_check(const char *file, const char *from, const quire_bytes *rep);
 
 typedef struct buf {
@@ -539,9 +540,15 @@ int cmd_replay(int argc, char **argv) {
         io.format = from;
         io.flags = (lift ? QUIRE_IMPORT_LIFT_REMINDERS : 0u) | (skip ? QUIRE_IMPORT_SKIP_INVALID : 0u) |
                    (side ? QUIRE_IMPORT_SIDECHAINS : 0u);
+        cli_file meta;
+        if (!cli_import_sidecar(from, pos[0], &meta)) { cli_file_free(&f); quire_caps_free(caps); return 1; }
+        io.metadata = meta.data;
+        io.metadata_len = meta.len;
         quire_bytes rep = {0};
         quire_error e;
-        if (quire_import(f.data, f.len, &io, NULL, &imported, &rep, &e)) {
+        quire_status ist = quire_import(f.data, f.len, &io, NULL, &imported, &rep, &e);
+        cli_file_free(&meta);
+        if (ist) {
             cli_report(f.name, &e);
             cli_file_free(&f);
             quire_caps_free(caps);

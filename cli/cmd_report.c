@@ -30,6 +30,7 @@ static const char k_help[] =
 void cli_import_report(const char *file, const quire_bytes *rep, bool verbose);
 bool cli_import_format_ok(const char *from);
 bool cli_import_line_format(const char *from);
+bool cli_import_sidecar(const char *from, const char *path, cli_file *meta);
 
 int cmd_report(int argc, char **argv) {
     const char *provider = NULL, *model = NULL, *from = NULL, *against = NULL, *title = NULL, *out = NULL;
@@ -65,9 +66,15 @@ int cmd_report(int argc, char **argv) {
         quire_import_options io = QUIRE_IMPORT_OPTIONS_INIT;
         io.format = from;
         io.flags = (lift ? QUIRE_IMPORT_LIFT_REMINDERS : 0u) | (skip ? QUIRE_IMPORT_SKIP_INVALID : 0u);
+        cli_file meta;
+        if (!cli_import_sidecar(from, pos[0], &meta)) goto done;
+        io.metadata = meta.data;
+        io.metadata_len = meta.len;
         quire_bytes rep = {0};
         quire_error e;
-        if (quire_import(f.data, f.len, &io, NULL, &imported, &rep, &e)) {
+        quire_status ist = quire_import(f.data, f.len, &io, NULL, &imported, &rep, &e);
+        cli_file_free(&meta);
+        if (ist) {
             cli_report(f.name, &e);
             goto done;
         }

@@ -481,8 +481,11 @@ typedef struct quire_import_options {
     const char *provider;   /* target written into the log; NULL = the format's own
                                ("anthropic" for claude-code and cline, "openai_responses" for
                                codex, "gemini" for gemini-cli, "openai" for swe-agent) */
+    const char *metadata;   /* cline: the task_metadata.json beside the history (bytes, optional):
+                               its first model_usage entry names the session's model */
+    size_t metadata_len;
 } quire_import_options;
-#define QUIRE_IMPORT_OPTIONS_INIT {sizeof(quire_import_options), NULL, 0, NULL}
+#define QUIRE_IMPORT_OPTIONS_INIT {sizeof(quire_import_options), NULL, 0, NULL, NULL, 0}
 
 /* Converts a Claude Code session JSONL, a Codex rollout JSONL, a Gemini CLI
  * chat recording, a Cline api_conversation_history.json or a SWE-agent .traj

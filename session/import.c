@@ -4,6 +4,7 @@
 #include "session/import.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 
 static uint64_t map_hash(const char *p, size_t n) {
@@ -108,7 +109,11 @@ quire_status quire_import(const char *bytes, size_t len, const quire_import_opti
     qbuf out, rep;
     qbuf_init(&out, a);
     qbuf_init(&rep, a);
-    qimport_ctx c = {a, opts, io->flags, io->provider, &out, &rep, err};
+    quire_import_options o; /* fields the caller's struct has (size), the rest zero */
+    memset(&o, 0, sizeof o);
+    size_t osz = io->size ? io->size : offsetof(quire_import_options, metadata);
+    memcpy(&o, io, osz < sizeof o ? osz : sizeof o);
+    qimport_ctx c = {a, opts, o.flags, o.provider, o.metadata, o.metadata ? o.metadata_len : 0, &out, &rep, err};
     quire_status st;
     if (strcmp(io->format, "claude-code") == 0) {
         if (!c.provider) c.provider = "anthropic";

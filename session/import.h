@@ -14,6 +14,8 @@ typedef struct qimport_ctx {
     const quire_options *opts;
     uint32_t flags;          /* QUIRE_IMPORT_* */
     const char *provider;    /* target provider written into the log */
+    const char *metadata;    /* cline: task_metadata.json bytes, NULL when none */
+    size_t metadata_len;
     qbuf *out;
     qbuf *report;
     quire_error *err;

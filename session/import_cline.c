@@ -413,12 +413,44 @@ quire_status q_import_cline(qimport_ctx *c, const char *src, size_t len) {
     for (uint32_t i = 0; i < qj_at(d, 0)->n && s.st == QUIRE_OK; i++, m = qj_next(d, m))
         message(&s, m, i, qj_str_eq(d, qj_get(d, m, "role"), "assistant"));
     if (s.st == QUIRE_OK) {
+        /* task_metadata.json: the model the task started with */
+        qj_doc md;
+        bool have_md = false;
+        uint32_t model = QJ_NONE;
+        if (c->metadata) {
+            quire_limits lim = q_limits(c->opts);
+            qj_opts jo = {lim.max_depth, lim.max_string_bytes};
+            quire_error pe;
+            if (qj_parse(&md, c->metadata, c->metadata_len, &jo, c->a, &pe) == QUIRE_OK) {
+                have_md = true;
+                uint32_t mu = qj_type_of(&md, 0) == QJ_OBJECT ? qj_get(&md, 0, "model_usage") : QJ_NONE;
+                uint32_t nmodels = 0;
+                if (mu != QJ_NONE && qj_type_of(&md, mu) == QJ_ARRAY) {
+                    uint32_t p = mu + 1;
+                    for (uint32_t k = 0; k < qj_at(&md, mu)->n; k++, p = qj_next(&md, p)) {
+                        uint32_t id = get_str(&md, p, "model_id");
+                        if (id == QJ_NONE || !qj_at(&md, id)->len) continue;
+                        if (model == QJ_NONE) { model = id; nmodels = 1; }
+                        else if (qj_at(&md, id)->len != qj_at(&md, model)->len ||
+                                 memcmp(qj_at(&md, id)->p, qj_at(&md, model)->p, qj_at(&md, id)->len) != 0) nmodels++;
+                    }
+                }
+                if (model == QJ_NONE) report(&s, 0, "note: task_metadata.json names no model (no model_usage entry)");
+                else if (nmodels > 1)
+                    report(&s, 0, "note: task_metadata.json: the task used more than one model; the log names the first "
+                                  "(the history does not say which message each answered)");
+            } else {
+                report(&s, 0, "note: task_metadata.json ignored: %s", pe.message);
+            }
+        }
         qw w;
         q_log_line_begin(&w, c->out, "session");
         qw_key(&w, "target");
         qw_obj_begin(&w);
         qw_key(&w, "provider"); qw_strz(&w, c->provider);
+        if (model != QJ_NONE) { qw_key(&w, "model"); qw_node(&w, &md, model); }
         qw_obj_end(&w);
+        if (have_md) qj_doc_free(&md);
         qw_key(&w, "_meta");
         qw_obj_begin(&w);
         qw_key(&w, "importedFrom"); qw_strz(&w, "cline");

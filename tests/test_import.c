@@ -3,6 +3,7 @@
 #include "unit.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 static int imp(const char *fmt, uint32_t flags, const char *in, quire_bytes *log, quire_bytes *rep, quire_error *e) {
@@ -214,6 +215,28 @@ static void test_foreign(void) {
     replays(&log, 2);
     quire_bytes_free(&log);
     quire_bytes_free(&rep);
+
+    /* cline: task_metadata.json (io.metadata) names the model */
+    {
+        quire_import_options io = QUIRE_IMPORT_OPTIONS_INIT;
+        static const char meta[] = "{\"model_usage\":[{\"ts\":1,\"model_id\":\"m1\"},{\"ts\":2,\"model_id\":\"m2\"}]}";
+        static const char hist[] = "[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\"A\"}]";
+        io.format = "cline";
+        io.metadata = meta;
+        io.metadata_len = sizeof meta - 1;
+        CHECK_INT(quire_import(hist, sizeof hist - 1, &io, NULL, &log, &rep, &e), QUIRE_OK);
+        CHECK(has(&log, "{\"type\":\"session\",\"target\":{\"provider\":\"anthropic\",\"model\":\"m1\"}"));
+        CHECK(has(&rep, "note: task_metadata.json: the task used more than one model; the log names the first"));
+        replays(&log, 1);
+        quire_bytes_free(&log);
+        quire_bytes_free(&rep);
+        /* a caller built before metadata existed (a smaller size) is read up to its size */
+        io.size = offsetof(quire_import_options, metadata);
+        CHECK_INT(quire_import(hist, sizeof hist - 1, &io, NULL, &log, &rep, &e), QUIRE_OK);
+        CHECK(has(&log, "{\"type\":\"session\",\"target\":{\"provider\":\"anthropic\"},"));
+        quire_bytes_free(&log);
+        quire_bytes_free(&rep);
+    }
 
     /* errors: one line, line:col, pointer, the format named */
     CHECK_INT(imp("cline", 0, "[{\"role\":\"user\",\"content\":\"hi\"},\n 3]", &log, &rep, &e), QUIRE_E_INVALID);
