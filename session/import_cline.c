@@ -421,7 +421,9 @@ quire_status q_import_cline(qimport_ctx *c, const char *src, size_t len) {
             quire_limits lim = q_limits(c->opts);
             qj_opts jo = {lim.max_depth, lim.max_string_bytes};
             quire_error pe;
-            if (qj_parse(&md, c->metadata, c->metadata_len, &jo, c->a, &pe) == QUIRE_OK) {
+            quire_status ps = qj_parse(&md, c->metadata, c->metadata_len, &jo, c->a, &pe);
+            if (ps == QUIRE_E_NOMEM) s.st = q_oom(c->err);
+            if (ps == QUIRE_OK) {
                 have_md = true;
                 uint32_t mu = qj_type_of(&md, 0) == QJ_OBJECT ? qj_get(&md, 0, "model_usage") : QJ_NONE;
                 uint32_t nmodels = 0;

@@ -207,6 +207,7 @@ static void end_message(gx *s, qw *w, uint32_t msg, const char *id_suffix, const
             qw_key(w, "meta");
             qw_raw_value(w, probe.data, probe.len);
         }
+        if (probe.oom) s->st = q_oom(s->c->err);
         qbuf_free(&probe);
     }
     qw_obj_end(w);

@@ -223,11 +223,13 @@ static void w_arguments(sw *s, qw *w, uint32_t args) {
     quire_error pe;
     quire_limits lim = q_limits(s->c->opts);
     qj_opts jo = {lim.max_depth, lim.max_string_bytes};
-    if (n && qj_parse(&ad, txt, n, &jo, s->c->a, &pe) == QUIRE_OK) {
+    quire_status ps = n ? qj_parse(&ad, txt, n, &jo, s->c->a, &pe) : QUIRE_E_JSON;
+    if (ps == QUIRE_OK) {
         if (memchr(txt, '\n', n) || memchr(txt, '\r', n)) qw_node(w, &ad, 0);
         else qw_raw_value(w, txt, n);
         qj_doc_free(&ad);
     } else {
+        if (ps == QUIRE_E_NOMEM) s->st = q_oom(s->c->err); /* not a reason to keep the text */
         qw_node(w, d, args);
     }
 }
@@ -444,7 +446,10 @@ static void find_model(sw *s, const qj_doc **md, uint32_t *model) {
         quire_error pe;
         quire_limits lim = q_limits(s->c->opts);
         qj_opts jo = {lim.max_depth, lim.max_string_bytes};
-        if (!txt || qj_parse(&s->cfg, txt, n, &jo, s->c->a, &pe) != QUIRE_OK) return;
+        if (!txt) { s->st = q_oom(s->c->err); return; }
+        quire_status ps = qj_parse(&s->cfg, txt, n, &jo, s->c->a, &pe);
+        if (ps == QUIRE_E_NOMEM) s->st = q_oom(s->c->err);
+        if (ps != QUIRE_OK) return;
         s->have_cfg = true;
         *md = &s->cfg;
         root = 0;
