@@ -11,12 +11,12 @@
 
 static const char k_help[] =
     "usage: quire replay [--provider P] [--model M] [--caps F] [--policy F] [--lossy]\n"
-    "                    [--from claude-code|codex] [--lift-reminders] [--skip-invalid] [--sidechains]\n"
+    "                    [--from FORMAT] [--lift-reminders] [--skip-invalid] [--sidechains]\n"
     "                    [--digest] [--pretty] [--out DIR] [--check DIR] [--stats] [-o FILE] LOG|-\n"
     "\n"
-    "Replays a quire.session/1 log (or, with --from, a Claude Code / Codex log imported on the\n"
-    "fly) through the library: every render becomes a request, reminder and compaction events\n"
-    "are applied in order (docs/replay.md).\n"
+    "Replays a quire.session/1 log (or, with --from, a Claude Code / Codex / Gemini CLI / Cline /\n"
+    "SWE-agent log imported on the fly) through the library: every render becomes a request,\n"
+    "reminder and compaction events are applied in order (docs/replay.md).\n"
     "\n"
     "Output (stdout or -o FILE) is JSONL: {\"type\":\"request\",\"turn\",\"target\",\"body\"},\n"
     "{\"type\":\"event\",\"event\"}, {\"type\":\"response\",\"message\"}, {\"type\":\"compacted\",...}.\n"
@@ -27,7 +27,8 @@ static const char k_help[] =
     "  --policy FILE     render policy for every turn (as `quire render --policy`)\n"
     "  --lossy           content the target cannot express becomes an event, not an error;\n"
     "                    without it a turn whose request would be invalid stops the replay (exit 1)\n"
-    "  --from F          LOG is a claude-code or codex log: import it first (as `quire import`);\n"
+    "  --from F          LOG is a claude-code, codex, gemini-cli, cline or swe-agent\n"
+    "                    log: import it first (as `quire import`);\n"
     "                    errors then name LOG's own line\n"
     "  --lift-reminders  with --from: lift inline <system-reminder> text into reminder events\n"
     "  --skip-invalid    with --from: skip lines that are not JSON objects\n"
@@ -43,6 +44,9 @@ static const char k_help[] =
     "                    request's prefix, reminders rendered, compactions; then the totals\n";
 
 void cli_import_report(const char *file, const quire_bytes *rep, bool verbose);
+bool cli_import_format_ok(const char *from);
+bool cli_import_line_format(const char *from);
+bool cli_import_sidecar(const char *from, const char *path, cli_file *meta);
 bool cli_import_check(const char *file, const char *from, const quire_bytes *rep);
 
 typedef struct buf {
@@ -494,11 +498,13 @@ int cmd_replay(int argc, char **argv) {
     int r = cli_parse("replay", k_help, argc, argv, opts, sizeof opts / sizeof opts[0], pos, 1, &npos);
     if (r >= 0) return r;
     if (!npos) return cli_usage("replay", "a session LOG is required");
-    if (from && strcmp(from, "claude-code") != 0 && strcmp(from, "codex") != 0)
-        return cli_usage("replay", "--from takes claude-code or codex, not '%s'", from);
+    if (from && !cli_import_format_ok(from))
+        return cli_usage("replay", "--from takes claude-code, codex, gemini-cli, cline or swe-agent, not '%s'", from);
     if ((lift || skip || side) && !from)
         return cli_usage("replay", "--lift-reminders, --skip-invalid and --sidechains need --from");
     if (side && strcmp(from, "claude-code") != 0) return cli_usage("replay", "--sidechains applies to claude-code logs");
+    if ((lift || skip) && !cli_import_line_format(from))
+        return cli_usage("replay", "--lift-reminders and --skip-invalid apply to claude-code and codex logs");
     if (outdir && checkdir) return cli_usage("replay", "--out and --check cannot be combined");
     if (provider && !*provider) return cli_usage("replay", "--provider needs a name");
 
@@ -534,9 +540,15 @@ int cmd_replay(int argc, char **argv) {
         io.format = from;
         io.flags = (lift ? QUIRE_IMPORT_LIFT_REMINDERS : 0u) | (skip ? QUIRE_IMPORT_SKIP_INVALID : 0u) |
                    (side ? QUIRE_IMPORT_SIDECHAINS : 0u);
+        cli_file meta;
+        if (!cli_import_sidecar(from, pos[0], &meta)) { cli_file_free(&f); quire_caps_free(caps); return 1; }
+        io.metadata = meta.data;
+        io.metadata_len = meta.len;
         quire_bytes rep = {0};
         quire_error e;
-        if (quire_import(f.data, f.len, &io, NULL, &imported, &rep, &e)) {
+        quire_status ist = quire_import(f.data, f.len, &io, NULL, &imported, &rep, &e);
+        cli_file_free(&meta);
+        if (ist) {
             cli_report(f.name, &e);
             cli_file_free(&f);
             quire_caps_free(caps);

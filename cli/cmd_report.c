@@ -5,19 +5,20 @@
 #include <string.h>
 
 static const char k_help[] =
-    "usage: quire report [--provider P] [--model M] [--from claude-code|codex] [--lift-reminders]\n"
+    "usage: quire report [--provider P] [--model M] [--from FORMAT] [--lift-reminders]\n"
     "                    [--skip-invalid] [--against OLD.jsonl] [--no-bodies] [--title T] [-o FILE] LOG|-\n"
     "\n"
-    "Replays a quire.session/1 log (or, with --from, a Claude Code / Codex log imported on the\n"
-    "fly) and writes one self-contained HTML page: the turn timeline (request bytes, estimated\n"
-    "tokens, the share repeating the previous request's prefix, compactions), reminder lanes\n"
-    "(emitted, deduped, expired, cleared, compacted out, dropped: origin, slot and reason),\n"
-    "and per turn the events, the request body and its diff against the previous turn\n"
-    "(docs/replay.md).\n"
+    "Replays a quire.session/1 log (or, with --from, a Claude Code / Codex / Gemini CLI / Cline /\n"
+    "SWE-agent log imported on the fly) and writes one self-contained HTML page: the turn\n"
+    "timeline (request bytes, estimated tokens, the share repeating the previous request's\n"
+    "prefix, compactions), reminder lanes (emitted, deduped, expired, cleared, compacted out,\n"
+    "dropped: origin, slot and reason), and per turn the events, the request body and its diff\n"
+    "against the previous turn (docs/replay.md).\n"
     "\n"
     "  --provider P      render every turn for provider P (as `quire replay --provider`)\n"
     "  --model M         render every turn for model M\n"
-    "  --from F          LOG is a claude-code or codex log: import it first\n"
+    "  --from F          LOG is a claude-code, codex, gemini-cli, cline or swe-agent\n"
+    "                    log: import it first\n"
     "  --lift-reminders  with --from: lift inline <system-reminder> text into reminder events\n"
     "  --skip-invalid    with --from: skip lines that are not JSON objects\n"
     "  --against F       a previous `quire replay` output (JSONL, bodies or --digest lines):\n"
@@ -27,6 +28,9 @@ static const char k_help[] =
     "  -o FILE           write the page to FILE (default: standard output)\n";
 
 void cli_import_report(const char *file, const quire_bytes *rep, bool verbose);
+bool cli_import_format_ok(const char *from);
+bool cli_import_line_format(const char *from);
+bool cli_import_sidecar(const char *from, const char *path, cli_file *meta);
 
 int cmd_report(int argc, char **argv) {
     const char *provider = NULL, *model = NULL, *from = NULL, *against = NULL, *title = NULL, *out = NULL;
@@ -43,9 +47,11 @@ int cmd_report(int argc, char **argv) {
     int r = cli_parse("report", k_help, argc, argv, opts, sizeof opts / sizeof opts[0], pos, 1, &npos);
     if (r >= 0) return r;
     if (!npos) return cli_usage("report", "a session LOG is required");
-    if (from && strcmp(from, "claude-code") != 0 && strcmp(from, "codex") != 0)
-        return cli_usage("report", "--from takes claude-code or codex, not '%s'", from);
+    if (from && !cli_import_format_ok(from))
+        return cli_usage("report", "--from takes claude-code, codex, gemini-cli, cline or swe-agent, not '%s'", from);
     if ((lift || skip) && !from) return cli_usage("report", "--lift-reminders and --skip-invalid need --from");
+    if ((lift || skip) && !cli_import_line_format(from))
+        return cli_usage("report", "--lift-reminders and --skip-invalid apply to claude-code and codex logs");
     if (provider && !*provider) return cli_usage("report", "--provider needs a name");
 
     cli_file f, a;
@@ -60,9 +66,15 @@ int cmd_report(int argc, char **argv) {
         quire_import_options io = QUIRE_IMPORT_OPTIONS_INIT;
         io.format = from;
         io.flags = (lift ? QUIRE_IMPORT_LIFT_REMINDERS : 0u) | (skip ? QUIRE_IMPORT_SKIP_INVALID : 0u);
+        cli_file meta;
+        if (!cli_import_sidecar(from, pos[0], &meta)) goto done;
+        io.metadata = meta.data;
+        io.metadata_len = meta.len;
         quire_bytes rep = {0};
         quire_error e;
-        if (quire_import(f.data, f.len, &io, NULL, &imported, &rep, &e)) {
+        quire_status ist = quire_import(f.data, f.len, &io, NULL, &imported, &rep, &e);
+        cli_file_free(&meta);
+        if (ist) {
             cli_report(f.name, &e);
             goto done;
         }

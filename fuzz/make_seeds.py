@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """(Re)generates the seed corpora of the fuzz targets from the golden inputs, the
 examples, the bad-input fixtures and the vendored corpus in tests/data (MCP protocol examples; Claude
-Code and Codex logs cut into small line-aligned chunks).
+Code and Codex logs cut into small line-aligned chunks; the Gemini CLI, Cline and SWE-agent examples).
 
     fuzz/make_seeds.py [--data DIR]
 
@@ -143,6 +143,22 @@ def main():
             rel = "shared_" + slug(os.path.relpath(p, a.data))
             for i, c in enumerate(chunks(load(p))):
                 add(target, "%s-%d" % (rel, i), bytes([i % 4 | (1 if i == 0 else 0)]) + c)
+
+    # tests/data/import_foreign: one JSON document per log (gemini-cli, cline, swe-agent);
+    # byte 0 bits 4-5 pick the format (fuzz/fuzz_import_foreign.c)
+    sel = {"gemini-cli": 0x00, "cline": 0x10, "swe-agent": 0x20}
+    for p in sorted(glob.glob(os.path.join(a.data, "import_foreign", "*"))):
+        base = os.path.basename(p)
+        fmt = next((f for f in sel if base.startswith(f)), None)
+        if fmt is None:
+            continue
+        rel = "shared_" + slug(os.path.relpath(p, a.data))
+        b = load(p)
+        add("fuzz_import_foreign", rel, bytes([sel[fmt]]) + b)
+        add("fuzz_import_foreign", rel + "-p", bytes([sel[fmt] | 0x80]) + b)  # provider openai
+        v = as_json(b)
+        if v is not None:  # the same document compact, under another format's selector
+            add("fuzz_import_foreign", rel + "-x", bytes([(sel[fmt] + 0x10) % 0x30]) + json.dumps(v).encode())
 
     for target, files in sorted(seeds.items()):
         d = os.path.join(SEEDS, target)

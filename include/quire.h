@@ -494,16 +494,22 @@ QUIRE_API void quire_digest128(const void *data, size_t len, char out[33]);
 
 typedef struct quire_import_options {
     size_t size;            /* sizeof(quire_import_options) */
-    const char *format;     /* "claude-code" or "codex" */
+    const char *format;     /* "claude-code", "codex", "gemini-cli", "cline" or "swe-agent" */
     uint32_t flags;         /* QUIRE_IMPORT_* */
     const char *provider;   /* target written into the log; NULL = the format's own
-                               ("anthropic" for claude-code, "openai_responses" for codex) */
+                               ("anthropic" for claude-code and cline, "openai_responses" for
+                               codex, "gemini" for gemini-cli, "openai" for swe-agent) */
+    const char *metadata;   /* cline: the task_metadata.json beside the history (bytes, optional):
+                               its first model_usage entry names the session's model */
+    size_t metadata_len;
 } quire_import_options;
-#define QUIRE_IMPORT_OPTIONS_INIT {sizeof(quire_import_options), NULL, 0, NULL}
+#define QUIRE_IMPORT_OPTIONS_INIT {sizeof(quire_import_options), NULL, 0, NULL, NULL, 0}
 
-/* Converts a Claude Code session JSONL or a Codex rollout JSONL into a
- * quire.session/1 log. report (may be NULL) receives one line per skipped or
- * notable input line ("LINE: text") and a final "summary: ..." line. */
+/* Converts a Claude Code session JSONL, a Codex rollout JSONL, a Gemini CLI
+ * chat recording, a Cline api_conversation_history.json or a SWE-agent .traj
+ * into a quire.session/1 log. report (may be NULL) receives one line per
+ * skipped or notable input line or entry ("LINE: text") and a final
+ * "summary: ..." line. */
 QUIRE_API quire_status quire_import(const char *bytes, size_t len, const quire_import_options *io,
                                     const quire_options *opts, quire_bytes *log,
                                     quire_bytes *report, quire_error *err);

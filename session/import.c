@@ -1,7 +1,10 @@
-/* quire_import: Claude Code / Codex logs -> quire.session/1 (DESIGN 7).
- * The format-specific work lives in import_claude_code.c and import_codex.c. */
+/* quire_import: Claude Code / Codex / Gemini CLI / Cline / SWE-agent logs ->
+ * quire.session/1 (DESIGN 7). The format-specific work lives in one
+ * import_<format>.c per format. */
 #include "session/import.h"
 
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 
 static uint64_t map_hash(const char *p, size_t n) {
@@ -96,7 +99,8 @@ quire_status quire_import(const char *bytes, size_t len, const quire_import_opti
                           quire_bytes *log, quire_bytes *report, quire_error *err) {
     memset(log, 0, sizeof *log);
     if (report) memset(report, 0, sizeof *report);
-    if (!io || !io->format) return q_err(err, QUIRE_E_INVALID, "quire_import: a format is required (claude-code or codex)");
+    if (!io || !io->format) return q_err(err, QUIRE_E_INVALID,
+                                               "quire_import: a format is required (claude-code, codex, gemini-cli, cline or swe-agent)");
     quire_limits lim = q_limits(opts);
     if ((uint64_t)len > lim.max_input_bytes)
         return q_err_at(err, QUIRE_E_LIMIT, 0, "", "input of %zu bytes exceeds the limit of %llu bytes", len,
@@ -105,7 +109,11 @@ quire_status quire_import(const char *bytes, size_t len, const quire_import_opti
     qbuf out, rep;
     qbuf_init(&out, a);
     qbuf_init(&rep, a);
-    qimport_ctx c = {a, opts, io->flags, io->provider, &out, &rep, err};
+    quire_import_options o; /* fields the caller's struct has (size), the rest zero */
+    memset(&o, 0, sizeof o);
+    size_t osz = io->size ? io->size : offsetof(quire_import_options, metadata);
+    memcpy(&o, io, osz < sizeof o ? osz : sizeof o);
+    qimport_ctx c = {a, opts, o.flags, o.provider, o.metadata, o.metadata ? o.metadata_len : 0, &out, &rep, err};
     quire_status st;
     if (strcmp(io->format, "claude-code") == 0) {
         if (!c.provider) c.provider = "anthropic";
@@ -113,8 +121,18 @@ quire_status quire_import(const char *bytes, size_t len, const quire_import_opti
     } else if (strcmp(io->format, "codex") == 0) {
         if (!c.provider) c.provider = "openai_responses";
         st = q_import_codex(&c, bytes, len);
+    } else if (strcmp(io->format, "gemini-cli") == 0) {
+        if (!c.provider) c.provider = "gemini";
+        st = q_import_gemini_cli(&c, bytes, len);
+    } else if (strcmp(io->format, "cline") == 0) {
+        if (!c.provider) c.provider = "anthropic";
+        st = q_import_cline(&c, bytes, len);
+    } else if (strcmp(io->format, "swe-agent") == 0) {
+        if (!c.provider) c.provider = "openai";
+        st = q_import_swe_agent(&c, bytes, len);
     } else {
-        st = q_err(err, QUIRE_E_INVALID, "unknown import format \"%s\" (expected claude-code or codex)", io->format);
+        st = q_err(err, QUIRE_E_INVALID,
+                   "unknown import format \"%s\" (expected claude-code, codex, gemini-cli, cline or swe-agent)", io->format);
     }
     if (st == QUIRE_OK && (out.oom || rep.oom)) st = q_oom(err);
     if (st == QUIRE_OK && !qbuf_take(&out, log)) st = q_oom(err);
@@ -175,4 +193,160 @@ void q_w_meta_line(qw *w, uint32_t lineno) {
     qw_obj_begin(w);
     qw_key(w, "line"); qw_int(w, lineno);
     qw_obj_end(w);
+}
+
+/* ---- single-document formats ---- */
+
+quire_status q_import_parse_doc(qimport_ctx *c, qj_doc *d, const char *what, const char *src, size_t len) {
+    quire_limits lim = q_limits(c->opts);
+    qj_opts jo = {lim.max_depth, lim.max_string_bytes};
+    quire_error pe;
+    memset(&pe, 0, sizeof pe);
+    quire_status st = qj_parse(d, src, len, &jo, c->a, &pe);
+    if (st == QUIRE_OK) return QUIRE_OK;
+    if (st == QUIRE_E_NOMEM) return q_oom(c->err);
+    if (st != QUIRE_E_LIMIT) {
+        char msg[sizeof pe.message];
+        memcpy(msg, pe.message, sizeof msg);
+        msg[sizeof msg - 1] = 0;
+        size_t wl = (size_t)snprintf(pe.message, sizeof pe.message, "not a %s: ", what);
+        if (wl < sizeof pe.message) {
+            size_t room = sizeof pe.message - wl - 1, ml = strlen(msg);
+            memcpy(pe.message + wl, msg, ml < room ? ml : room);
+            pe.message[wl + (ml < room ? ml : room)] = 0;
+        }
+        q_utf8_trim(pe.message);
+    }
+    if (c->err) *c->err = pe;
+    return st;
+}
+
+quire_status q_import_err(qimport_ctx *c, quire_status code, const qj_doc *d, uint32_t node, const char *pointer,
+                          const char *fmt, ...) {
+    if (!c->err) return code;
+    char msg[sizeof c->err->message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    size_t off = node != QJ_NONE && node < d->count ? qj_offset(d, node) : 0;
+    q_err_at(c->err, code, off, pointer, "%s", msg);
+    q_err_locate(c->err, d->src, d->len);
+    return code;
+}
+
+uint32_t qlinecur_at(qlinecur *lc, size_t off) {
+    if (off > lc->len) off = lc->len;
+    if (lc->line == 0) { lc->pos = 0; lc->line = 1; }
+    if (off < lc->pos) { /* back: count the newlines between off and pos (cost: the distance) */
+        for (size_t i = off; i < lc->pos; i++)
+            if (lc->src[i] == '\n') lc->line--;
+        lc->pos = off;
+        return lc->line;
+    }
+    while (lc->pos < off) {
+        const char *nl = memchr(lc->src + lc->pos, '\n', off - lc->pos);
+        if (!nl) { lc->pos = off; break; }
+        lc->line++;
+        lc->pos = (size_t)(nl - lc->src) + 1;
+    }
+    return lc->line;
+}
+
+void qcalls_init(qcalls *k, const quire_allocator *a, qarena *ar) {
+    memset(k, 0, sizeof *k);
+    k->a = a;
+    k->ar = ar;
+    qmap_init(&k->used, a);
+    qmap_init(&k->open, a);
+    qmap_init(&k->nextk, a);
+}
+
+void qcalls_free(qcalls *k) {
+    qmap_free(&k->used);
+    qmap_free(&k->open);
+    qmap_free(&k->nextk);
+    q_free(k->a, k->v, (size_t)k->cap * sizeof *k->v);
+    memset(k, 0, sizeof *k);
+}
+
+int32_t qcalls_add(qcalls *k, const char *raw, size_t n, bool missing) {
+    if (k->n >= (uint32_t)INT32_MAX - 1) return -1;
+    if (k->n == k->cap) {
+        uint32_t nc = k->cap ? k->cap * 2 : 16;
+        qcall *nv = q_realloc(k->a, k->v, (size_t)k->cap * sizeof *nv, (size_t)nc * sizeof *nv);
+        if (!nv) return -1;
+        k->v = nv;
+        k->cap = nc;
+    }
+    int32_t idx = (int32_t)k->n;
+    qcall *e = &k->v[k->n];
+    memset(e, 0, sizeof *e);
+    e->next = e->tail = -1;
+    if (missing || n == 0) {
+        raw = NULL;
+        n = 0;
+    }
+    e->orig = raw;
+    e->orign = (uint32_t)n;
+    if (raw && qmap_get(&k->used, raw, n) < 0) {
+        e->id = raw;
+        e->idn = (uint32_t)n;
+    } else {
+        char *b = qarena_alloc(k->ar, n + 24);
+        if (!b) return -1;
+        int32_t from = raw ? qmap_get(&k->nextk, raw, n) : -1;
+        uint32_t j = raw ? (from >= 2 ? (uint32_t)from : 2u) : (k->anon > k->n + 1 ? k->anon : k->n + 1);
+        for (;; j++) {
+            int m = raw ? snprintf(b, n + 24, "%.*s-%u", (int)n, raw, j) : snprintf(b, 24, "call-%u", j);
+            if (m < 0) return -1;
+            if (qmap_get(&k->used, b, (size_t)m) < 0) { e->idn = (uint32_t)m; break; }
+        }
+        /* the K tried next for this id: every smaller K is taken (ids are never freed) */
+        if (raw && j < (uint32_t)INT32_MAX && !qmap_put(&k->nextk, raw, n, (int32_t)(j + 1))) return -1;
+        if (!raw) k->anon = j + 1;
+        e->id = b;
+        if (raw) k->renamed++;
+    }
+    if (!qmap_put(&k->used, e->id, e->idn, idx)) return -1;
+    if (raw) {
+        int32_t head = qmap_get(&k->open, raw, n);
+        if (head >= 0) {
+            int32_t t = k->v[head].tail >= 0 ? k->v[head].tail : head;
+            k->v[t].next = idx;
+            k->v[head].tail = idx;
+        } else if (!qmap_put(&k->open, raw, n, idx)) {
+            return -1;
+        }
+    }
+    k->n++;
+    return idx;
+}
+
+int32_t qcalls_answer(qcalls *k, const char *raw, size_t n) {
+    if (!raw || !n) return -1;
+    int32_t head = qmap_get(&k->open, raw, n);
+    if (head < 0) return -1;
+    qcall *e = &k->v[head];
+    e->answered = true;
+    int32_t nx = e->next;
+    if (nx >= 0) k->v[nx].tail = e->tail == nx ? -1 : e->tail;
+    if (!qmap_put(&k->open, raw, n, nx)) return -1;
+    return head;
+}
+
+void qcalls_w_renames(const qcalls *k, qw *w, const int32_t *idx, uint32_t n) {
+    bool any = false;
+    for (uint32_t i = 0; i < n; i++) {
+        const qcall *e = &k->v[idx[i]];
+        if (!e->orig || (e->idn == e->orign && memcmp(e->id, e->orig, e->idn) == 0)) continue;
+        if (!any) {
+            qw_key(w, "renamedToolCallIds");
+            qw_obj_begin(w);
+            any = true;
+        }
+        qw_key_esc(w, e->id, e->idn);
+        qw_str_esc(w, e->orig, e->orign);
+    }
+    if (any) qw_obj_end(w);
 }

@@ -14,6 +14,8 @@ typedef struct qimport_ctx {
     const quire_options *opts;
     uint32_t flags;          /* QUIRE_IMPORT_* */
     const char *provider;    /* target provider written into the log */
+    const char *metadata;    /* cline: task_metadata.json bytes, NULL when none */
+    size_t metadata_len;
     qbuf *out;
     qbuf *report;
     quire_error *err;
@@ -59,5 +61,64 @@ void qmap_free(qmap *m);
 int32_t qmap_get(const qmap *m, const char *k, size_t n);
 /* Inserts or replaces; false on OOM. */
 bool qmap_put(qmap *m, const char *k, size_t n, int32_t v);
+
+/* ---- Single-document formats (gemini-cli, cline, swe-agent): the whole input
+ * is one JSON document (session/import_gemini_cli.c, import_cline.c,
+ * import_swe_agent.c). ---- */
+quire_status q_import_gemini_cli(qimport_ctx *c, const char *src, size_t len);
+quire_status q_import_cline(qimport_ctx *c, const char *src, size_t len);
+quire_status q_import_swe_agent(qimport_ctx *c, const char *src, size_t len);
+
+/* Parses the whole input as one JSON document (the import's limits apply).
+ * A syntax error is the import's error "not a <what>: ..." at its line:col
+ * and pointer; a limit stays QUIRE_E_LIMIT. */
+quire_status q_import_parse_doc(qimport_ctx *c, qj_doc *d, const char *what, const char *src, size_t len);
+/* The import's error at node of d (offset, line:col within d->src) with a
+ * JSON Pointer. Returns code. */
+quire_status q_import_err(qimport_ctx *c, quire_status code, const qj_doc *d, uint32_t node, const char *pointer,
+                          const char *fmt, ...) Q_PRINTF(6, 7);
+
+/* The 1-based line of an offset of src; each call costs the distance from the
+ * previous offset (either way), so a walk in document order is linear. */
+typedef struct qlinecur {
+    const char *src;
+    size_t len, pos;
+    uint32_t line;
+} qlinecur;
+uint32_t qlinecur_at(qlinecur *lc, size_t off);
+
+/* Tool call ids of one imported conversation, made unique. The first call
+ * with id X keeps X; a later call with an id already used becomes "X-K" with
+ * K the smallest integer >= 2 that gives an unused id (a missing or empty id
+ * becomes "call-N", N the call's ordinal in the file, or the next free N). Results pair with the
+ * earliest still open call of their original id. Ids are escaped JSON string
+ * content (write them with qw_str_esc). */
+typedef struct qcall {
+    const char *id, *orig; /* emitted id, original id (NULL when missing) */
+    uint32_t idn, orign;
+    int32_t next, tail;    /* chain of open calls with the same original id */
+    bool answered;
+} qcall;
+typedef struct qcalls {
+    const quire_allocator *a;
+    qarena *ar;
+    qmap used;  /* emitted id -> call index */
+    qmap open;  /* original id -> index of its earliest open call, -1 none */
+    qmap nextk; /* original id -> the K its next rename tries first */
+    qcall *v;
+    uint32_t n, cap;
+    uint32_t renamed;
+    uint32_t anon; /* the N the next "call-N" tries first */
+} qcalls;
+void qcalls_init(qcalls *k, const quire_allocator *a, qarena *ar);
+void qcalls_free(qcalls *k);
+/* A new call; returns its index, -1 on OOM. */
+int32_t qcalls_add(qcalls *k, const char *raw, size_t n, bool missing);
+/* The open call that a result for original id raw answers (marked answered),
+ * -1 when none is open. */
+int32_t qcalls_answer(qcalls *k, const char *raw, size_t n);
+/* Writes "renamedToolCallIds":{emitted: original, ...} for the calls idx[0..n)
+ * that were renamed (nothing when none was). */
+void qcalls_w_renames(const qcalls *k, qw *w, const int32_t *idx, uint32_t n);
 
 #endif

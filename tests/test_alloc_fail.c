@@ -62,6 +62,8 @@ static size_t g_transcript_len;
 static char *g_claude;     /* a prefix of a Claude Code log from tests/data */
 static size_t g_claude_len;
 static char *g_codex;      /* a prefix of a Codex rollout from tests/data */
+static char *g_foreign[3]; /* the Gemini CLI, Cline and SWE-agent examples (whole files) */
+static size_t g_foreign_len[3];
 static size_t g_codex_len;
 
 static const char k_state[] =
@@ -390,6 +392,16 @@ static quire_status sc_import_codex(const quire_options *o, sout *out, quire_err
     return import_one(o, "codex", g_codex, g_codex_len, out, e);
 }
 
+static quire_status sc_import_gemini_cli(const quire_options *o, sout *out, quire_error *e) {
+    return import_one(o, "gemini-cli", g_foreign[0], g_foreign_len[0], out, e);
+}
+static quire_status sc_import_cline(const quire_options *o, sout *out, quire_error *e) {
+    return import_one(o, "cline", g_foreign[1], g_foreign_len[1], out, e);
+}
+static quire_status sc_import_swe_agent(const quire_options *o, sout *out, quire_error *e) {
+    return import_one(o, "swe-agent", g_foreign[2], g_foreign_len[2], out, e);
+}
+
 static quire_status sc_caps(const quire_options *o, sout *out, quire_error *e) {
     static const char caps[] = "{\"rows\":[{\"provider\":\"openai\",\"model\":\"my-*\",\"developer\":\"none\"}]}";
     quire_caps *c = NULL;
@@ -640,6 +652,12 @@ int main(int argc, char **argv) {
     g_claude = read_all(path, &g_claude_len, 12000);
     snprintf(path, sizeof path, "%s/corpus/sessions/codex/codemie__turn-2.jsonl", shared);
     g_codex = read_all(path, &g_codex_len, 8300);
+    static const char *const k_foreign[3] = {"gemini-cli-session.json", "cline-native-tools.json",
+                                             "swe-agent-function-calling.traj"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/import_foreign/%s", shared, k_foreign[i]);
+        g_foreign[i] = read_all(path, &g_foreign_len[i], 1 << 20);
+    }
     make_long_transcript();
 
     const scenario k_scenarios[] = {
@@ -661,6 +679,9 @@ int main(int argc, char **argv) {
         {"replay_steps", sc_replay_steps, HAVE(quire_replay_open), 0},
         {"import_claude_code", sc_import_claude, HAVE(quire_import), 0},
         {"import_codex", sc_import_codex, HAVE(quire_import), 0},
+        {"import_gemini_cli", sc_import_gemini_cli, HAVE(quire_import), 0},
+        {"import_cline", sc_import_cline, HAVE(quire_import), 0},
+        {"import_swe_agent", sc_import_swe_agent, HAVE(quire_import), 0},
         {"caps", sc_caps, HAVE(quire_caps_parse), 0},
         {"validate", sc_validate, HAVE(quire_validate), 0},
         {"parse_dialect", sc_dialect, HAVE(quire_transcript_parse_dialect), 0},
@@ -681,6 +702,7 @@ int main(int argc, char **argv) {
     free(g_transcript);
     free(g_claude);
     free(g_codex);
+    for (int i = 0; i < 3; i++) free(g_foreign[i]);
     free(g_long);
     TEST_MAIN_END();
 }

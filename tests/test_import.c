@@ -3,6 +3,7 @@
 #include "unit.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 static int imp(const char *fmt, uint32_t flags, const char *in, quire_bytes *log, quire_bytes *rep, quire_error *e) {
@@ -108,7 +109,7 @@ static void test_invalid_lines(void) {
     CHECK_INT(e.line, 2);
     CHECK_INT(e.column, 2);
     CHECK_INT(imp("cursor", 0, "", &log, &rep, &e), QUIRE_E_INVALID);
-    CHECK_STR(e.message, "unknown import format \"cursor\" (expected claude-code or codex)");
+    CHECK_STR(e.message, "unknown import format \"cursor\" (expected claude-code, codex, gemini-cli, cline or swe-agent)");
 }
 
 static const char k_cx[] =
@@ -158,9 +159,106 @@ static void test_codex(void) {
     quire_bytes_free(&rep);
 }
 
+/* gemini-cli, cline, swe-agent: whole JSON documents. */
+static void test_foreign(void) {
+    quire_bytes log = {0}, rep = {0};
+    quire_error e;
+    static const char gem[] =
+        "{\"sessionId\":\"G\",\"messages\":[\n"
+        "{\"id\":\"u\",\"type\":\"user\",\"content\":\"hi\"},\n"
+        "{\"id\":\"i\",\"type\":\"info\",\"content\":\"note\"},\n"
+        "{\"id\":\"g\",\"type\":\"gemini\",\"content\":\"\",\"model\":\"m1\",\"thoughts\":[{\"subject\":\"s\",\"description\":\"d\"}],"
+        "\"toolCalls\":[{\"id\":\"t\",\"name\":\"ls\",\"args\":{\"p\":1},\"result\":[{\"functionResponse\":{\"id\":\"t\",\"name\":\"ls\","
+        "\"response\":{\"output\":\"a\"}}}],\"status\":\"success\"}]},\n"
+        "{\"id\":\"g2\",\"type\":\"gemini\",\"content\":\"done\",\"model\":\"m2\"}]}\n";
+    CHECK_INT(imp("gemini-cli", 0, gem, &log, &rep, &e), QUIRE_OK);
+    CHECK_STR(log.data,
+              "{\"type\":\"session\",\"sessionId\":\"G\",\"target\":{\"provider\":\"gemini\",\"model\":\"m1\"},"
+              "\"_meta\":{\"importedFrom\":\"gemini-cli\"}}\n"
+              "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],\"id\":\"u\"},"
+              "\"_meta\":{\"line\":2}}\n"
+              "{\"type\":\"render\",\"_meta\":{\"line\":4}}\n"
+              "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"t\",\"name\":\"ls\","
+              "\"input\":{\"p\":1}}],\"id\":\"g\"},\"_meta\":{\"line\":4}}\n"
+              "{\"type\":\"message\",\"message\":{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"t\","
+              "\"content\":\"a\"}],\"id\":\"g/results\"},\"_meta\":{\"line\":4}}\n"
+              "{\"type\":\"render\",\"target\":{\"provider\":\"gemini\",\"model\":\"m2\"},\"_meta\":{\"line\":5}}\n"
+              "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"done\"}],\"id\":\"g2\"},"
+              "\"_meta\":{\"line\":5}}\n");
+    CHECK(has(&rep, "3: note: skipped /messages/1: a Gemini CLI info notice"));
+    CHECK(has(&rep, "note: dropped 1 thought summaries"));
+    replays(&log, 2);
+    quire_bytes_free(&log);
+    quire_bytes_free(&rep);
+
+    /* swe-agent: repeated ids renamed "<id>-<k>" (an original "a-2" then
+     * becomes "a-2-2"); parallel calls with one id pair in order */
+    static const char swe[] =
+        "{\"history\":[{\"role\":\"system\",\"content\":\"S\",\"agent\":\"main\"},{\"role\":\"user\",\"content\":\"U\",\"agent\":\"main\"},"
+        "{\"role\":\"assistant\",\"content\":\"\",\"agent\":\"main\",\"tool_calls\":[{\"id\":\"a\",\"type\":\"function\","
+        "\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}},{\"id\":\"a\",\"type\":\"function\",\"function\":{\"name\":\"g\","
+        "\"arguments\":\"{\\\"x\\\":1}\"}}]},"
+        "{\"role\":\"tool\",\"content\":\"r1\",\"tool_call_ids\":[\"a\"],\"agent\":\"main\"},"
+        "{\"role\":\"tool\",\"content\":\"r2\",\"tool_call_ids\":[\"a\"],\"agent\":\"main\"},"
+        "{\"role\":\"user\",\"content\":\"other\",\"agent\":\"reviewer\"},"
+        "{\"role\":\"assistant\",\"content\":\"B\",\"agent\":\"main\",\"tool_calls\":[{\"id\":\"a-2\",\"type\":\"function\","
+        "\"function\":{\"name\":\"f\",\"arguments\":\"not json\"}}]}]}";
+    CHECK_INT(imp("swe-agent", 0, swe, &log, &rep, &e), QUIRE_OK);
+    CHECK(has(&log, "\"system\":\"S\""));
+    CHECK(has(&log, "{\"type\":\"toolCall\",\"id\":\"a\",\"name\":\"f\",\"input\":{}},{\"type\":\"toolCall\",\"id\":\"a-2\","
+                    "\"name\":\"g\",\"input\":{\"x\":1}}],\"meta\":{\"renamedToolCallIds\":{\"a-2\":\"a\"}}}"));
+    CHECK(has(&log, "{\"type\":\"toolResult\",\"toolCallId\":\"a\",\"content\":\"r1\"}]}"));
+    CHECK(has(&log, "{\"type\":\"toolResult\",\"toolCallId\":\"a-2\",\"content\":\"r2\"}],\"meta\":{\"renamedToolCallIds\":{\"a-2\":\"a\"}}}"));
+    CHECK(has(&log, "{\"type\":\"toolCall\",\"id\":\"a-2-2\",\"name\":\"f\",\"input\":\"not json\"}],\"meta\":{\"renamedToolCallIds\":{\"a-2-2\":\"a-2\"}}}"));
+    CHECK(has(&rep, "note: skipped /history/5: an entry of another agent (\"reviewer\")"));
+    CHECK(has(&rep, "summary: 7 history entries, 5 messages, 2 renders"));
+    replays(&log, 2);
+    quire_bytes_free(&log);
+    quire_bytes_free(&rep);
+
+    /* cline: task_metadata.json (io.metadata) names the model */
+    {
+        quire_import_options io = QUIRE_IMPORT_OPTIONS_INIT;
+        static const char meta[] = "{\"model_usage\":[{\"ts\":1,\"model_id\":\"m1\"},{\"ts\":2,\"model_id\":\"m2\"}]}";
+        static const char hist[] = "[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\"A\"}]";
+        io.format = "cline";
+        io.metadata = meta;
+        io.metadata_len = sizeof meta - 1;
+        CHECK_INT(quire_import(hist, sizeof hist - 1, &io, NULL, &log, &rep, &e), QUIRE_OK);
+        CHECK(has(&log, "{\"type\":\"session\",\"target\":{\"provider\":\"anthropic\",\"model\":\"m1\"}"));
+        CHECK(has(&rep, "note: task_metadata.json: the task used more than one model; the log names the first"));
+        replays(&log, 1);
+        quire_bytes_free(&log);
+        quire_bytes_free(&rep);
+        /* a caller built before metadata existed (a smaller size) is read up to its size */
+        io.size = offsetof(quire_import_options, metadata);
+        CHECK_INT(quire_import(hist, sizeof hist - 1, &io, NULL, &log, &rep, &e), QUIRE_OK);
+        CHECK(has(&log, "{\"type\":\"session\",\"target\":{\"provider\":\"anthropic\"},"));
+        quire_bytes_free(&log);
+        quire_bytes_free(&rep);
+    }
+
+    /* errors: one line, line:col, pointer, the format named */
+    CHECK_INT(imp("cline", 0, "[{\"role\":\"user\",\"content\":\"hi\"},\n 3]", &log, &rep, &e), QUIRE_E_INVALID);
+    CHECK_INT(e.line, 2);
+    CHECK_INT(e.column, 2);
+    CHECK_STR(e.pointer, "/1");
+    CHECK_STR(e.message, "not a Cline api_conversation_history.json message: expected an object");
+    CHECK(log.data == NULL);
+    CHECK_INT(imp("swe-agent", 0, "{\"trajectory\":[]}", &log, &rep, &e), QUIRE_E_INVALID);
+    CHECK_STR(e.message, "not a SWE-agent trajectory: no \"history\" array");
+    CHECK_INT(imp("gemini-cli", 0, "{\"messages\":[}", &log, &rep, &e), QUIRE_E_JSON);
+    CHECK_INT(e.line, 1);
+    CHECK_INT(e.column, 14);
+    CHECK(strncmp(e.message, "not a Gemini CLI chat recording: ", 33) == 0);
+    CHECK_INT(imp("gemini-cli", 0, "{\"messages\":[{\"type\":7}]}", &log, &rep, &e), QUIRE_E_INVALID);
+    CHECK_STR(e.pointer, "/messages/0/type");
+}
+
 int main(void) {
     test_claude_code();
     test_invalid_lines();
     test_codex();
+    test_foreign();
     TEST_MAIN_END();
 }

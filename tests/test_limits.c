@@ -142,6 +142,24 @@ static quire_status rd_import_codex(const char *p, size_t n, const quire_options
     quire_bytes_free(&r);
     return st;
 }
+static quire_status rd_import_as(const char *fmt, const char *p, size_t n, const quire_options *o, quire_error *e) {
+    quire_import_options io = QUIRE_IMPORT_OPTIONS_INIT;
+    io.format = fmt;
+    quire_bytes b = {0}, r = {0};
+    quire_status st = quire_import(p, n, &io, o, &b, &r, e);
+    quire_bytes_free(&b);
+    quire_bytes_free(&r);
+    return st;
+}
+static quire_status rd_import_gemini_cli(const char *p, size_t n, const quire_options *o, quire_error *e) {
+    return rd_import_as("gemini-cli", p, n, o, e);
+}
+static quire_status rd_import_cline(const char *p, size_t n, const quire_options *o, quire_error *e) {
+    return rd_import_as("cline", p, n, o, e);
+}
+static quire_status rd_import_swe_agent(const char *p, size_t n, const quire_options *o, quire_error *e) {
+    return rd_import_as("swe-agent", p, n, o, e);
+}
 static quire_status rd_caps(const char *p, size_t n, const quire_options *o, quire_error *e) {
     quire_caps *c = NULL;
     quire_status st = quire_caps_parse(p, n, o, &c, e);
@@ -465,6 +483,15 @@ int main(void) {
         {"import_codex", rd_import_codex, HAVE(quire_import),
          "{\"timestamp\":\"t\",\"type\":\"response_item\",\"payload\":{\"type\":\"function_call\",\"name\":\"f\","
          "\"arguments\":\"{}\",\"call_id\":\"c\",\"extra\":@V@}}\n", 0},
+        {"import_gemini_cli", rd_import_gemini_cli, HAVE(quire_import),
+         "{\"sessionId\":\"s\",\"messages\":[{\"type\":\"user\",\"content\":\"x\"},{\"type\":\"gemini\","
+         "\"content\":\"y\",\"toolCalls\":[{\"id\":\"t\",\"name\":\"f\",\"args\":{\"k\":@V@}}]}]}", 0},
+        {"import_cline", rd_import_cline, HAVE(quire_import),
+         "[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\","
+         "\"id\":\"t\",\"name\":\"f\",\"input\":{\"k\":@V@}}]}]", 0},
+        {"import_swe_agent", rd_import_swe_agent, HAVE(quire_import),
+         "{\"history\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"assistant\",\"content\":\"y\","
+         "\"extra\":@V@}]}", 0},
         {"caps", rd_caps, HAVE(quire_caps_parse), "{\"rows\":[{\"provider\":\"openai\",\"model\":@V@}]}", 1},
         {"validate", rd_validate, HAVE(quire_validate),
          "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":1,\"metadata\":{\"k\":@V@},\"messages\":[{\"role\":\"user\","
