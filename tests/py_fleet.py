@@ -192,6 +192,22 @@ try:
         if os.path.exists(got) and open(got, "rb").read() == want:
             same += 1
     check(r.returncode == 0 and same == 3, "fleet import writes what quire import writes (%d of 3)" % same)
+
+    # the other agents' formats, replayed straight from their raw files
+    foreign = os.path.join(a.data, "import_foreign")
+    for fmt, pat in (("gemini-cli", "gemini-cli-*.json"), ("cline", "cline-*.json"), ("swe-agent", "swe-agent-*.traj")):
+        files = sorted(glob.glob(os.path.join(foreign, pat)))
+        res5 = os.path.join(tmp, "r5-%s.jsonl" % fmt)
+        r = run(fleet + ["replay", "--from", fmt, "--workers", "1", "--out", res5] + files, env=fenv, text=True,
+                timeout=300)
+        got = [json.loads(l) for l in open(res5)] if os.path.exists(res5) else []
+        ok = 0
+        for x in got:
+            raw = run([Q, "replay", "--from", fmt, "--digest", x["path"]])
+            want = [json.loads(l)["digest"] for l in raw.stdout.decode().split("\n") if '"digest"' in l]
+            ok += x["status"] == "ok" and x["digests"] == want and len(want) > 0
+        check(r.returncode == 0 and files and ok == len(files),
+              "fleet replay --from %s equals quire replay --from %s --digest (%d of %d)" % (fmt, fmt, ok, len(files)))
 except SystemExit:
     pass
 finally:

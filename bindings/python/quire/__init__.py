@@ -138,8 +138,8 @@ def validate(body, *, provider, model=None, caps=None):
 
 def import_log(data, *, format, lift_reminders=False, skip_invalid=False, sidechains=False,
                provider=None):
-    """Turn a Claude Code or Codex log into a quire.session/1 log. Returns (log bytes,
-    report lines)."""
+    """Turn an agent log (claude-code, codex, gemini-cli, cline, swe-agent) into a
+    quire.session/1 log. Returns (log bytes, report lines)."""
     flags = ((_quire.IMPORT_LIFT_REMINDERS if lift_reminders else 0)
              | (_quire.IMPORT_SKIP_INVALID if skip_invalid else 0)
              | (_quire.IMPORT_SIDECHAINS if sidechains else 0))

@@ -21,7 +21,7 @@ import os
 import sys
 import time
 
-FORMATS = ("quire", "claude-code", "codex")
+FORMATS = ("quire", "claude-code", "codex", "gemini-cli", "cline", "swe-agent")
 
 
 def _expand(patterns, manifest):
