@@ -31,12 +31,16 @@ typedef struct est_family {
     img_rule image;
     uint32_t image_unknown; /* an image whose size is not known (a URL, an unreadable header) */
     uint32_t document;   /* per document, plus its title */
+    uint32_t text_q8;    /* the family's tokens per o200k token, in 1/256 (quire's estimator only) */
 } est_family;
 
+#ifndef TEXT_Q8_ANTHROPIC
+#define TEXT_Q8_ANTHROPIC 320
+#endif
 /* Sources and reasoning: docs/compaction.md, "Request estimates". */
-static const est_family k_anthropic = {"anthropic", 0, 4, 4, 3, 8, 346, IMG_AREA750, 1600, 3000};
-static const est_family k_openai = {"openai", 3, 4, 4, 3, 8, 0, IMG_TILES512, 765, 3000};
-static const est_family k_gemini = {"gemini", 0, 4, 4, 3, 8, 0, IMG_TILES768, 258, 3000};
+static const est_family k_anthropic = {"anthropic", 0, 4, 4, 3, 8, 346, IMG_AREA750, 1600, 3000, TEXT_Q8_ANTHROPIC};
+static const est_family k_openai = {"openai", 3, 4, 4, 3, 8, 0, IMG_TILES512, 765, 3000, 256};
+static const est_family k_gemini = {"gemini", 0, 4, 4, 3, 8, 0, IMG_TILES768, 258, 3000, 256};
 
 static const est_family *family_of(qdialect d) {
     switch (d) {
@@ -176,7 +180,8 @@ typedef struct est {
 static uint64_t text(est *e, const char *s, size_t n) {
     if (!n) return 0;
     if (e->fn) return (uint64_t)e->fn(s, n, e->ud);
-    return (uint64_t)qc_estimate_tokens(s, n);
+    uint64_t t = (uint64_t)qc_estimate_tokens(s, n);
+    return e->f->text_q8 == 256 ? t : (t * e->f->text_q8 + 128) >> 8;
 }
 
 static uint64_t qtext(est *e, qstr s) {
@@ -231,7 +236,11 @@ static void block(est *e, const qblock *b, bool current_turn, uint64_t *msg) {
     case QB_REDACTED_THINKING:
         if (current_turn) *msg += (uint64_t)b->data.len / 4;
         break;
-    case QB_OPAQUE: *msg += qvalue(e, b->item); break;
+    case QB_OPAQUE:
+        /* another provider's item (encrypted reasoning, server tool calls): no public rule
+         * prices encrypted reasoning; half its JSON text is what the Codex logs measure */
+        *msg += (qvalue(e, b->item) + 1) / 2;
+        break;
     }
 }
 
