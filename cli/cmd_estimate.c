@@ -78,7 +78,9 @@ int cmd_estimate(int argc, char **argv) {
     eo.render = &ro;
     if (has_bpt) { eo.count_tokens = count_by_bytes; eo.count_tokens_ud = &per; }
     quire_state *state = NULL;
-    if (!log && cli_remind_load(&rm, NULL, &state, NULL, NULL)) { quire_caps_free(caps); return 1; }
+    quire_bytes pre = {0};
+    if (!log && cli_remind_load(&rm, NULL, &state, &pre, NULL)) { quire_caps_free(caps); return 1; }
+    quire_bytes_free(&pre); /* the events of --remind: not this command's output */
     cli_file f;
     if (!cli_read(npos ? pos[0] : "-", &f)) { quire_state_free(state); quire_caps_free(caps); return 1; }
     quire_options o = QUIRE_OPTIONS_INIT;
