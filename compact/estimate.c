@@ -233,6 +233,7 @@ static unsigned group_of(uint32_t cp, utf8proc_category_t cat) {
                 cat == UTF8PROC_CATEGORY_ME;
     if (cat == UTF8PROC_CATEGORY_ND || cat == UTF8PROC_CATEGORY_NL || cat == UTF8PROC_CATEGORY_NO)
         return QC_G_DIGIT;
+    if (cp >= 0x2E80) goto high; /* none of the ranges below reaches this far, but one (0xAB00) */
     if (cp < 0x0300) return (letter || mark) ? QC_G_LATIN : QC_G_SYMBOL;
     if (cp < 0x0370) return QC_G_MARK;
     if (cp < 0x0400) return QC_G_GREEK;
@@ -261,6 +262,16 @@ static unsigned group_of(uint32_t cp, utf8proc_category_t cat) {
     if (IN(0x2000, 0x2BFF)) return mark ? QC_G_MARK : QC_G_SYMBOL;
     if (IN(0x2C60, 0x2C7F)) return QC_G_LATIN;
     if (IN(0x2DE0, 0x2DFF)) return QC_G_CYRILLIC;
+    goto rest;
+high:
+    /* the commonest blocks first; the ranges are disjoint, so the order is free
+     * except where noted */
+    if (IN(0x4E00, 0x9FFF) || IN(0x3400, 0x4DBF) || IN(0xF900, 0xFAFF)) return QC_G_HAN;
+    if (IN(0x1F000, 0x1FAFF)) return QC_G_EMOJI;
+    if (IN(0x3040, 0x30FF) || IN(0x31F0, 0x31FF)) return QC_G_KANA;
+    if (IN(0xAC00, 0xD7FF)) return QC_G_HANGUL;
+    if (IN(0xAB00, 0xAB2F)) return QC_G_THIN;
+rest:
     if (IN(0x2E80, 0x2FDF)) return QC_G_HAN;
     if (IN(0x3000, 0x303F)) return QC_G_WIDE;
     if (IN(0x3040, 0x30FF) || IN(0x31F0, 0x31FF)) return QC_G_KANA;
@@ -337,24 +348,9 @@ static unsigned ascii_group(unsigned cls) {
     }
 }
 
-/* The code point at s[i] (i < n). */
-static inline cpinfo cp_at(const uint8_t *s, size_t n, size_t i) {
+/* Class and group of a valid non-ASCII code point cp of l bytes. */
+static inline cpinfo cp_classify(uint32_t cp, uint32_t l) {
     cpinfo r;
-    uint8_t b = s[i];
-    if (b < 0x80) {
-        r.len = 1;
-        r.cls = byte_cls[b];
-        r.grp = ascii_group(r.cls);
-        return r;
-    }
-    uint32_t cp = 0;
-    uint32_t l = utf8_decode(s + i, n - i, &cp);
-    if (!l) {
-        r.len = 1;
-        r.cls = C_PUNCT;
-        r.grp = QC_G_BAD;
-        return r;
-    }
     r.len = l;
     if (is_unicode_space(cp)) {
         r.cls = C_SPACE;
@@ -369,13 +365,65 @@ static inline cpinfo cp_at(const uint8_t *s, size_t n, size_t i) {
 
 /* ------------------------------------------------------------------ scanner */
 
+/* Classes of the non-ASCII code points met in one scan, direct-mapped by code
+ * point (key = code point + 1, 0 = empty). A code point's class and group
+ * depend on it alone, so the cache changes no result; it spares repeated
+ * letters (CJK, Cyrillic, emoji...) the decoding tables. Cleared lazily, on
+ * the first non-ASCII code point, so ASCII texts never pay for it. */
+#define CP_CACHE 256u
+typedef struct cpcache {
+    uint32_t key[CP_CACHE];
+    uint8_t len[CP_CACHE], cls[CP_CACHE], grp[CP_CACHE];
+} cpcache;
+
 typedef struct scan {
     const uint8_t *s;
     size_t n;
     uint64_t total;
     qc_est_visit visit;
     void *ctx;
+    bool cache_ready;
+    cpcache cache;
 } scan;
+
+/* The code point at s[i] (i < n), through the scan's cache. */
+static inline cpinfo cp_at(scan *sc, const uint8_t *s, size_t n, size_t i) {
+    uint8_t b = s[i];
+    if (b < 0x80) {
+        cpinfo r;
+        r.len = 1;
+        r.cls = byte_cls[b];
+        r.grp = ascii_group(r.cls);
+        return r;
+    }
+    uint32_t cp = 0;
+    uint32_t l = utf8_decode(s + i, n - i, &cp);
+    if (!l) {
+        cpinfo r;
+        r.len = 1;
+        r.cls = C_PUNCT;
+        r.grp = QC_G_BAD;
+        return r;
+    }
+    if (!sc->cache_ready) {
+        memset(sc->cache.key, 0, sizeof sc->cache.key);
+        sc->cache_ready = true;
+    }
+    uint32_t h = (cp * 2654435761u) >> 24; /* CP_CACHE = 256 slots */
+    if (sc->cache.key[h] == cp + 1) {
+        cpinfo r;
+        r.len = sc->cache.len[h];
+        r.cls = sc->cache.cls[h];
+        r.grp = sc->cache.grp[h];
+        return r;
+    }
+    cpinfo r = cp_classify(cp, l);
+    sc->cache.key[h] = cp + 1;
+    sc->cache.len[h] = (uint8_t)r.len;
+    sc->cache.cls[h] = (uint8_t)r.cls;
+    sc->cache.grp[h] = (uint8_t)r.grp;
+    return r;
+}
 
 enum { PFX_NONE = 0, PFX_SPACE = 1, PFX_OTHER = 2 };
 enum { SHAPE_LOWER = 0, SHAPE_CAP = 1, SHAPE_UPPER = 2, SHAPE_MIXED = 3 };
@@ -482,7 +530,7 @@ static size_t word_run(scan *sc, size_t start, size_t w, unsigned pfx, unsigned 
         i = w;
         len = 0;
         while (i < n) {
-            cpinfo c = cp_at(s, n, i);
+            cpinfo c = cp_at(sc, s, n, i);
             if (c.cls == C_UPPER) {
                 if (lower_phase) break;
             } else if (c.cls == C_LOWER) {
@@ -504,7 +552,7 @@ static size_t word_run(scan *sc, size_t start, size_t w, unsigned pfx, unsigned 
             memset(groups, 0, sizeof groups);
             ascii = true;
             for (size_t q = w; q < last_neutral_end;) {
-                cpinfo c = cp_at(s, n, q);
+                cpinfo c = cp_at(sc, s, n, q);
                 if (c.grp != QC_G_ALPHA) ascii = false;
                 groups[c.grp] += group_units(&c);
                 q += c.len;
@@ -599,7 +647,7 @@ static size_t punct_run(scan *sc, size_t start, size_t p, bool space) {
         memset(groups, 0, sizeof groups);
         groups[QC_G_PUNCT] = np;
         while (i < n) {
-            cpinfo c = cp_at(s, n, i);
+            cpinfo c = cp_at(sc, s, n, i);
             if (!is_punct_cls(c.cls)) break;
             if (c.grp != QC_G_PUNCT) ascii = false;
             groups[c.grp] += group_units(&c);
@@ -636,12 +684,12 @@ static size_t digit_run(scan *sc, size_t start) {
     while (i < n && byte_cls[s[i]] == C_DIGIT) i++;
     uint32_t nd = (uint32_t)(i - start);
     if (i < n && s[i] >= 0x80) {
-        cpinfo c = cp_at(s, n, i);
+        cpinfo c = cp_at(sc, s, n, i);
         if (c.cls == C_DIGIT) {
             uint32_t groups[QC_G_COUNT];
             memset(groups, 0, sizeof groups);
             while (i < n) {
-                c = cp_at(s, n, i);
+                c = cp_at(sc, s, n, i);
                 if (c.cls != C_DIGIT) break;
                 nd++;
                 i += c.len;
@@ -682,7 +730,7 @@ static size_t white_run(scan *sc, size_t i) {
                 break;
             }
         } else {
-            cpinfo c = cp_at(s, n, j);
+            cpinfo c = cp_at(sc, s, n, j);
             if (c.cls != C_SPACE) break;
             last_start = j;
             j += c.len;
@@ -702,7 +750,7 @@ static size_t white_run(scan *sc, size_t i) {
     if (last_start > i) space_run(sc, i, last_start, count - 1, false);
     /* the last whitespace code point, followed by a non-space at j */
     uint8_t b = s[j];
-    unsigned nc = b < 0x80 ? byte_cls[b] : cp_at(s, n, j).cls;
+    unsigned nc = b < 0x80 ? byte_cls[b] : cp_at(sc, s, n, j).cls;
     if (nc == C_LOWER || nc == C_UPPER) {
         return word_ascii(sc, last_start, j, s[last_start] == ' ' ? PFX_SPACE : PFX_OTHER);
     }
@@ -718,6 +766,7 @@ static size_t white_run(scan *sc, size_t i) {
 
 uint64_t qc_estimate_scan(const char *str, size_t n, qc_est_visit visit, void *ctx) {
     scan sc;
+    sc.cache_ready = false;
     sc.s = (const uint8_t *)str;
     sc.n = str ? n : 0;
     sc.total = 0;
@@ -774,7 +823,7 @@ uint64_t qc_estimate_scan(const char *str, size_t n, qc_est_visit visit, void *c
                     i++;
                     break;
                 }
-                unsigned c1 = b1 < 0x80 ? byte_cls[b1] : cp_at(s, n, i + 1).cls;
+                unsigned c1 = b1 < 0x80 ? byte_cls[b1] : cp_at(&sc, s, n, i + 1).cls;
                 if (is_word_cls(c1)) {
                     i = word_run(&sc, i, i + 1, PFX_OTHER, QC_G_PUNCT);
                     break;
@@ -783,7 +832,7 @@ uint64_t qc_estimate_scan(const char *str, size_t n, qc_est_visit visit, void *c
             i = punct_run(&sc, i, i, false);
             break;
         default: { /* C_HIGH: decode */
-            cpinfo ci = cp_at(s, n, i);
+            cpinfo ci = cp_at(&sc, s, n, i);
             if (is_word_cls(ci.cls)) {
                 i = word_run(&sc, i, i, PFX_NONE, QC_G_ALPHA);
             } else if (ci.cls == C_DIGIT) {
@@ -794,7 +843,7 @@ uint64_t qc_estimate_scan(const char *str, size_t n, qc_est_visit visit, void *c
                 size_t w = i + ci.len;
                 if (w < n) {
                     uint8_t b1 = s[w];
-                    unsigned c1 = b1 < 0x80 ? byte_cls[b1] : cp_at(s, n, w).cls;
+                    unsigned c1 = b1 < 0x80 ? byte_cls[b1] : cp_at(&sc, s, n, w).cls;
                     if (is_word_cls(c1)) {
                         i = word_run(&sc, i, w, PFX_OTHER, ci.grp);
                         break;
