@@ -387,6 +387,9 @@ typedef struct scan {
 } scan;
 
 /* The code point at s[i] (i < n), through the scan's cache. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
 static inline cpinfo cp_at(scan *sc, const uint8_t *s, size_t n, size_t i) {
     uint8_t b = s[i];
     if (b < 0x80) {
@@ -491,10 +494,27 @@ static inline uint32_t contraction_at(const uint8_t *s, size_t n, size_t i) {
     return 0;
 }
 
+_Static_assert(QC_G_COUNT <= 32, "group masks are 32-bit");
+
+static inline unsigned low_bit(uint32_t m) {
+#if defined(__GNUC__)
+    return (unsigned)__builtin_ctz(m);
+#else
+    unsigned g = 0;
+    while (!(m & 1u)) { m >>= 1; g++; }
+    return g;
+#endif
+}
+
+/* gmask: the groups that may be non-zero (bit g for groups[g]); the others are 0. */
 static void linear_run(scan *sc, int kind, size_t start, size_t end, int base, uint32_t len,
-                       const uint32_t *groups) {
+                       const uint32_t *groups, uint32_t gmask) {
     uint64_t cost = base_q8[base];
-    for (unsigned g = 0; g < QC_G_COUNT; g++) cost += (uint64_t)groups[g] * group_q8[g];
+    while (gmask) {
+        unsigned g = low_bit(gmask);
+        gmask &= gmask - 1;
+        cost += (uint64_t)groups[g] * group_q8[g];
+    }
     if (cost < ONE_TOKEN) cost = ONE_TOKEN;
     if (cost > UINT32_MAX) cost = UINT32_MAX;
     sc->total += cost;
@@ -516,7 +536,7 @@ static size_t word_run(scan *sc, size_t start, size_t w, unsigned pfx, unsigned 
     bool ascii = true; /* letters all ASCII */
     bool pfx_ascii = pfx != PFX_OTHER || pgrp == QC_G_PUNCT;
     bool have_groups = false;
-    uint32_t groups[QC_G_COUNT];
+    uint32_t groups[QC_G_COUNT], gmask = 0;
     if (i < n && s[i] >= 0x80) {
         /* general path: rescan by code point, [Lu Lt Lm Lo M]* then [Ll Lm Lo M]*.
          * When no lower-case letter follows the first half, the pattern that
@@ -540,6 +560,7 @@ static size_t word_run(scan *sc, size_t start, size_t w, unsigned pfx, unsigned 
             }
             if (c.grp != QC_G_ALPHA) ascii = false;
             groups[c.grp] += group_units(&c);
+            gmask |= 1u << c.grp;
             len++;
             i += c.len;
             if (c.cls != C_UPPER && !lower_phase) {
@@ -550,11 +571,13 @@ static size_t word_run(scan *sc, size_t start, size_t w, unsigned pfx, unsigned 
         if (!lower_phase && last_neutral_end > w && last_neutral_end < i) {
             /* cut after the last neutral code point: recount the kept part */
             memset(groups, 0, sizeof groups);
+            gmask = 0;
             ascii = true;
             for (size_t q = w; q < last_neutral_end;) {
                 cpinfo c = cp_at(sc, s, n, q);
                 if (c.grp != QC_G_ALPHA) ascii = false;
                 groups[c.grp] += group_units(&c);
+                gmask |= 1u << c.grp;
                 q += c.len;
             }
             i = last_neutral_end;
@@ -574,7 +597,7 @@ static size_t word_run(scan *sc, size_t start, size_t w, unsigned pfx, unsigned 
             uint32_t one[QC_G_COUNT];
             memset(one, 0, sizeof one);
             one[pgrp] = 1;
-            linear_run(sc, QC_RUN_PUNCT, start, w, QC_B_PUNCT, 1, one);
+            linear_run(sc, QC_RUN_PUNCT, start, w, QC_B_PUNCT, 1, one, 1u << pgrp);
             start = w;
             pfx = PFX_NONE;
         }
@@ -586,14 +609,19 @@ static size_t word_run(scan *sc, size_t start, size_t w, unsigned pfx, unsigned 
     if (!have_groups) {
         memset(groups, 0, sizeof groups);
         groups[QC_G_ALPHA] = len;
+        gmask = 1u << QC_G_ALPHA;
     }
     if (k) {
         groups[QC_G_PUNCT]++;
         groups[QC_G_ALPHA] += k - 1;
+        gmask |= 1u << QC_G_PUNCT | 1u << QC_G_ALPHA;
     }
-    if (pfx == PFX_OTHER) groups[pgrp]++;
+    if (pfx == PFX_OTHER) {
+        groups[pgrp]++;
+        gmask |= 1u << pgrp;
+    }
     int base = pfx == PFX_NONE ? QC_B_WORD : pfx == PFX_SPACE ? QC_B_WORD_SPACE : QC_B_WORD_PREFIX;
-    linear_run(sc, QC_RUN_WORD, start, i, base, len, groups);
+    linear_run(sc, QC_RUN_WORD, start, i, base, len, groups, gmask);
     return i;
 }
 
@@ -642,7 +670,7 @@ static size_t punct_run(scan *sc, size_t start, size_t p, bool space) {
     while (i < n && byte_cls[s[i]] == C_PUNCT) i++;
     uint32_t np = (uint32_t)(i - p), nn = 0;
     bool ascii = true;
-    uint32_t groups[QC_G_COUNT];
+    uint32_t groups[QC_G_COUNT], gmask = 1u << QC_G_PUNCT | 1u << QC_G_NEWLINE;
     if (i < n && s[i] >= 0x80) {
         memset(groups, 0, sizeof groups);
         groups[QC_G_PUNCT] = np;
@@ -651,6 +679,7 @@ static size_t punct_run(scan *sc, size_t start, size_t p, bool space) {
             if (!is_punct_cls(c.cls)) break;
             if (c.grp != QC_G_PUNCT) ascii = false;
             groups[c.grp] += group_units(&c);
+            gmask |= 1u << c.grp;
             np++;
             i += c.len;
         }
@@ -667,7 +696,7 @@ static size_t punct_run(scan *sc, size_t start, size_t p, bool space) {
         table_run(sc, QC_RUN_PUNCT, start, i, cell, np, np - col, 1);
     } else {
         for (size_t q = t; q < i; q++) groups[s[q] == '/' ? QC_G_PUNCT : QC_G_NEWLINE]++;
-        linear_run(sc, QC_RUN_PUNCT, start, i, space ? QC_B_PUNCT_SPACE : QC_B_PUNCT, np, groups);
+        linear_run(sc, QC_RUN_PUNCT, start, i, space ? QC_B_PUNCT_SPACE : QC_B_PUNCT, np, groups, gmask);
     }
     return i;
 }
@@ -695,7 +724,7 @@ static size_t digit_run(scan *sc, size_t start) {
                 i += c.len;
             }
             groups[QC_G_DIGIT] = nd;
-            linear_run(sc, QC_RUN_DIGITS, start, i, QC_B_DIGITS, nd, groups);
+            linear_run(sc, QC_RUN_DIGITS, start, i, QC_B_DIGITS, nd, groups, 1u << QC_G_DIGIT);
             return i;
         }
     }
