@@ -69,16 +69,24 @@ static int b64v(unsigned char ch) {
     return -1;
 }
 
-/* Decodes up to cap bytes of base64 text s into out; returns the count. */
-static size_t b64_head(const char *s, size_t n, uint8_t *out, size_t cap) {
+/* Decodes up to cap bytes of base64 text s into out; returns the count. esc:
+ * s is JSON-escaped text (\/ is a slash; \n, \r, \t and \uXXXX are skipped). */
+static size_t b64_head(const char *s, size_t n, bool esc, uint8_t *out, size_t cap) {
     uint32_t acc = 0;
     int bits = 0;
     size_t k = 0;
     for (size_t i = 0; i < n && k < cap; i++) {
+        if (esc && s[i] == '\\' && i + 1 < n) {
+            if (s[i + 1] != '/') {
+                i += s[i + 1] == 'u' ? 5 : 1;
+                continue;
+            }
+            i++; /* \/ : the slash */
+        }
         int v = b64v((unsigned char)s[i]);
         if (v < 0) {
             if (s[i] == '=') break;
-            continue; /* whitespace, escaped newlines */
+            continue; /* whitespace */
         }
         acc = (acc << 6) | (uint32_t)v;
         bits += 6;
@@ -206,7 +214,7 @@ static uint64_t image(est *e, const qblock *b) {
     e->out.images++;
     uint32_t w = 0, h = 0;
     if (b->data.p && b->data.len) {
-        size_t n = b64_head(b->data.p, b->data.len, e->head, sizeof e->head);
+        size_t n = b64_head(b->data.p, b->data.len, b->data.esc != 0, e->head, sizeof e->head);
         if (image_size(e->head, n, &w, &h)) return image_tokens(e->f, w, h);
     }
     return e->f->image_unknown;
@@ -303,7 +311,7 @@ static quire_status count_reminders(est *e, const quire_transcript *t, const qui
     if (!st) {
         uint64_t n = 0;
         if (qstr_present(c.sys_extra)) {
-            n += text(e, c.sys_extra.p, c.sys_extra.len);
+            n += qtext(e, c.sys_extra);
             if (!(t->has_system && t->nsystem)) n += e->f->system;
         }
         for (uint32_t i = 0; i < c.ngroups; i++) {

@@ -127,6 +127,13 @@ def main():
                     if e:
                         check(e["media"] == RULES[fam](w, h) and e["counts"]["images"] == 1,
                               "%s %dx%d %s: media %s, expected %d" % (mt, w, h, prov, e["media"], RULES[fam](w, h)))
+        # base64 wrapped at 20 characters (JSON "\n" escapes inside the data) still gives the size
+        data = base64.b64encode(png(1000, 500) * 10).decode()
+        data = "\n".join(data[i:i + 20] for i in range(0, len(data), 20))
+        t = write("wrapped.json", {"messages": [{"role": "user", "content": [
+            {"type": "image", "mediaType": "image/png", "data": data}]}]})
+        e = est(t, "anthropic")
+        check(e and e["media"] == anthropic_img(1000, 500), "wrapped base64: media %s" % (e and e["media"]))
         t = write("url.json", {"messages": [{"role": "user", "content": [
             {"type": "text", "text": "see"}, {"type": "image", "mediaType": "image/png", "url": "https://example.com/a.png"}]}]})
         for prov in ("anthropic", "openai", "gemini"):
