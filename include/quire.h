@@ -688,10 +688,10 @@ QUIRE_API quire_status quire_session_compact(quire_session *s, const char *polic
 /* The compaction plan for the current transcript (quire_compact_plan). */
 QUIRE_API quire_status quire_session_plan(quire_session *s, const char *policy, size_t policy_len, int pretty,
                                           quire_bytes *out, quire_error *err);
-/* Estimated tokens of the session's next request for its target
- * (quire_session_estimate_request); the transcript's estimate under the
- * session's compaction policy (quire_compact_estimate) when the session has no
- * target. */
+/* Estimated tokens of the transcript (quire_compact_estimate under the
+ * session's compaction policy): the number a compaction budget is compared
+ * with. The whole next request (system, tools, reminders, media, the
+ * provider's overheads) is quire_session_estimate_request. */
 QUIRE_API uint64_t quire_session_estimate(const quire_session *s);
 
 /* The values, as JSON, at any time: the transcript (quire.transcript/1), the
@@ -763,7 +763,8 @@ QUIRE_API quire_status quire_estimate_log(const char *log, size_t len, const qui
                                           quire_bytes *out, quire_error *err);
 /* The estimate of the session's next request: target (JSON {"provider"?,
  * "model"?}, may be NULL = the session's target), the committed reminder state
- * and the session's render policy. quire_session_estimate() returns its total. */
+ * and the session's render policy. (quire_session_estimate() stays the
+ * transcript's estimate, which compaction budgets are measured against.) */
 QUIRE_API quire_status quire_session_estimate_request(const quire_session *s, const char *target,
                                                       size_t target_len, quire_estimate *out, quire_error *err);
 

@@ -772,8 +772,6 @@ quire_status quire_session_estimate_request(const quire_session *s, const char *
 
 uint64_t quire_session_estimate(const quire_session *s) {
     if (!s) return 0;
-    quire_estimate e;
-    if (s->r->provider && quire_session_estimate_request(s, NULL, 0, &e, NULL) == QUIRE_OK) return e.total;
     qc_policy p;
     if (session_policy(s, NULL, 0, &p, NULL)) {
         qc_policy d0 = QUIRE_COMPACT_POLICY_INIT;
