@@ -53,7 +53,7 @@ static quire_state *wide_state(uint32_t origins) {
     quire_state *s = NULL;
     quire_error e;
     if (quire_state_new(NULL, NULL, &s, &e)) die("state", &e);
-    quire_reminder_limits l = {0, 0, 0, origins};
+    quire_reminder_limits l = {0, 0, 0, origins, 0};
     quire_state_set_limits(s, &l);
     return s;
 }

@@ -89,6 +89,15 @@ for k, f in inputs.items():
     row("2a. Render -> Anthropic, in-process (parse + build + serialise)", k, qs, "AI SDK: " + ps, ratio)
     qw, err = wall([QUIRE, "render", "--provider", "anthropic", f], 5 if quick else 20)
     pw, perr = wall(["node", "bench/peers/aisdk_render.mjs", "--provider", "anthropic", "--runs", "1", "--warmup", "0", f], 3 if quick else 7) if have_node else (None, "node peers not installed")
+    if k == "200 KB" and have_node and os.path.exists(f"{B}/node/build/Release/quire.node"):
+        n, nerr = node_peer("bench/peers/aisdk_render.mjs", ["--provider", "anthropic", "--quire-node", os.path.abspath(f"{B}/node")],
+                            f, 10 if quick else 100, 10)
+        if n:
+            row("2c. Render -> Anthropic from Node, same process: quire's Node package (from the bytes / from a JS string)", k,
+                f"{n['quire_node_buffer_ms']:.3f} ms / {n['quire_node_string_ms']:.3f} ms", f"AI SDK: {n['median_ms']:.2f} ms",
+                f"{n['median_ms'] / n['quire_node_buffer_ms']:.1f}x / {n['median_ms'] / n['quire_node_string_ms']:.1f}x")
+        else:
+            row("2c. Render -> Anthropic from Node, same process", k, f"n/a: {nerr}")
     row("2b. Render -> Anthropic, whole process", k, fmt_ms(qw) if qw else f"n/a: {err}",
         "AI SDK (node): " + (fmt_ms(pw) if pw else f"n/a: {perr}"), f"{pw / qw:.0f}x" if qw and pw else "")
 
@@ -137,6 +146,43 @@ for k, f in inputs.items():
 kb = peak_rss_kb([QUIRE, "replay", session])
 size = os.path.getsize(session)
 row("6b. Peak RSS, replay 1,000 turns", "session", f"{kb / 1024:.1f} MiB = {kb * 1024 / size:.1f}x input" if kb else "n/a")
+
+# 7. Decoding responses (JSON bodies whole, streams fed in 4 KB chunks) vs the AI SDK's own
+resp = os.path.join(data, "responses")
+if not os.path.exists(os.path.join(resp, "response-anthropic.json")):
+    subprocess.run([PY, "bench/gen_responses.py", "--out-dir", resp], check=True)
+for prov, model, f, chunk, peer in (("anthropic", "claude-sonnet-4-5", "anthropic.json", 0, "anthropic"),
+                                    ("anthropic", "claude-sonnet-4-5", "anthropic.sse", 4096, "anthropic"),
+                                    ("openai", "gpt-4o", "openai_chat.json", 0, "openai"),
+                                    ("openai", "gpt-4o", "openai_chat.sse", 4096, "openai"),
+                                    ("openai_responses", "gpt-5", "openai_responses.json", 0, None),
+                                    ("gemini", "gemini-2.5-pro", "gemini.json", 0, None)):
+    path = os.path.join(resp, "response-" + f)
+    q, err = run_json([f"{B}/bench/bench_respond", prov, model, path, str(chunk), "30" if quick else "300"])
+    p, perr = (None, "")
+    if peer and have_node:
+        p, perr = run_json(["node", "bench/peers/aisdk_decode.mjs", "--provider", peer, "--chunk", str(chunk),
+                            "--runs", "10" if quick else "100", "--warmup", "10", path])
+    what = "7. Decode %s %s%s" % (prov, "stream (4 KB chunks)" if chunk else "JSON body", "" if peer else " (no peer)")
+    qs = f"{q['mb_per_s']:.0f} MB/s, {q['median_ms']:.3f} ms" if q else f"n/a: {err[:60]}"
+    ps = ("AI SDK: " + (f"{p['mb_per_s']:.0f} MB/s, {p['median_ms']:.2f} ms" if p else f"n/a: {perr}")) if peer else ""
+    row(what, f"{os.path.getsize(path) // 1000} KB", qs, ps, f"{p['median_ms'] / q['median_ms']:.0f}x" if q and p else "")
+
+# 8. Sessions: incremental rendering (bench_session), replay --digest 1,000 vs 4,000 turns
+session4 = f"{data}/session-4000.jsonl"
+if not os.path.exists(session4):
+    subprocess.run([PY, "bench/gen.py", "--session", "4000", "--out", session4], check=True)
+j, err = run_json([f"{B}/bench/bench_session", session, session4])
+if j:
+    row("8a. Session render per turn at turn 10 / 100 / 1000, segments (body size)", "session",
+        " / ".join(f"{j.get(f'render_us_at_{n}', 0):.0f} us ({j.get(f'body_bytes_at_{n}', 0) / 1e6:.2f} MB)" for n in (10, 100, 1000)))
+    row("8b. Last turn again: segments / contiguous body; stateless quire_render of the same turn", "session",
+        f"{j['segments_us_last']:.0f} us / {j['contiguous_us_last']:.0f} us (memcpy of the body: {j['memcpy_us_last']:.0f} us)",
+        f"stateless: {j['stateless_us_last']:.0f} us", f"{j['stateless_us_last'] / max(j['segments_us_last'], 1e-3):.1f}x")
+    row("8c. Replay --digest in-process (CPU): 1,000 turns / 4,000 turns", "session",
+        f"{j['replay_digest_ms']:.0f} ms / {j['replay_digest_ms_longer']:.0f} ms = {j['replay_ratio']:.2f}x")
+else:
+    row("8. Sessions", "session", f"n/a: {err[:60]}")
 
 cpu = ""
 try:

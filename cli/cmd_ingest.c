@@ -10,17 +10,23 @@
 static const char k_help[] =
     "usage: quire ingest [--state F] [--state-out F] [--events F] [--session-id S]\n"
     "                    [--enable-bridge SERVER:KIND[,...]] [--disable-bridge SERVER:KIND[,...]]\n"
-    "                    [--max-live-per-origin N] [--turn-budget N] [--body-cap N] [-o FILE] [MESSAGES|-]\n"
+    "                    [--max-live-per-origin N] [--turn-budget N] [--body-cap N]\n"
+    "                    [--max-pending-per-server N] [-o FILE] [MESSAGES|-]\n"
     "       quire ingest --propagate AGENT_ID [--state F] [--session-id S] [--state-out F | -o F]\n"
     "\n"
     "Applies session-log lines to a reminder state (quire.state/1), in order, all or nothing.\n"
     "MESSAGES (default: standard input) holds lines of these types, as JSONL or one JSON array:\n"
     "  {\"type\":\"mcp\",\"server\":NAME,\"message\":JSON-RPC}   a message from an MCP server\n"
+    "  {\"type\":\"mcp\",\"server\":NAME,\"direction\":\"out\",\"message\":JSON-RPC}\n"
+    "                                                   a message the host sent it (resources/subscribe,\n"
+    "                                                   resources/unsubscribe, subscriptions/listen)\n"
+    "  {\"type\":\"mcp\",\"server\":NAME,\"event\":\"reconnected\"}  the host reconnected to it\n"
     "  {\"type\":\"acp\",\"message\":JSON-RPC}                 a message from an ACP client\n"
     "  {\"type\":\"reminder\",\"reminder\":{...}}              a reminder injected by the host\n"
     "  {\"type\":\"clear\",\"selector\":{\"id\"|\"tag\"|\"dedupeKey\"|\"origin\":...}}\n"
     "MCP servers must declare capabilities.reminders.emit: true in their initialize result before\n"
-    "their notifications/reminder are accepted. The JSON-RPC responses to ACP requests\n"
+    "their notifications/reminder are accepted; a bridged resources/updated needs the host's\n"
+    "subscription to its URI. The JSON-RPC responses to ACP requests\n"
     "(session/inject_reminder, session/remind) are written to standard output (or -o) as JSONL.\n"
     "\n"
     "  --state F               the state to start from (default: a fresh state, turn 0)\n"
@@ -33,7 +39,10 @@ static const char k_help[] =
     "  --max-live-per-origin N live reminders per origin before the oldest is dropped (default 32)\n"
     "  --turn-budget N         reminder body bytes rendered per turn (default 16384)\n"
     "  --body-cap N            bytes of one reminder body; longer ones are cut (default 8192)\n"
-    "                          (the three limits are kept in the state file)\n"
+    "  --max-pending-per-server N\n"
+    "                          reminders one MCP server pushed that no turn rendered yet before the\n"
+    "                          oldest is dropped (default 32)\n"
+    "                          (the limits are kept in the state file)\n"
     "  --propagate AGENT_ID    write the state a sub-agent starts with instead: reminders with\n"
     "                          propagate all, and session ones not themselves inherited, copied with\n"
     "                          source inherited and originatingAgentId AGENT_ID (the parent agent's id,\n"
@@ -78,8 +87,8 @@ static int bridges(quire_state *s, const char *spec, bool enable) {
 int cmd_ingest(int argc, char **argv) {
     cli_remind rm = {NULL, NULL, NULL, NULL};
     const char *out = NULL, *session_id = NULL, *enable = NULL, *disable = NULL, *propagate = NULL;
-    unsigned long long max_live = 0, turn_budget = 0, body_cap = 0;
-    bool seen_live = false, seen_budget = false, seen_cap = false;
+    unsigned long long max_live = 0, turn_budget = 0, body_cap = 0, max_pending = 0;
+    bool seen_live = false, seen_budget = false, seen_cap = false, seen_pending = false;
     const cli_opt opts[] = {
         {"state", CLI_STRING, &rm.state_path, NULL},
         {"state-out", CLI_STRING, &rm.state_out, NULL},
@@ -90,6 +99,7 @@ int cmd_ingest(int argc, char **argv) {
         {"max-live-per-origin", CLI_UINT, &max_live, &seen_live},
         {"turn-budget", CLI_UINT, &turn_budget, &seen_budget},
         {"body-cap", CLI_UINT, &body_cap, &seen_cap},
+        {"max-pending-per-server", CLI_UINT, &max_pending, &seen_pending},
         {"propagate", CLI_STRING, &propagate, NULL},
         {"o", CLI_STRING, &out, NULL},
     };
@@ -99,7 +109,8 @@ int cmd_ingest(int argc, char **argv) {
     if (r >= 0) return r;
     if ((seen_live && (max_live == 0 || max_live > 0xFFFFFFFFu)) ||
         (seen_budget && (turn_budget == 0 || turn_budget > 0xFFFFFFFFu)) ||
-        (seen_cap && (body_cap == 0 || body_cap > 0xFFFFFFFFu)))
+        (seen_cap && (body_cap == 0 || body_cap > 0xFFFFFFFFu)) ||
+        (seen_pending && (max_pending == 0 || max_pending > 0xFFFFFFFFu)))
         return cli_usage("ingest", "limits must be whole numbers from 1 to 4294967295");
     if (propagate) {
         if (!*propagate) return cli_usage("ingest", "--propagate needs the parent agent's id");
@@ -128,12 +139,13 @@ int cmd_ingest(int argc, char **argv) {
         cli_out_add_line(outs, rm.state_out ? rm.state_out : out, &sb);
         return cli_out_commit(outs);
     }
-    if (seen_live || seen_budget || seen_cap) {
+    if (seen_live || seen_budget || seen_cap || seen_pending) {
         quire_reminder_limits lim;
         quire_state_limits(s, &lim);
         if (seen_live) lim.max_live_per_origin = (uint32_t)max_live;
         if (seen_budget) lim.turn_budget_bytes = (uint32_t)turn_budget;
         if (seen_cap) lim.body_cap_bytes = (uint32_t)body_cap;
+        if (seen_pending) lim.max_pending_per_server = (uint32_t)max_pending;
         quire_state_set_limits(s, &lim);
     }
     if ((enable && (r = bridges(s, enable, true)) != 0) || (disable && (r = bridges(s, disable, false)) != 0)) {

@@ -21,6 +21,7 @@ static const char k_help[] =
     "  json      check or reformat JSON with quire's codec\n"
     "  report    replay a session log into one self-contained HTML page\n"
     "  accept    decode a provider response or stream into the assistant message\n"
+    "  serve     the session API as JSONL over standard input and output\n"
     "  estimate  estimate the input tokens of the request for a target, with a breakdown\n"
     "\n"
     "Run 'quire COMMAND --help' for a command's options. Every command takes\n"
@@ -39,6 +40,7 @@ int main(int argc, char **argv) {
         {"ingest", cmd_ingest}, {"caps", cmd_caps}, {"validate", cmd_validate}, {"json", cmd_json},
         {"report", cmd_report},
         {"accept", cmd_accept},
+        {"serve", cmd_serve},
         {"estimate", cmd_estimate},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)

@@ -49,6 +49,7 @@ typedef struct qc_run {
     uint32_t summary_at; /* work index of the message holding the summary block */
     uint32_t summary_block; /* its block index there */
     uint64_t summary_tok, span_tok;
+    uint32_t replaced;      /* earlier summaries the new one replaced */
     /* records */
     qbuf prunes, cuts;  /* arrays of qc_rec */
     bool did_prune, did_cut;
@@ -347,6 +348,66 @@ static bool insert_block(qc_run *r, uint32_t i, const qblock *sb, uint64_t stok,
     return true;
 }
 
+/* The summaries of earlier compactions in the message the new summary joins
+ * (a kept first turn collects one per compaction otherwise): their texts,
+ * for the digest and the summarisation request to quote. */
+static void earlier_summaries(qc_run *r, qbuf *out) {
+    if (r->place != QC_PLACE_MERGED && r->place != QC_PLACE_APPENDED) return;
+    const qmsg *m = &r->work[r->place_at];
+    qbuf scratch;
+    qbuf_init(&scratch, r->a);
+    for (uint32_t k = 0; k < m->nblocks; k++) {
+        const char *in;
+        size_t n;
+        if (!qc_summary_inner(&m->blocks[k], &scratch, &in, &n)) continue;
+        if (out->len) qbuf_putc(out, '\n');
+        qbuf_put(out, in, n);
+    }
+    if (scratch.oom) out->oom = true;
+    qbuf_free(&scratch);
+}
+
+/* Removes the earlier summaries from message i: the new summary replaces
+ * them (its digest quotes them; a supplied one was asked to cover them). */
+static bool drop_earlier_summaries(qc_run *r, uint32_t i) {
+    qmsg *m = &r->work[i];
+    qbuf scratch;
+    qbuf_init(&scratch, r->a);
+    uint32_t keep = 0;
+    bool *is = qarena_alloc(&r->ar, (m->nblocks ? m->nblocks : 1) * sizeof(bool));
+    if (!is) { qbuf_free(&scratch); r->oom = true; return false; }
+    for (uint32_t k = 0; k < m->nblocks; k++) {
+        const char *in;
+        size_t n;
+        is[k] = qc_summary_inner(&m->blocks[k], &scratch, &in, &n);
+        keep += !is[k];
+    }
+    bool oom = scratch.oom;
+    qbuf_free(&scratch);
+    if (oom) { r->oom = true; return false; }
+    if (keep == m->nblocks) return true;
+    qblock *nb = qarena_alloc(&r->nt->ar, (keep ? keep : 1) * sizeof(qblock));
+    uint64_t *bt = qarena_alloc(&r->ar, (keep ? keep : 1) * sizeof(uint64_t));
+    if (!nb || !bt) { r->oom = true; return false; }
+    uint32_t j = 0;
+    for (uint32_t k = 0; k < m->nblocks; k++) {
+        if (is[k]) {
+            r->mtok[i] -= r->btok[i][k];
+            r->total -= r->btok[i][k];
+            r->replaced++;
+            continue;
+        }
+        nb[j] = m->blocks[k];
+        bt[j++] = r->btok[i][k];
+    }
+    m->blocks = nb;
+    m->nblocks = keep;
+    m->content_is_string = false;
+    r->btok[i] = bt;
+    r->owned[i] = true;
+    return true;
+}
+
 static bool apply_summary(qc_run *r, const char *text, size_t len) {
     qbuf w;
     qbuf_init(&w, r->a);
@@ -368,6 +429,7 @@ static bool apply_summary(qc_run *r, const char *text, size_t len) {
     uint64_t stok = qc_block_tokens(&r->cnt, &sb);
     r->summary_tok = stok;
     if (r->place == QC_PLACE_MERGED || r->place == QC_PLACE_APPENDED) {
+        if (!drop_earlier_summaries(r, r->place_at)) return false;
         if (!insert_block(r, r->place_at, &sb, stok, r->place == QC_PLACE_MERGED)) return false;
     } else {
         /* standalone: a user message in the span's place, with a derived id */
@@ -744,6 +806,7 @@ static void write_report_body(qc_run *r, qw *w, const quire_state *state, bool c
         qw_key(w, "source"); qw_strz(w, r->supplied ? "supplied" : "digest");
         write_span(r, w);
         qw_key(w, "summaryTokens"); qw_int(w, (int64_t)r->summary_tok);
+        if (r->replaced) { qw_key(w, "replacedEarlierSummaries"); qw_int(w, r->replaced); }
         bool alone = r->summary_at == r->n;
         qw_key(w, "placement");
         qw_strz(w, alone ? "standalone" : r->place == QC_PLACE_MERGED ? "merged" : "appended");
@@ -871,12 +934,15 @@ quire_status qc_compact_span(const quire_transcript *t, const quire_state *state
         if (over(&r) && (stages & QUIRE_COMPACT_SUMMARIZE) && !r.oom) {
             select_span(&r);
             if (r.span_units) {
-                qbuf d;
+                qbuf d, e;
                 qbuf_init(&d, r.a);
-                qc_digest(&d, &r.v, r.span_a, r.span_b, &r.cnt, &r.ar);
-                if (d.oom) r.oom = true;
+                qbuf_init(&e, r.a);
+                earlier_summaries(&r, &e);
+                qc_digest(&d, &r.v, r.span_a, r.span_b, e.data, e.oom ? 0 : e.len, &r.cnt, &r.ar);
+                if (d.oom || e.oom) r.oom = true;
                 else apply_summary(&r, d.data, d.len);
                 qbuf_free(&d);
+                qbuf_free(&e);
             }
         }
         if (over(&r) && (stages & QUIRE_COMPACT_CUT_OVERSIZED) && !r.oom) stage_cut(&r);
@@ -1001,8 +1067,17 @@ quire_status qc_plan(const quire_transcript *t, const qc_policy *p, qw *w, quire
         size_t tool_cap = p->tool_output_excerpt_bytes ? p->tool_output_excerpt_bytes : 1024;
         size_t text_cap = tool_cap * 8;
         uint64_t limit = p->summary_request_tokens, tok = 0;
+        qbuf earlier;
+        qbuf_init(&earlier, r.a);
+        earlier_summaries(&r, &earlier);
+        if (earlier.oom) body.oom = true;
         for (;;) {
             body.len = 0;
+            if (earlier.len) {
+                qbuf_puts(&body, "[earlier summary]\n");
+                qc_put_neutral(&body, earlier.data, earlier.len, "conversation");
+                qbuf_puts(&body, "\n\n");
+            }
             qc_span_text(&body, &r.v, r.span_a, r.span_b, tool_cap, text_cap, &r.ar);
             if (body.oom) break;
             tok = limit ? qc_count_text(&r.cnt, body.data, body.len) : 0;
@@ -1019,6 +1094,7 @@ quire_status qc_plan(const quire_transcript *t, const qc_policy *p, qw *w, quire
         qbuf_puts(&text, "</conversation>");
         bool boom = body.oom;
         qbuf_free(&body);
+        qbuf_free(&earlier);
         if (text.oom || boom) { qbuf_free(&text); run_free(&r); return q_oom(err); }
         qw_obj_begin(w);
         qw_key(w, "system"); qw_strz(w, qc_summary_instruction);

@@ -74,8 +74,13 @@ void qc_put_neutral(qbuf *b, const char *s, size_t n, const char *tag);
  * whitespace trimmed, closing tag neutralised) + QC_SUMMARY_CLOSE. */
 void qc_wrap_summary(qbuf *b, const char *s, size_t n);
 /* Appends the deterministic extractive digest of the messages [from, to)
- * (whole units), cut head/tail to at most p->summary_tokens tokens. */
-void qc_digest(qbuf *b, const qc_view *v, uint32_t from, uint32_t to, qc_counter *c, qarena *ar);
+ * (whole units), cut head/tail to at most p->summary_tokens tokens; earlier
+ * (the summaries the new one replaces, may be empty) is quoted first. */
+void qc_digest(qbuf *b, const qc_view *v, uint32_t from, uint32_t to, const char *earlier, size_t earlier_len,
+               qc_counter *c, qarena *ar);
+/* Whether bl is a summary block quire wrote (a text block that opens with the
+ * summary tag); *inner, *len: its text inside the tags (in scratch or bl). */
+bool qc_summary_inner(const qblock *bl, qbuf *scratch, const char **inner, size_t *len);
 /* Appends the messages [from, to) as plain text for the summarisation
  * request: tool inputs and outputs cut head/tail to tool_cap bytes, other
  * texts to text_cap. */

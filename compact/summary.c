@@ -93,6 +93,27 @@ static bool starts_with(const char *s, size_t n, const char *z) {
     return n >= k && memcmp(s, z, k) == 0;
 }
 
+bool qc_summary_inner(const qblock *bl, qbuf *scratch, const char **inner, size_t *len) {
+    if (bl->type != QB_TEXT) return false;
+    size_t n;
+    const char *s = plain(scratch, bl->text, &n);
+    size_t a = strlen(QC_SUMMARY_OPEN), c = strlen(QC_SUMMARY_CLOSE);
+    if (!starts_with(s, n, QC_SUMMARY_OPEN)) return false;
+    size_t e = n;
+    if (e >= a + c && memcmp(s + e - c, QC_SUMMARY_CLOSE, c) == 0) e -= c;
+    *inner = s + a;
+    *len = e - a;
+    return true;
+}
+
+static void put_earlier(qbuf *b, const char *s, size_t n, size_t cap, qbuf *tmp) {
+    qbuf_puts(b, "earlier summary:\n");
+    tmp->len = 0;
+    qc_excerpt(tmp, s, n, cap / 2, cap - cap / 2);
+    if (!tmp->oom) qc_put_neutral(b, tmp->data, tmp->len, "conversation-summary");
+    qbuf_putc(b, '\n');
+}
+
 typedef struct name_count {
     const char *name;
     size_t len;
@@ -129,21 +150,14 @@ static void digest_turn(qbuf *b, const qc_view *v, uint32_t turn, uint32_t from,
     for (uint32_t k = 0; k < um->nblocks && !said; k++) {
         const qblock *bl = &um->blocks[k];
         if (bl->type != QB_TEXT) continue;
-        size_t n;
-        const char *s = plain(s1, bl->text, &n);
-        if (starts_with(s, n, QC_SUMMARY_OPEN)) {
-            size_t a = strlen(QC_SUMMARY_OPEN), e = n;
-            if (e >= a + strlen(QC_SUMMARY_CLOSE) &&
-                memcmp(s + e - strlen(QC_SUMMARY_CLOSE), QC_SUMMARY_CLOSE, strlen(QC_SUMMARY_CLOSE)) == 0)
-                e -= strlen(QC_SUMMARY_CLOSE);
-            size_t cap = (size_t)v->p->summary_tokens * 2;
-            qbuf_puts(b, "earlier summary:\n");
-            s2->len = 0;
-            qc_excerpt(s2, s + a, e - a, cap / 2, cap - cap / 2);
-            if (!s2->oom) qc_put_neutral(b, s2->data, s2->len, "conversation-summary");
-            qbuf_putc(b, '\n');
+        const char *in;
+        size_t inl;
+        if (qc_summary_inner(bl, s1, &in, &inl)) {
+            put_earlier(b, in, inl, (size_t)v->p->summary_tokens * 2, s2);
             continue;
         }
+        size_t n;
+        const char *s = plain(s1, bl->text, &n);
         qbuf_puts(b, "user: ");
         put_first_line(b, s, n, QC_DIGEST_LINE);
         qbuf_putc(b, '\n');
@@ -257,7 +271,8 @@ static void digest_turn(qbuf *b, const qc_view *v, uint32_t turn, uint32_t from,
     }
 }
 
-void qc_digest(qbuf *b, const qc_view *v, uint32_t from, uint32_t to, qc_counter *c, qarena *ar) {
+void qc_digest(qbuf *b, const qc_view *v, uint32_t from, uint32_t to, const char *earlier, size_t earlier_len,
+               qc_counter *c, qarena *ar) {
     qbuf s1, s2, d;
     qbuf_init(&s1, b->a);
     qbuf_init(&s2, b->a);
@@ -271,6 +286,7 @@ void qc_digest(qbuf *b, const qc_view *v, uint32_t from, uint32_t to, qc_counter
     qbuf_printf(&d, "Digest of %u earlier message%s (%u step%s in %u turn%s), extracted by quire without a model: "
                     "first line of each request, tools used and their outcomes, errors, the assistant's last words.\n",
                 nmsgs, nmsgs == 1 ? "" : "s", nsteps, nsteps == 1 ? "" : "s", nturns, nturns == 1 ? "" : "s");
+    if (earlier_len) put_earlier(&d, earlier, earlier_len, (size_t)v->p->summary_tokens * 2, &s2);
     for (uint32_t i = from; i < to;) {
         uint32_t t = v->turn_of[i], j = i + 1;
         while (j < to && v->turn_of[j] == t) j++;

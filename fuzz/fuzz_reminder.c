@@ -73,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     if (quire_state_new("fuzz", &o, &s0, &e) != QUIRE_OK) return 0;
     if (QF_HAVE(quire_state_set_limits) && (lb & 0x80)) {
-        quire_reminder_limits l = {(uint32_t)(lb & 3) + 1, (uint32_t)((lb >> 2) & 7) * 64, (uint32_t)((lb >> 5) & 3) * 32, 0};
+        quire_reminder_limits l = {(uint32_t)(lb & 3) + 1, (uint32_t)((lb >> 2) & 7) * 64, (uint32_t)((lb >> 5) & 3) * 32, 0, 0};
         quire_state_set_limits(s0, &l);
     }
     quire_bytes ev = {0}, id = {0}, resp = {0};

@@ -184,6 +184,8 @@ typedef struct quire_reminder_limits {
     uint32_t turn_budget_bytes;   /* reminder body bytes rendered per turn (default 16384) */
     uint32_t body_cap_bytes;      /* one body, after hygiene (default 8192) */
     uint32_t max_origins;         /* origins other than the host with live reminders (default 64) */
+    uint32_t max_pending_per_server; /* reminders an MCP server pushed that no turn has rendered yet
+                                        (default 32); past it the oldest is dropped (queue_full) */
 } quire_reminder_limits;
 
 /* Sets the limits of s (zero fields = defaults). */
@@ -442,8 +444,9 @@ typedef struct quire_replay_step {
                                  compacted), each ending in '\n'; may be empty */
     size_t output_len;
     int64_t turn;             /* render: the turn rendered (1-based); 0 otherwise */
-    const char *request;      /* render: the request body */
-    size_t request_len;
+    const char *request;      /* render: the request body (NULL with QUIRE_REPLAY_DIGEST:
+                                 the body is hashed piece by piece, never joined) */
+    size_t request_len;       /* render: the body's length (also with QUIRE_REPLAY_DIGEST) */
     const char *provider;     /* render: the target used */
     const char *model;        /* render: NULL when the provider default was used */
     uint32_t reminders;       /* render: reminder_emitted events of this turn */
@@ -591,7 +594,9 @@ typedef struct quire_session quire_session;
  *                  (quire_render_policy_apply)
  *   maxTokens      integer >= 1 (default: the row's)
  *   compactPolicy  the default policy of quire_session_compact / _plan
- *   limits         {"maxLivePerOrigin", "turnBudgetBytes", "bodyCapBytes"}
+ *   limits         {"maxLivePerOrigin", "turnBudgetBytes", "bodyCapBytes",
+ *                   "maxOrigins", "maxPendingPerServer"}
+ *   bridges        {"<server>": ["resources", "tools", "prompts"]}: MCP bridges on
  * caps (may be NULL) are capability overrides consulted before the built-in
  * table; they are borrowed (keep them alive as long as the session) and are
  * not recorded in the log (replay them with `quire replay --caps`). */
@@ -704,6 +709,34 @@ QUIRE_API quire_status quire_session_log(const quire_session *s, quire_bytes *ou
 QUIRE_API int64_t quire_session_turn_count(const quire_session *s);  /* turns accepted */
 QUIRE_API size_t quire_session_message_count(const quire_session *s);
 
+/* ---- quire serve: the session API as JSONL (DESIGN §8, §11; docs/serve.md) ---- */
+
+/* A server: named sessions driven by one JSON request object a line, one
+ * reply object a line (docs/serve.md lists the ops and their fields). The
+ * command `quire serve` only moves lines; a host can embed the server
+ * without a process. caps (may be NULL) are borrowed and given to every
+ * session the server opens (keep them alive as long as the server).
+ * quire_server_handle changes the server: one thread at a time per server;
+ * different servers need no coordination. */
+typedef struct quire_server quire_server;
+QUIRE_API quire_status quire_server_new(const quire_caps *caps, const quire_options *opts, quire_server **out,
+                                        quire_error *err);
+/* Handles one request line (its newline left out). *reply receives the reply
+ * object, one line of JSON without a newline; a bad request is an error reply
+ * ({"id", "error": {code, message, offset, line, column, pointer}}, positions
+ * relative to line), never a failure of this call. A blank line gets no reply
+ * (reply->len 0, reply->data NULL). Fails only when memory runs out (or sv or
+ * reply is NULL). */
+QUIRE_API quire_status quire_server_handle(quire_server *sv, const char *line, size_t len, quire_bytes *reply,
+                                           quire_error *err);
+/* The reply to a line longer than max_line bytes that was dropped unread:
+ * {"id": null, "error": {"code": "QUIRE_E_LIMIT", ...}}. */
+QUIRE_API quire_status quire_server_overlong(const quire_server *sv, uint64_t max_line, quire_bytes *reply,
+                                             quire_error *err);
+/* Sessions open. */
+QUIRE_API size_t quire_server_session_count(const quire_server *sv);
+QUIRE_API void quire_server_free(quire_server *sv);
+
 /* ---- compaction by steps, pinned spans (DESIGN §6, docs/compaction.md) ---- */
 
 /* Applies a model-written summary to exactly the span a plan named: span_id
@@ -767,6 +800,44 @@ QUIRE_API quire_status quire_estimate_log(const char *log, size_t len, const qui
  * transcript's estimate, which compaction budgets are measured against.) */
 QUIRE_API quire_status quire_session_estimate_request(const quire_session *s, const char *target,
                                                       size_t target_len, quire_estimate *out, quire_error *err);
+
+/* ---- Push routing, interrupts, responses into sessions (DESIGN §11, docs/api.md) ---- */
+
+/* MCP push routing. The host records the resources/subscribe and
+ * resources/unsubscribe requests it sends to a server as session-log lines
+ *   {"type":"mcp","server":S,"direction":"out","message":{...request...}}
+ * (quire_state_apply, quire_session_apply); the state keeps the subscribed
+ * URIs per server (state file: servers.S.subscriptions). A bridged
+ * notifications/resources/updated for a URI not subscribed is dropped with
+ * reminder_dropped(not_subscribed). After a reconnect the host applies
+ *   {"type":"mcp","server":S,"event":"reconnected"}
+ * (an mcp_reconnected event lists S's subscriptions) and re-sends what
+ * quire_*_subscriptions returns. Reminders a server pushed that no turn has
+ * rendered yet are bounded per server (quire_reminder_limits
+ * .max_pending_per_server): the oldest is dropped with
+ * reminder_dropped(queue_full).
+ *
+ * The subscriptions of server (a JSON array of URIs, in subscription order;
+ * [] for an unknown server) or, with server NULL, of every server that has
+ * some ({"S":[...],...}). */
+QUIRE_API quire_status quire_state_subscriptions(const quire_state *s, const char *server, quire_bytes *out_json,
+                                                 quire_error *err);
+QUIRE_API quire_status quire_session_subscriptions(const quire_session *s, const char *server, quire_bytes *out_json,
+                                                   quire_error *err);
+
+/* Commits the pending turn with the provider's raw response body (JSON) for
+ * the target the turn was rendered for: decoded with quire_response_decode
+ * (ro may be NULL; its caps default to the session's), then appended and
+ * committed as quire_session_accept_message does. The log records the decoded
+ * assistant message, so replay reproduces the session without the raw body.
+ * A provider error body fails with QUIRE_E_PROVIDER and the turn stays
+ * pending. info (may be NULL) receives the decoded response's info JSON
+ * (stop reason, usage). */
+QUIRE_API quire_status quire_session_accept(quire_session *s, const char *bytes, size_t len,
+                                            const quire_response_options *ro, quire_bytes *info, quire_error *err);
+/* The same with a response already decoded (a finished quire_stream, or
+ * quire_response_decode): its message is appended and the turn committed. */
+QUIRE_API quire_status quire_session_accept_response(quire_session *s, const quire_response *r, quire_error *err);
 
 #ifdef __cplusplus
 }

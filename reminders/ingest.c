@@ -210,6 +210,17 @@ static quire_status mcp_msg(quire_state *s, const char *server, size_t server_le
     origin[server_len + 4] = '\0';
     uint32_t method = qj_get(d, msg, "method");
     if (method == QJ_NONE) {
+        /* the answer to a subscriptions/listen request ends that stream (MCP
+         * 2026-07-28: the server tore it down): its subscriptions end */
+        uint32_t rid = qj_get(d, msg, "id");
+        qserver *lsv = rid == QJ_NONE ? NULL : qs_server(s, server, server_len, false);
+        if (lsv && lsv->nsubs && (qj_type_of(d, rid) == QJ_STRING || qj_type_of(d, rid) == QJ_NUMBER)) {
+            bool any = false;
+            for (uint32_t i = 0; i < lsv->nsubs && !any; i++) any = lsv->sub_listen[i] != NULL;
+            const char *key = any ? qs_listen_key(&cx->ar, s->a, d, rid) : NULL;
+            if (any && !key) return q_oom(err);
+            if (key) qs_sub_end_listen(lsv, key);
+        }
         /* a response: initialize (or server/discover) results declare capabilities */
         uint32_t caps = get_obj(d, get_obj(d, msg, "result"), "capabilities");
         if (caps == QJ_NONE) return QUIRE_OK;
@@ -263,6 +274,16 @@ static quire_status mcp_msg(quire_state *s, const char *server, size_t server_le
             drop_invalid(events, NULL, origin, &e);
             return QUIRE_OK;
         }
+        if (!qs_sub_has(sv, uri, strlen(uri))) {
+            /* push routing (DESIGN 11): only what the host subscribed to reaches the model */
+            char detail[400];
+            snprintf(detail, sizeof detail,
+                     "MCP server %.100s sent resources/updated for %.200s, which the host has not subscribed to",
+                     sv->name, uri);
+            q_utf8_mend(detail);
+            qev_reminder_dropped(events, NULL, "not_subscribed", detail, origin, NULL, "uri");
+            return QUIRE_OK;
+        }
         snprintf(body, sizeof body, QIN_RESOURCE_BODY_FMT, uri);
         size_t kl = strlen(uri) + 18;
         char *key = qarena_alloc(&cx->ar, kl);
@@ -284,6 +305,120 @@ static quire_status mcp_msg(quire_state *s, const char *server, size_t server_le
         return mcp_bridge(s, origin, body, "prompts_list_changed", "prompts_list_changed", events, cx, err);
     }
     return QUIRE_OK; /* any other request, notification or response: ignored */
+}
+
+/* subscriptions/listen (MCP 2026-07-28, which replaces resources/subscribe):
+ * every URI of params.notifications.resourceSubscriptions is subscribed for as
+ * long as this listen stream lives (until the host cancels it or the server
+ * answers the request). A request without an id, or a URI list that is not
+ * an array of non-empty strings, is bad input. */
+static quire_status mcp_out_listen(quire_state *s, const char *server, size_t server_len, const qj_doc *d, uint32_t msg,
+                                   const char *ptr, ictx *cx, quire_error *err) {
+    char p[600];
+    uint32_t id = qj_get(d, msg, "id");
+    if (id == QJ_NONE || (qj_type_of(d, id) != QJ_STRING && qj_type_of(d, id) != QJ_NUMBER)) {
+        ptr_join(p, sizeof p, ptr, id == QJ_NONE ? "" : "/id");
+        return q_err_at(err, QUIRE_E_SESSION, qj_offset(d, id == QJ_NONE ? msg : id), p,
+                        "subscriptions/listen needs an id, a string or a number (it names the stream)");
+    }
+    uint32_t params = qj_get(d, msg, "params");
+    uint32_t notes = get_obj(d, params, "notifications");
+    uint32_t uris = notes == QJ_NONE ? QJ_NONE : qj_get(d, notes, "resourceSubscriptions");
+    if (uris == QJ_NONE) return QUIRE_OK; /* a stream for other notifications */
+    ptr_join(p, sizeof p, ptr, "/params/notifications/resourceSubscriptions");
+    if (qj_type_of(d, uris) != QJ_ARRAY)
+        return q_err_at(err, QUIRE_E_SESSION, qj_offset(d, uris), p, "resourceSubscriptions must be an array of URIs");
+    size_t base = strlen(p);
+    uint32_t i = 0;
+    for (uint32_t e = uris + 1; e < qj_at(d, uris)->end; e = qj_next(d, e), i++) {
+        if (qj_type_of(d, e) == QJ_STRING && qj_at(d, e)->len > 0) continue;
+        p[base] = '\0';
+        q_ptr_push_index(p, sizeof p, i);
+        return q_err_at(err, QUIRE_E_SESSION, qj_offset(d, e), p, "a resource subscription must be a non-empty string");
+    }
+    qserver *sv = qs_server(s, server, server_len, true);
+    if (!sv) return q_oom(err);
+    const char *key = qs_listen_key(&cx->ar, s->a, d, id);
+    if (!key) return q_oom(err);
+    i = 0;
+    for (uint32_t e = uris + 1; e < qj_at(d, uris)->end; e = qj_next(d, e), i++) {
+        size_t n = 0;
+        char *u = qj_str_decode(d, e, &cx->ar, &n);
+        if (!u) return q_oom(err);
+        if (!qt_utf8_valid(u, n, NULL) || memchr(u, '\0', n)) {
+            p[base] = '\0';
+            q_ptr_push_index(p, sizeof p, i);
+            return q_err_at(err, QUIRE_E_SESSION, qj_offset(d, e), p, "a resource subscription must be text without NUL");
+        }
+        if (!qs_sub_add(s, sv, u, n, key)) return q_oom(err);
+    }
+    return QUIRE_OK;
+}
+
+/* A JSON-RPC message the host sent to MCP server `server` (direction out):
+ * resources/subscribe and resources/unsubscribe are recorded per server
+ * (push routing, DESIGN 11); every other message is ignored. A subscribe
+ * whose params.uri is not a non-empty string is bad input. */
+static quire_status mcp_out(quire_state *s, const char *server, size_t server_len, const qj_doc *d, uint32_t msg,
+                            const char *ptr, ictx *cx, quire_error *err) {
+    if (qj_type_of(d, msg) != QJ_OBJECT)
+        return q_err_at(err, QUIRE_E_SESSION, qj_offset(d, msg), ptr, "an MCP message must be a JSON-RPC object, got %s",
+                        qj_type_name(qj_type_of(d, msg)));
+    uint32_t method = qj_get(d, msg, "method");
+    if (method == QJ_NONE || qj_type_of(d, method) != QJ_STRING) return QUIRE_OK;
+    if (qj_str_eq(d, method, "subscriptions/listen")) return mcp_out_listen(s, server, server_len, d, msg, ptr, cx, err);
+    if (qj_str_eq(d, method, "notifications/cancelled")) {
+        /* the host closed a request; when it was a listen stream, its subscriptions end */
+        uint32_t params = qj_get(d, msg, "params");
+        uint32_t rid = params != QJ_NONE && qj_type_of(d, params) == QJ_OBJECT ? qj_get(d, params, "requestId") : QJ_NONE;
+        qserver *sv = qs_server(s, server, server_len, false);
+        if (rid == QJ_NONE || !sv || !sv->nsubs) return QUIRE_OK;
+        qj_type rt = qj_type_of(d, rid);
+        if (rt != QJ_STRING && rt != QJ_NUMBER) return QUIRE_OK;
+        const char *key = qs_listen_key(&cx->ar, s->a, d, rid);
+        if (!key) return q_oom(err);
+        qs_sub_end_listen(sv, key);
+        return QUIRE_OK;
+    }
+    bool sub = qj_str_eq(d, method, "resources/subscribe");
+    if (!sub && !qj_str_eq(d, method, "resources/unsubscribe")) return QUIRE_OK;
+    uint32_t params = qj_get(d, msg, "params");
+    uint32_t uri = params != QJ_NONE && qj_type_of(d, params) == QJ_OBJECT ? qj_get(d, params, "uri") : QJ_NONE;
+    char p[600];
+    if (uri == QJ_NONE || qj_type_of(d, uri) != QJ_STRING || qj_at(d, uri)->len == 0) {
+        ptr_join(p, sizeof p, ptr, uri == QJ_NONE ? (params == QJ_NONE ? "" : "/params") : "/params/uri");
+        return q_err_at(err, QUIRE_E_SESSION, qj_offset(d, uri != QJ_NONE ? uri : params != QJ_NONE ? params : msg), p,
+                        "%s needs params.uri, a non-empty string", sub ? "resources/subscribe" : "resources/unsubscribe");
+    }
+    size_t n = 0;
+    char *u = qj_str_decode(d, uri, &cx->ar, &n);
+    if (!u) return q_oom(err);
+    if (!qt_utf8_valid(u, n, NULL) || memchr(u, '\0', n)) {
+        ptr_join(p, sizeof p, ptr, "/params/uri");
+        return q_err_at(err, QUIRE_E_SESSION, qj_offset(d, uri), p, "params.uri must be text without NUL");
+    }
+    qserver *sv = qs_server(s, server, server_len, sub);
+    if (!sv) return sub ? q_oom(err) : QUIRE_OK;
+    if (!sub) { qs_sub_remove(sv, u, n); return QUIRE_OK; }
+    return qs_sub_add(s, sv, u, n, NULL) ? QUIRE_OK : q_oom(err);
+}
+
+/* {"type":"mcp","server":S,"event":"reconnected"}: the host's connection to S
+ * was re-established. The state keeps S's subscriptions (the host re-sends
+ * them: quire_state_subscriptions) and an mcp_reconnected event lists them. */
+static void mcp_reconnected(quire_state *s, const char *server, size_t server_len, qbuf *events) {
+    if (!events) return;
+    qserver *sv = qs_server(s, server, server_len, false);
+    qw w;
+    qw_init(&w, events, false);
+    qw_obj_begin(&w);
+    qw_key(&w, "sessionUpdate"); qw_strz(&w, "mcp_reconnected");
+    qw_key(&w, "server"); qw_str(&w, server, server_len);
+    qw_key(&w, "subscriptions");
+    qs_sub_write_uris(&w, sv);
+    qw_obj_end(&w);
+    qw_dispose(&w);
+    qbuf_putc(events, '\n');
 }
 
 /* ------------------------------------------------------------------------ */
@@ -499,8 +634,8 @@ static quire_status apply_line(quire_state *s, const qj_doc *d, uint32_t node, c
                          "a session-log line needs \"type\": \"mcp\", \"acp\", \"reminder\" or \"clear\"");
     static const char *const types[] = {"mcp", "acp", "reminder", "clear"};
     /* allowed keys per type (besides type and _meta) */
-    static const char *const allowed[4][2] = {{"server", "message"}, {"message", NULL}, {"reminder", NULL},
-                                               {"selector", NULL}};
+    static const char *const allowed[4][4] = {{"server", "message", "direction", "event"}, {"message", NULL},
+                                               {"reminder", NULL}, {"selector", NULL}};
     int t = -1;
     for (int i = 0; i < 4 && t < 0; i++)
         if (qj_str_eq(d, type, types[i])) t = i;
@@ -514,7 +649,7 @@ static quire_status apply_line(quire_state *s, const qj_doc *d, uint32_t node, c
     for (uint32_t k = node + 1; k < qj_at(d, node)->end; k = qj_next(d, k + 1)) {
         if (qj_str_eq(d, k, "type") || qj_str_eq(d, k, "_meta")) continue;
         bool ok = false;
-        for (int i = 0; i < 2 && !ok; i++) ok = allowed[t][i] && qj_str_eq(d, k, allowed[t][i]);
+        for (int i = 0; i < 4 && !ok; i++) ok = allowed[t][i] && qj_str_eq(d, k, allowed[t][i]);
         if (ok) continue;
         const qj_node *kn = qj_at(d, k);
         char field[64], kp[600];
@@ -543,11 +678,36 @@ static quire_status apply_line(quire_state *s, const qj_doc *d, uint32_t node, c
             return sess_fail(err, d, server == QJ_NONE ? node : server, server == QJ_NONE ? ptr : p,
                              "an mcp line needs \"server\", a non-empty string");
         uint32_t msg = qj_get(d, node, "message");
-        if (msg == QJ_NONE) return sess_fail(err, d, node, ptr, "an mcp line needs \"message\"");
+        uint32_t event = qj_get(d, node, "event");
+        uint32_t dir = qj_get(d, node, "direction");
+        bool out = false;
+        if (dir != QJ_NONE) {
+            ptr_join(p, sizeof p, ptr, "/direction");
+            if (qj_type_of(d, dir) != QJ_STRING || !(qj_str_eq(d, dir, "in") || qj_str_eq(d, dir, "out")))
+                return sess_fail(err, d, dir, p, "direction must be \"in\" (from the server) or \"out\" (from the host)");
+            out = qj_str_eq(d, dir, "out");
+        }
         size_t n = 0;
         char *name = qj_str_decode(d, server, &cx->ar, &n);
         if (!name) return q_oom(err);
+        if (event != QJ_NONE) {
+            ptr_join(p, sizeof p, ptr, "/event");
+            if (msg != QJ_NONE || dir != QJ_NONE)
+                return sess_fail(err, d, event, p, "an mcp line holds either \"event\" or \"message\" (with \"direction\")");
+            if (qj_type_of(d, event) != QJ_STRING || !qj_str_eq(d, event, "reconnected"))
+                return sess_fail(err, d, event, p, "the only mcp event is \"reconnected\"");
+            mcp_reconnected(s, name, n, events);
+            return QUIRE_OK;
+        }
+        if (msg == QJ_NONE) return sess_fail(err, d, node, ptr, "an mcp line needs \"message\" or \"event\"");
         ptr_join(p, sizeof p, ptr, "/message");
+        if (out) {
+            if (cx->taint) {
+                if (err) *err = *cx->taint;
+                return cx->taint->code;
+            }
+            return mcp_out(s, name, n, d, msg, p, cx, err);
+        }
         return mcp_msg(s, name, n, d, msg, p, events, cx, err);
     }
     case 1: {

@@ -10,6 +10,11 @@
  *     reminder_dropped(capability_not_declared); invalid -> reminder_dropped(invalid);
  *   - notifications/resources/updated, tools/list_changed, prompts/list_changed:
  *     a bridge reminder when the server's bridge is enabled, else ignored;
+ *     resources/updated only for a URI the host subscribed to, else
+ *     reminder_dropped(not_subscribed);
+ * A session-log mcp line may also carry "direction":"out" (a message the host
+ * sent: resources/subscribe and resources/unsubscribe are recorded per server)
+ * or "event":"reconnected" (an mcp_reconnected event; state unchanged).
  *   - everything else: ignored.
  * ACP (a JSON-RPC message to the agent):
  *   - session/inject_reminder and its deprecated alias session/remind (flat

@@ -24,6 +24,7 @@ typedef enum qrem_surface {
 #define QREM_DEFAULT_TURN_BUDGET_BYTES 16384u
 #define QREM_DEFAULT_BODY_CAP_BYTES 8192u
 #define QREM_DEFAULT_MAX_ORIGINS 64u
+#define QREM_DEFAULT_MAX_PENDING_PER_SERVER 32u
 
 /* Decodes and validates the reminder record at object node obj of d into *out.
  * Strings are copied (decoded, plain UTF-8) into ar; the body goes through

@@ -56,6 +56,7 @@ quire_reminder_limits qs_limits(const quire_state *s) {
     if (!l.turn_budget_bytes) l.turn_budget_bytes = QREM_DEFAULT_TURN_BUDGET_BYTES;
     if (!l.body_cap_bytes) l.body_cap_bytes = QREM_DEFAULT_BODY_CAP_BYTES;
     if (!l.max_origins) l.max_origins = QREM_DEFAULT_MAX_ORIGINS;
+    if (!l.max_pending_per_server) l.max_pending_per_server = QREM_DEFAULT_MAX_PENDING_PER_SERVER;
     return l;
 }
 
@@ -443,6 +444,68 @@ qserver *qs_server(quire_state *s, const char *name, size_t len, bool create) {
     return sv;
 }
 
+bool qs_sub_has(const qserver *sv, const char *uri, size_t len) {
+    for (uint32_t i = 0; i < sv->nsubs; i++)
+        if (strncmp(sv->subs[i], uri, len) == 0 && sv->subs[i][len] == '\0') return true;
+    return false;
+}
+
+static bool listen_eq(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
+
+bool qs_sub_add(quire_state *s, qserver *sv, const char *uri, size_t len, const char *listen) {
+    for (uint32_t i = 0; i < sv->nsubs; i++)
+        if (strncmp(sv->subs[i], uri, len) == 0 && sv->subs[i][len] == '\0' && listen_eq(sv->sub_listen[i], listen))
+            return true;
+    if (sv->nsubs == sv->capsubs) {
+        /* the arrays live in the arena: grown copies leave the old ones to the next clone */
+        uint32_t cap = sv->capsubs ? sv->capsubs * 2 : 4;
+        const char **n = qarena_alloc(&s->ar, (size_t)cap * sizeof *n);
+        const char **nl = qarena_alloc(&s->ar, (size_t)cap * sizeof *nl);
+        if (!n || !nl) return false;
+        if (sv->nsubs) {
+            memcpy(n, sv->subs, (size_t)sv->nsubs * sizeof *n);
+            memcpy(nl, sv->sub_listen, (size_t)sv->nsubs * sizeof *nl);
+        }
+        sv->subs = n;
+        sv->sub_listen = nl;
+        sv->capsubs = cap;
+    }
+    char *c = qarena_strndup(&s->ar, uri, len);
+    char *l = listen ? qarena_strndup(&s->ar, listen, strlen(listen)) : NULL;
+    if (!c || (listen && !l)) return false;
+    sv->subs[sv->nsubs] = c;
+    sv->sub_listen[sv->nsubs++] = l;
+    return true;
+}
+
+/* Keeps the entries for which drop() is false, in order; returns the count removed. */
+static uint32_t sub_filter(qserver *sv, const char *uri, size_t len, const char *listen) {
+    uint32_t o = 0, removed = 0;
+    for (uint32_t i = 0; i < sv->nsubs; i++) {
+        bool drop = uri ? strncmp(sv->subs[i], uri, len) == 0 && sv->subs[i][len] == '\0'
+                        : sv->sub_listen[i] && strcmp(sv->sub_listen[i], listen) == 0;
+        if (drop) { removed++; continue; }
+        sv->subs[o] = sv->subs[i];
+        sv->sub_listen[o++] = sv->sub_listen[i];
+    }
+    sv->nsubs = o;
+    return removed;
+}
+
+void qs_sub_remove(qserver *sv, const char *uri, size_t len) { (void)sub_filter(sv, uri, len, NULL); }
+
+uint32_t qs_sub_end_listen(qserver *sv, const char *listen) { return sub_filter(sv, NULL, 0, listen); }
+
+void qs_sub_write_uris(qw *w, const qserver *sv) {
+    qw_arr_begin(w);
+    for (uint32_t k = 0; sv && k < sv->nsubs; k++) {
+        bool seen = false;
+        for (uint32_t j = 0; j < k && !seen; j++) seen = strcmp(sv->subs[j], sv->subs[k]) == 0;
+        if (!seen) qw_strz(w, sv->subs[k]);
+    }
+    qw_arr_end(w);
+}
+
 quire_state *qs_clone(const quire_state *s) {
     quire_state *n = qs_new(s->a, NULL);
     if (!n) return NULL;
@@ -457,6 +520,10 @@ quire_state *qs_clone(const quire_state *s) {
         const char *nm = d->name;
         *d = *src;
         d->name = nm;
+        d->subs = d->sub_listen = NULL;
+        d->nsubs = d->capsubs = 0;
+        for (uint32_t k = 0; ok && k < src->nsubs; k++)
+            ok = qs_sub_add(n, d, src->subs[k], strlen(src->subs[k]), src->sub_listen[k]);
     }
     if (ok && !rems_reserve(n, s->nrems)) ok = false;
     for (uint32_t i = 0; ok && i < s->nrems; i++)
@@ -520,6 +587,13 @@ static void find_clash(quire_state *s, uint32_t pos, void *arg) {
 static int cmp_u32(const void *a, const void *b) {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return x < y ? -1 : x > y;
+}
+
+/* A reminder in its MCP server's pending queue: pushed by the server (source
+ * bridge, origin mcp:<server>), renderable, not rendered yet. */
+static bool pending_counts(const qreminder *r) {
+    return r->source == QS_BRIDGE && r->origin && strncmp(r->origin, "mcp:", 4) == 0 && r->mode != QM_AUDIT_ONLY &&
+           r->fired_at_turn == 0;
 }
 
 quire_status qs_inject(quire_state *s, const qreminder *r, qbuf *events, uint32_t *deduped, const char **id_out,
@@ -598,8 +672,28 @@ quire_status qs_inject(quire_state *s, const qreminder *r, qbuf *events, uint32_
     if (dropped) q_free(s->a, dropped, (size_t)v.n * sizeof *dropped);
     q_free(s->a, v.p, (size_t)v.cap * sizeof *v.p);
     if (deduped) *deduped = ndropped;
-    /* per-origin budget: make room by dropping the oldest of this origin */
+    /* per-server pending queue: what an MCP server pushed and no turn has
+     * rendered yet is bounded; the oldest pending one makes room (DESIGN 11) */
     sl = ix_find(&x->origins, origin, NULL);
+    if (sl && pending_counts(&nr)) {
+        uint32_t oi = sl->head;
+        for (;;) {
+            uint32_t npend = 0, oldest = UINT32_MAX;
+            for (uint32_t p = ix_oldest(s, oi); p != UINT32_MAX; p = x->onext[p]) {
+                if (!is_live(&s->rems[p]) || !pending_counts(&s->rems[p])) continue;
+                if (oldest == UINT32_MAX) oldest = p;
+                npend++;
+            }
+            if (npend < lim.max_pending_per_server || oldest == UINT32_MAX) break;
+            char detail[240];
+            snprintf(detail, sizeof detail,
+                     "MCP server %.120s already has %u reminders waiting for a turn (limit %u); the oldest is dropped",
+                     origin + 4, npend, lim.max_pending_per_server);
+            qev_reminder_dropped(events, s->rems[oldest].id, "queue_full", detail, origin, NULL, NULL);
+            inject_remove(s, oldest, true);
+        }
+    }
+    /* per-origin budget: make room by dropping the oldest of this origin */
     if (sl) {
         uint32_t oi = sl->head;
         while (x->orig[oi].nlive >= lim.max_live_per_origin) {
@@ -1049,6 +1143,44 @@ static quire_status parse_servers(quire_state *s, const qj_doc *d, uint32_t obj,
                         return sfail(err, QUIRE_E_REMINDER_ENUM, d, e, ptr, "bridges",
                                      "bridges entries must be one of resources, tools, prompts");
                 }
+            } else if (qj_str_eq(d, k2, "subscriptions")) {
+                q_ptr_push_key(ptr, sizeof ptr, "subscriptions", 13);
+                if (qj_type_of(d, v2) != QJ_ARRAY)
+                    return sfail(err, QUIRE_E_REMINDER_TYPE, d, v2, ptr, "subscriptions",
+                                 "subscriptions must be an array of resource URIs");
+                size_t b2 = strlen(ptr);
+                uint32_t idx = 0;
+                for (uint32_t e = v2 + 1; e < qj_at(d, v2)->end; e = qj_next(d, e), idx++) {
+                    ptr[b2] = '\0';
+                    q_ptr_push_index(ptr, sizeof ptr, idx);
+                    /* a URI, or {"uri", "listen"} for one a subscriptions/listen holds */
+                    uint32_t u = e, lv = QJ_NONE;
+                    if (qj_type_of(d, e) == QJ_OBJECT) {
+                        u = qj_get(d, e, "uri");
+                        lv = qj_get(d, e, "listen");
+                        for (uint32_t k3 = e + 1; k3 < qj_at(d, e)->end; k3 = qj_next(d, k3 + 1))
+                            if (!qj_str_eq(d, k3, "uri") && !qj_str_eq(d, k3, "listen")) return unknown_key(err, d, k3, ptr);
+                        if (qj_find_dup_key(d, e) != QJ_NONE)
+                            return sfail(err, QUIRE_E_SCHEMA, d, qj_find_dup_key(d, e), ptr, "subscriptions",
+                                         "duplicate key in a subscription");
+                        qj_type lt = lv == QJ_NONE ? QJ_NULL : qj_type_of(d, lv);
+                        if (lt != QJ_STRING && lt != QJ_NUMBER)
+                            return sfail(err, QUIRE_E_REMINDER_TYPE, d, lv == QJ_NONE ? e : lv, ptr, "listen",
+                                         "listen must be the subscriptions/listen request id (a string or number)");
+                    }
+                    if (u == QJ_NONE || qj_type_of(d, u) != QJ_STRING || qj_at(d, u)->len == 0)
+                        return sfail(err, QUIRE_E_REMINDER_TYPE, d, u == QJ_NONE ? e : u, ptr, "subscriptions",
+                                     "a subscription is a non-empty URI string, or {\"uri\", \"listen\"}");
+                    size_t ul = 0;
+                    char *uri = qj_str_decode(d, u, &s->ar, &ul);
+                    if (!uri) return q_oom(err);
+                    if (memchr(uri, '\0', ul))
+                        return sfail(err, QUIRE_E_REMINDER_TYPE, d, u, ptr, "subscriptions",
+                                     "a subscribed URI must not contain NUL");
+                    const char *listen = NULL;
+                    if (lv != QJ_NONE && !(listen = qs_listen_key(&s->ar, s->a, d, lv))) return q_oom(err);
+                    if (!qs_sub_add(s, sv, uri, ul, listen)) return q_oom(err);
+                }
             } else {
                 return unknown_key(err, d, k2, ptr);
             }
@@ -1068,6 +1200,7 @@ static quire_status parse_limits(quire_state *s, const qj_doc *d, uint32_t obj, 
         else if (qj_str_eq(d, k, "turnBudgetBytes")) { dst = &s->lim.turn_budget_bytes; f = "turnBudgetBytes"; }
         else if (qj_str_eq(d, k, "bodyCapBytes")) { dst = &s->lim.body_cap_bytes; f = "bodyCapBytes"; }
         else if (qj_str_eq(d, k, "maxOrigins")) { dst = &s->lim.max_origins; f = "maxOrigins"; }
+        else if (qj_str_eq(d, k, "maxPendingPerServer")) { dst = &s->lim.max_pending_per_server; f = "maxPendingPerServer"; }
         else return unknown_key(err, d, k, ptr);
         snprintf(ptr, sizeof ptr, "/limits/%s", f);
         int64_t x = 0;
@@ -1177,7 +1310,7 @@ static bool limits_default(const quire_state *s) {
     quire_reminder_limits l = qs_limits(s);
     return l.max_live_per_origin == QREM_DEFAULT_MAX_LIVE_PER_ORIGIN &&
            l.turn_budget_bytes == QREM_DEFAULT_TURN_BUDGET_BYTES && l.body_cap_bytes == QREM_DEFAULT_BODY_CAP_BYTES &&
-           l.max_origins == QREM_DEFAULT_MAX_ORIGINS;
+           l.max_origins == QREM_DEFAULT_MAX_ORIGINS && l.max_pending_per_server == QREM_DEFAULT_MAX_PENDING_PER_SERVER;
 }
 
 quire_status quire_state_write(const quire_state *s, int pretty, quire_bytes *out, quire_error *err) {
@@ -1199,6 +1332,10 @@ quire_status quire_state_write(const quire_state *s, int pretty, quire_bytes *ou
         qw_key(&w, "turnBudgetBytes"); qw_int(&w, l.turn_budget_bytes);
         qw_key(&w, "bodyCapBytes"); qw_int(&w, l.body_cap_bytes);
         if (l.max_origins != QREM_DEFAULT_MAX_ORIGINS) { qw_key(&w, "maxOrigins"); qw_int(&w, l.max_origins); }
+        if (l.max_pending_per_server != QREM_DEFAULT_MAX_PENDING_PER_SERVER) {
+            qw_key(&w, "maxPendingPerServer");
+            qw_int(&w, l.max_pending_per_server);
+        }
         qw_obj_end(&w);
     }
     qw_key(&w, "servers");
@@ -1217,6 +1354,18 @@ quire_status quire_state_write(const quire_state *s, int pretty, quire_bytes *ou
             if (sv->bridge_resources) qw_strz(&w, "resources");
             if (sv->bridge_tools) qw_strz(&w, "tools");
             if (sv->bridge_prompts) qw_strz(&w, "prompts");
+            qw_arr_end(&w);
+        }
+        if (sv->nsubs) {
+            qw_key(&w, "subscriptions");
+            qw_arr_begin(&w);
+            for (uint32_t k = 0; k < sv->nsubs; k++) {
+                if (!sv->sub_listen[k]) { qw_strz(&w, sv->subs[k]); continue; }
+                qw_obj_begin(&w);
+                qw_key(&w, "uri"); qw_strz(&w, sv->subs[k]);
+                qw_key(&w, "listen"); qw_raw_value(&w, sv->sub_listen[k], strlen(sv->sub_listen[k]));
+                qw_obj_end(&w);
+            }
             qw_arr_end(&w);
         }
         qw_obj_end(&w);
@@ -1244,13 +1393,14 @@ void quire_state_set_limits(quire_state *s, const quire_reminder_limits *limits)
 }
 
 void quire_state_limits(const quire_state *s, quire_reminder_limits *out) {
-    quire_reminder_limits none = {0, 0, 0, 0};
+    quire_reminder_limits none = {0, 0, 0, 0, 0};
     if (!s) {
         *out = none;
         out->max_live_per_origin = QREM_DEFAULT_MAX_LIVE_PER_ORIGIN;
         out->turn_budget_bytes = QREM_DEFAULT_TURN_BUDGET_BYTES;
         out->body_cap_bytes = QREM_DEFAULT_BODY_CAP_BYTES;
         out->max_origins = QREM_DEFAULT_MAX_ORIGINS;
+        out->max_pending_per_server = QREM_DEFAULT_MAX_PENDING_PER_SERVER;
         return;
     }
     *out = qs_limits(s);
@@ -1288,4 +1438,57 @@ int64_t quire_state_turn(const quire_state *s) { return s ? s->turn : 0; }
 size_t quire_state_reminder_count(const quire_state *s) { return s ? s->nrems : 0; }
 const char *quire_state_reminder_id(const quire_state *s, size_t i) {
     return s && i < s->nrems ? s->rems[i].id : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Push routing: subscriptions (DESIGN 11)                                   */
+/* ------------------------------------------------------------------------ */
+
+static void write_subs(qw *w, const qserver *sv) { qs_sub_write_uris(w, sv); }
+
+const char *qs_listen_key(qarena *ar, const quire_allocator *a, const qj_doc *d, uint32_t id) {
+    qbuf b;
+    qbuf_init(&b, a);
+    qw w;
+    qw_init(&w, &b, false);
+    if (qj_type_of(d, id) == QJ_STRING) {
+        /* a string id in one spelling whatever its escapes */
+        size_t n = 0;
+        char *v = qj_str_decode(d, id, ar, &n);
+        if (!v) { qw_dispose(&w); qbuf_free(&b); return NULL; }
+        qw_str(&w, v, n);
+    } else {
+        qw_node(&w, d, id);
+    }
+    qw_dispose(&w);
+    const char *r = b.oom ? NULL : qarena_strndup(ar, b.data ? b.data : "", b.len);
+    qbuf_free(&b);
+    return r;
+}
+
+quire_status quire_state_subscriptions(const quire_state *s, const char *server, quire_bytes *out, quire_error *err) {
+    memset(out, 0, sizeof *out);
+    if (!s) return q_err(err, QUIRE_E_INVALID, "quire_state_subscriptions: no state");
+    qbuf b;
+    qbuf_init(&b, s->a);
+    qw w;
+    qw_init(&w, &b, false);
+    if (server) {
+        const qserver *sv = NULL;
+        for (uint32_t i = 0; i < s->nservers && !sv; i++)
+            if (strcmp(s->servers[i].name, server) == 0) sv = &s->servers[i];
+        write_subs(&w, sv);
+    } else {
+        qw_obj_begin(&w);
+        for (uint32_t i = 0; i < s->nservers; i++) {
+            const qserver *sv = &s->servers[i];
+            if (!sv->nsubs) continue;
+            qw_keyn(&w, sv->name, strlen(sv->name));
+            write_subs(&w, sv);
+        }
+        qw_obj_end(&w);
+    }
+    qw_dispose(&w);
+    if (b.oom || !qbuf_take(&b, out)) { qbuf_free(&b); return q_oom(err); }
+    return QUIRE_OK;
 }

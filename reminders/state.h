@@ -64,6 +64,13 @@ typedef struct qserver {
     const char *name;
     bool emit;                   /* declared capabilities.reminders.emit */
     bool bridge_resources, bridge_tools, bridge_prompts; /* opt-in bridges */
+    /* resource URIs the host subscribed to, in subscription order: by
+     * resources/subscribe (listen NULL) or, in MCP 2026-07-28, by the
+     * resourceSubscriptions of a subscriptions/listen request (listen = that
+     * request's id as compact JSON); strings and arrays in the state's arena */
+    const char **subs;
+    const char **sub_listen;
+    uint32_t nsubs, capsubs;
 } qserver;
 
 struct quire_state {
@@ -141,6 +148,19 @@ quire_state *qs_propagate(const quire_state *parent, const char *agent_id, const
 /* The record of MCP server `name`, created (emit false, no bridges) when
  * create is set. NULL when absent or on OOM. */
 qserver *qs_server(quire_state *s, const char *name, size_t len, bool create);
+/* Subscriptions of a server (DESIGN 11, push routing): add (no-op when
+ * present) and remove (no-op when absent) a URI; false on OOM. */
+bool qs_sub_add(quire_state *s, qserver *sv, const char *uri, size_t len, const char *listen);
+void qs_sub_remove(qserver *sv, const char *uri, size_t len);
+bool qs_sub_has(const qserver *sv, const char *uri, size_t len);
+/* Removes the subscriptions of listen request `listen` (its stream ended);
+ * returns how many. */
+uint32_t qs_sub_end_listen(qserver *sv, const char *listen);
+/* The key of a JSON-RPC request id (node id of d): compact JSON, strings in
+ * one spelling; in ar (a scratch arena will do: qs_sub_add copies). NULL on OOM. */
+const char *qs_listen_key(qarena *ar, const quire_allocator *a, const qj_doc *d, uint32_t id);
+/* Writes the distinct subscribed URIs of sv (NULL: none) as a JSON array. */
+void qs_sub_write_uris(qw *w, const qserver *sv);
 /* Sets the session id (copied). false on OOM. */
 bool qs_set_session_id(quire_state *s, const char *id, size_t len);
 

@@ -14,6 +14,7 @@
  * gets "ttl":"1h"; an input marker with a shorter TTL before a "1h" one is
  * dropped (event, reason "ttl_order"). */
 #include "render/render.h"
+#include "render/memo.h"
 
 /* Whether block b of message m can carry a breakpoint in this dialect. */
 static bool markable(const qr_ctx *c, const qmsg *m, const qblock *b) {
@@ -96,6 +97,19 @@ quire_status qr_plan_cache(qr_ctx *c) {
     }
     if (nwant > limit) nwant = limit;
 
+    /* input markers of messages: with a memo, the ones of the messages it
+     * has seen are known and only the new messages are scanned */
+    qr_inmarks *im = c->memo ? qr_memo_inmarks(c->memo) : NULL;
+    uint32_t from = 0;
+    if (im) {
+        if (im->t == t && im->n <= t->nmsgs && (im->n == 0 || t->msgs[im->n - 1].blocks == im->last)) {
+            from = im->n;
+        } else {
+            im->t = t;
+            im->n = 0;
+            im->cnt = 0;
+        }
+    }
     /* input markers in request order: tools, system, messages */
     qr_mark *in = NULL;
     uint32_t nin = 0, capin = 0;
@@ -111,7 +125,14 @@ quire_status qr_plan_cache(qr_ctx *c) {
                 if (pass) in[cnt] = (qr_mark){QRS_SYSTEM, i, 0, t->system[i].cache_control, false};
                 cnt++;
             }
-        for (uint32_t k = 0; k < t->nmsgs; k++)
+        for (uint32_t i = 0; im && i < im->cnt; i++) {
+            if (pass) {
+                uint32_t k = im->k[i], b = im->b[i];
+                in[cnt] = (qr_mark){QRS_BLOCK, k, b, t->msgs[k].blocks[b].cache_control, false};
+            }
+            cnt++;
+        }
+        for (uint32_t k = from; k < t->nmsgs; k++)
             for (uint32_t b = 0; b < t->msgs[k].nblocks; b++)
                 if (qval_present(t->msgs[k].blocks[b].cache_control)) {
                     if (pass) in[cnt] = (qr_mark){QRS_BLOCK, k, b, t->msgs[k].blocks[b].cache_control, false};
@@ -127,6 +148,17 @@ quire_status qr_plan_cache(qr_ctx *c) {
         }
     }
     (void)capin;
+    if (im) {
+        for (uint32_t j = 0; j < nin; j++)
+            if (in[j].site == QRS_BLOCK && in[j].a >= from && !qr_inmarks_push(c->memo, in[j].a, in[j].b)) {
+                im->t = NULL; /* forget: the next render scans everything */
+                break;
+            }
+        if (im->t == t && t->nmsgs) {
+            im->n = t->nmsgs;
+            im->last = t->msgs[t->nmsgs - 1].blocks;
+        }
+    }
     /* input markers on sites this dialect cannot mark are dropped with an event */
     {
         uint32_t w2 = 0;

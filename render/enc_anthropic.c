@@ -8,6 +8,7 @@
  * assistant turn or at the end. Reminder user blocks join the last user
  * message after its tool results and text (every tail mode: alternation). */
 #include "render/wire.h"
+#include "render/memo.h"
 
 static void mark(qr_ctx *c, qr_site site, uint32_t a, uint32_t b) {
     const qr_mark *m = qr_mark_at(c, site, a, b);
@@ -242,6 +243,7 @@ quire_status qr_encode_anthropic(qr_ctx *c) {
     if (!runs) return q_oom(c->err);
     qw_key(w, "messages");
     qw_arr_begin(w);
+    qr_memo_head(c);
     uint32_t nwire = 0;
     bool tail_user = qr_has_tail_user(c);
     /* the first message must be user */
@@ -269,12 +271,21 @@ quire_status qr_encode_anthropic(qr_ctx *c) {
     for (uint32_t r = 0; r < nr; r++) {
         const qr_run *run = &runs[r];
         bool last = r + 1 == nr;
+        uint32_t prev_anchor = UINT32_MAX;
+        if ((run->role == QW_USER || run->role == QW_TOOL) && r > 0 && runs[r - 1].role == QW_ASSISTANT &&
+            has_user_groups(c, runs[r - 1].j - 1))
+            prev_anchor = runs[r - 1].j - 1;
+        /* a run keeps its bytes unless it carries the folded system prompt,
+         * the tail or blocks anchored before it (memo.h) */
+        qr_unit u;
+        if (qr_unit_begin(c, &u, run->i, run->j, (uint32_t)run->role,
+                          !fold && !(last && tail_user) && prev_anchor == UINT32_MAX)) {
+            nwire += u.nwire;
+            continue;
+        }
         switch (run->role) {
         case QW_USER:
         case QW_TOOL: {
-            uint32_t prev_anchor = UINT32_MAX;
-            if (r > 0 && runs[r - 1].role == QW_ASSISTANT && has_user_groups(c, runs[r - 1].j - 1))
-                prev_anchor = runs[r - 1].j - 1;
             user_message(c, run->i, run->j, fold, last && tail_user, prev_anchor);
             fold = false;
             if (last) tail_user = false;
@@ -306,6 +317,8 @@ quire_status qr_encode_anthropic(qr_ctx *c) {
             qw_arr_end(w);
             qw_obj_end(w);
         }
+        u.nwire = 1;
+        qr_unit_end(c, &u);
     }
     if (tail_user) {
         /* the transcript ends with an assistant or system message: a new user turn */

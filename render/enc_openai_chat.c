@@ -16,6 +16,7 @@
  * blocks) joins the last tool message as text parts, and user and tool
  * contents are always arrays so that appending keeps earlier bytes. */
 #include "render/wire.h"
+#include "render/memo.h"
 
 typedef struct cctx {
     qr_ctx *c;
@@ -346,10 +347,35 @@ static quire_status encode(qr_ctx *c, bool mistral) {
         x.fold = false;
         nwire++;
     }
+    qr_memo_head(c);
     bool tail_done = !qr_has_tail_user(c);
     for (uint32_t k = 0; k < t->nmsgs; k++) {
         const qmsg *m = &t->msgs[k];
         bool last = k + 1 == t->nmsgs;
+        /* the unit: the message, or the tool run and what it absorbs; it keeps
+         * its bytes unless it carries the folded system prompt or the tail */
+        uint32_t kend = k + 1;
+        bool keep = !(mistral && last);
+        if (m->role == QR_TOOL) {
+            uint32_t e = k + 1;
+            while (e < t->nmsgs && t->msgs[e].role == QR_TOOL) e++;
+            uint32_t u = e;
+            if (no_user_after_tool)
+                while (u < t->nmsgs && (t->msgs[u].role == QR_USER ||
+                                        (qr_is_instruction(&t->msgs[u]) && c->caps.developer == QDEV_NONE)))
+                    u++;
+            kend = no_user_after_tool ? u : e;
+            keep = keep && !(no_user_after_tool && u == t->nmsgs && !tail_done);
+        } else if (m->role == QR_USER || (qr_is_instruction(m) && c->caps.developer == QDEV_NONE)) {
+            keep = keep && !x.fold && !(last && !tail_done && c->caps.tail == QTAIL_LAST_TOOL);
+        }
+        qr_unit unit;
+        if (qr_unit_begin(c, &unit, k, kend, (uint32_t)m->role, keep)) {
+            nwire += unit.nwire;
+            k = kend - 1;
+            continue;
+        }
+        uint32_t nwire0 = nwire;
         switch (m->role) {
         case QR_ASSISTANT:
             assistant_message(&x, k, mistral && last && tail_done && !qr_has_tail_developer(c));
@@ -401,6 +427,8 @@ static quire_status encode(qr_ctx *c, bool mistral) {
             break;
         }
         }
+        unit.nwire = nwire - nwire0;
+        qr_unit_end(c, &unit);
     }
     if (!tail_done) { user_message(&x, NOMSG, NOMSG, true); nwire++; }
     dev_groups(&x, QR_TAIL);

@@ -1,6 +1,7 @@
 /* The render driver: resolve the capability row, plan slots and cache
  * breakpoints, call the dialect encoder. */
 #include "render/render.h"
+#include "render/memo.h"
 
 #include <stdio.h>
 
@@ -207,6 +208,8 @@ static uint64_t id_hash(qstr s) {
     return h;
 }
 
+static quire_status check_pairing(qr_ctx *c, uint32_t from);
+
 /* msg = `<what> "<id>"<tail>` */
 static quire_status pair_err(qr_ctx *c, uint32_t mi, uint32_t bi, const char *field, const char *what, qstr id,
                              const char *tail) {
@@ -219,11 +222,64 @@ static quire_status pair_err(qr_ctx *c, uint32_t mi, uint32_t bi, const char *fi
     return q_err_at(c->err, QUIRE_E_SCHEMA, SIZE_MAX, ptr, "%s \"%s\"%s", what, idb, tail);
 }
 
-static quire_status check_transcript(qr_ctx *c) {
+/* The id set of the checked prefix (memo.h): inserts the calls of the
+ * assistant messages in [i, j). */
+static void checked_insert(qr_checked *ck, const quire_transcript *t, uint32_t i, uint32_t j) {
+    for (uint32_t k = i; k < j; k++) {
+        if (t->msgs[k].role != QR_ASSISTANT) continue;
+        for (uint32_t b = 0; b < t->msgs[k].nblocks; b++) {
+            const qblock *bl = &t->msgs[k].blocks[b];
+            if (bl->type != QB_TOOL_CALL) continue;
+            uint32_t h = (uint32_t)id_hash(bl->id) & (ck->capids - 1);
+            while (ck->ids[h].used) h = (h + 1) & (ck->capids - 1);
+            ck->ids[h].used = true;
+            ck->ids[h].id = bl->id;
+            ck->ids[h].msg = k;
+            ck->nids++;
+        }
+    }
+}
+
+static const qr_idslot *checked_find(const qr_checked *ck, qstr id) {
+    if (!ck || !ck->capids) return NULL;
+    uint32_t h = (uint32_t)id_hash(id) & (ck->capids - 1);
+    while (ck->ids[h].used) {
+        if (ids_eq(ck->ids[h].id, id)) return &ck->ids[h];
+        h = (h + 1) & (ck->capids - 1);
+    }
+    return NULL;
+}
+
+static uint32_t calls_in(const quire_transcript *t, uint32_t i, uint32_t j) {
+    uint32_t n = 0;
+    for (uint32_t k = i; k < j; k++)
+        if (t->msgs[k].role == QR_ASSISTANT)
+            for (uint32_t b = 0; b < t->msgs[k].nblocks; b++) n += t->msgs[k].blocks[b].type == QB_TOOL_CALL;
+    return n;
+}
+
+/* memo (may be NULL): the messages it has checked for this transcript are
+ * not checked again; their errors were none, so the first error of the
+ * whole transcript is the first one after them. */
+static quire_status check_transcript(qr_ctx *c, qr_memo *memo) {
     const quire_transcript *t = c->t;
+    /* ids must be unique in one assistant turn everywhere; across the whole
+     * request for the dialects that match results by id request-wide */
+    bool global = c->caps.dialect == QD_ANTHROPIC_MESSAGES || c->caps.dialect == QD_BEDROCK_CONVERSE;
+    qr_checked *ck = memo ? qr_memo_checked(memo) : NULL;
+    uint32_t from = 0;
+    if (ck) {
+        if (ck->t == t && ck->global == global && ck->n <= t->nmsgs && (ck->n == 0 || t->msgs[ck->n - 1].blocks == ck->last))
+            from = ck->n;
+        else {
+            qr_checked_reset(memo);
+            ck->t = t;
+            ck->global = global;
+        }
+    }
     /* all toolCall ids: unique (open addressing over hashes) */
     uint32_t ncalls = 0;
-    for (uint32_t k = 0; k < t->nmsgs; k++) {
+    for (uint32_t k = from; k < t->nmsgs; k++) {
         if (t->msgs[k].nblocks == 0) { /* no dialect accepts an empty message, the last one included */
             char ptr[64];
             snprintf(ptr, sizeof ptr, "/messages/%u/content", t->msgs[k].src_index);
@@ -238,14 +294,14 @@ static quire_status check_transcript(qr_ctx *c) {
         const qblock **slots = qarena_calloc(&c->scratch, cap, sizeof *slots);
         uint32_t *slot_msg = qarena_calloc(&c->scratch, cap, sizeof *slot_msg);
         if (!slots || !slot_msg) return q_oom(c->err);
-        /* ids must be unique in one assistant turn everywhere; across the whole
-         * request for the dialects that match results by id request-wide */
-        bool global = c->caps.dialect == QD_ANTHROPIC_MESSAGES || c->caps.dialect == QD_BEDROCK_CONVERSE;
-        for (uint32_t k = 0; k < t->nmsgs; k++) {
+        for (uint32_t k = from; k < t->nmsgs; k++) {
             if (t->msgs[k].role != QR_ASSISTANT) continue;
             for (uint32_t b = 0; b < t->msgs[k].nblocks; b++) {
                 const qblock *bl = &t->msgs[k].blocks[b];
                 if (bl->type != QB_TOOL_CALL) continue;
+                if (global && checked_find(ck, bl->id))
+                    return pair_err(c, k, b, "/id", "toolCall id", bl->id,
+                                    " is used twice (ids must be unique in the request)");
                 uint32_t h = (uint32_t)id_hash(bl->id) & (cap - 1);
                 while (slots[h]) {
                     if (ids_eq(slots[h]->id, bl->id) && (global || slot_msg[h] == k))
@@ -259,8 +315,32 @@ static quire_status check_transcript(qr_ctx *c) {
             }
         }
     }
+    quire_status st = check_pairing(c, from);
+    if (st || !ck) return st;
+    /* what is final: everything before the last assistant message (its
+     * results may still grow); all of it when none follows the checked part */
+    uint32_t upto = t->nmsgs;
+    for (uint32_t k = t->nmsgs; k-- > from;)
+        if (t->msgs[k].role == QR_ASSISTANT) { upto = k; break; }
+    if (upto > from) {
+        if (global) {
+            uint32_t more = calls_in(t, from, upto);
+            if (more && (uint64_t)(ck->nids + more) * 2 > ck->capids) {
+                if (!qr_checked_grow(memo, ck->nids + more)) { qr_checked_reset(memo); return QUIRE_OK; }
+                checked_insert(ck, t, 0, from);
+            }
+            if (more) checked_insert(ck, t, from, upto);
+        }
+        ck->n = upto;
+        ck->last = t->msgs[upto - 1].blocks;
+    }
+    return QUIRE_OK;
+}
+
+static quire_status check_pairing(qr_ctx *c, uint32_t from) {
+    const quire_transcript *t = c->t;
     /* pairing, turn by turn */
-    for (uint32_t k = 0; k < t->nmsgs; k++) {
+    for (uint32_t k = from; k < t->nmsgs; k++) {
         const qmsg *m = &t->msgs[k];
         if (m->role == QR_TOOL) {
             /* results not preceded by an assistant turn with calls */
@@ -319,8 +399,26 @@ static const qr_encoder k_encoders[QD_COUNT_] = {
     [QD_OLLAMA] = qr_encode_ollama,
 };
 
+void qr_memo_prepare(qr_memo *m, qr_ctx *c, bool use);
+bool qr_memo_finish(qr_memo *m, qbuf *out);
+
+static quire_status render_impl(const quire_transcript *t, const quire_state *state, const quire_render_options *ro,
+                                const quire_options *opts, qr_memo *memo, quire_render_result *res,
+                                quire_error *err);
+
 quire_status quire_render(const quire_transcript *t, const quire_state *state, const quire_render_options *ro,
                           const quire_options *opts, quire_render_result *res, quire_error *err) {
+    return render_impl(t, state, ro, opts, NULL, res, err);
+}
+
+quire_status qr_render_memo(const quire_transcript *t, const quire_state *state, const quire_render_options *ro,
+                            const quire_options *opts, qr_memo *m, quire_render_result *res, quire_error *err) {
+    return render_impl(t, state, ro, opts, m, res, err);
+}
+
+static quire_status render_impl(const quire_transcript *t, const quire_state *state, const quire_render_options *ro,
+                                const quire_options *opts, qr_memo *memo, quire_render_result *res,
+                                quire_error *err) {
     memset(res, 0, sizeof *res);
     if (!t || !ro) return q_err(err, QUIRE_E_INVALID, "quire_render: transcript and options are required");
     if (!ro->provider || !*ro->provider) return q_err(err, QUIRE_E_INVALID, "no provider given");
@@ -357,7 +455,13 @@ quire_status quire_render(const quire_transcript *t, const quire_state *state, c
         c.retired = qs_retired_anchored(c.next, &c.scratch, &c.nretired);
         if (!c.retired) st = q_oom(err);
     }
-    if (!st) st = check_transcript(&c);
+    if (!st && memo) {
+        /* the dialects with a memo path; lossy renders check their own
+         * output as one buffer, so they render in full */
+        bool use = !ro->lossy && (c.caps.dialect == QD_ANTHROPIC_MESSAGES || c.caps.dialect == QD_OPENAI_CHAT);
+        qr_memo_prepare(memo, &c, use);
+    }
+    if (!st) st = check_transcript(&c, memo);
     if (!st) st = qr_plan_slots(&c);
     if (!st) st = qr_plan_cache(&c);
     if (!st) {
@@ -387,7 +491,8 @@ quire_status quire_render(const quire_transcript *t, const quire_state *state, c
     }
     if (st == QUIRE_OK) qs_after_render(c.next, &events);
     qarena_free(&c.scratch);
-    if (st == QUIRE_OK && (out.oom || events.oom || !qbuf_take(&out, &res->request) ||
+    if (st == QUIRE_OK && memo && !qr_memo_finish(memo, &out)) st = q_oom(err);
+    if (st == QUIRE_OK && (out.oom || events.oom || (!memo && !qbuf_take(&out, &res->request)) ||
                            !qbuf_take(&events, &res->events)))
         st = q_oom(err);
     if (st) {
@@ -398,6 +503,7 @@ quire_status quire_render(const quire_transcript *t, const quire_state *state, c
         quire_state_free(c.next);
         return st;
     }
+    if (memo) qbuf_free(&out); /* the previous body's buffer */
     res->state = c.next;
     return QUIRE_OK;
 }

@@ -60,6 +60,7 @@ typedef struct qr_ctx {
     qr_mark marks[16];
     uint32_t nmarks;
     uint32_t first_user;      /* first user-role message (system folding), UINT32_MAX = none */
+    struct qr_memo *memo;     /* a live session's stored encodings (render/memo.h); NULL = stateless */
 } qr_ctx;
 
 /* Dialect encoders: write the whole request body with c->w. */

@@ -6,6 +6,12 @@ need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 for p in cmake make gcc libc6-dev pkg-config libutf8proc-dev python3 python3-jsonschema python3-yaml python3-regex \
          python3-dev python3-setuptools python3-pip python3-pytest python3-distributed nodejs "$@"; do
+  case "$p" in
+    # a working node / npm from elsewhere (NodeSource, nvm, a tarball) is used as it is:
+    # installing Debian's over it conflicts
+    nodejs) command -v node >/dev/null 2>&1 && continue ;;
+    npm) command -v npm >/dev/null 2>&1 && continue ;;
+  esac
   have_pkg "$p" || need="$need $p"
 done
 # the Node package builds against the system's Node headers (node-gyp --nodedir=/usr) and

@@ -60,7 +60,20 @@ struct quire_replay {
     int64_t pending_turn;
     bool interrupt_pending;
     qbuf sev, sresp, sreport;   /* raw events, ACP responses, compaction report */
+    /* incremental rendering (render/memo.h): the stored encodings, whether
+     * req holds the current body, and the running digest of the body's
+     * stable pieces (the FNV state after each one) */
+    struct qr_memo *memo;
+    bool req_flat;
+    bool restoring;             /* quire_session_restore: render lines write no stream line */
+    uint32_t nwindow, nfull;    /* bodies validated on a window / in full (tests) */
+    struct qrp_dlink *dchain;
+    size_t ndchain, capdchain;
+    uint64_t dchain_epoch;
 };
+
+/* The current body (after a render line) in one buffer: r->req. False on OOM. */
+bool qrp_flatten(quire_replay *r);
 
 /* Applies one log line (its bytes must stay alive as long as r: message and
  * compact lines are referenced by the transcript). lineno and off locate the

@@ -5,8 +5,13 @@
 /* Digest                                                                    */
 /* ------------------------------------------------------------------------ */
 
-void q_fnv1a128(const void *data, size_t len, uint64_t *hi_out, uint64_t *lo_out) {
-    uint64_t hi = 0x6c62272e07bb0142ull, lo = 0x62b821756295c58dull;
+void q_fnv1a128_begin(uint64_t *hi, uint64_t *lo) {
+    *hi = 0x6c62272e07bb0142ull;
+    *lo = 0x62b821756295c58dull;
+}
+
+void q_fnv1a128_more(uint64_t *hi_io, uint64_t *lo_io, const void *data, size_t len) {
+    uint64_t hi = *hi_io, lo = *lo_io;
     const unsigned char *p = data;
     for (size_t i = 0; i < len; i++) {
         lo ^= p[i];
@@ -19,13 +24,22 @@ void q_fnv1a128(const void *data, size_t len, uint64_t *hi_out, uint64_t *lo_out
         hi = nhi;
         lo = nlo;
     }
-    *hi_out = hi;
-    *lo_out = lo;
+    *hi_io = hi;
+    *lo_io = lo;
+}
+
+void q_fnv1a128(const void *data, size_t len, uint64_t *hi_out, uint64_t *lo_out) {
+    q_fnv1a128_begin(hi_out, lo_out);
+    q_fnv1a128_more(hi_out, lo_out, data, len);
 }
 
 void quire_digest128(const void *data, size_t len, char out[33]) {
     uint64_t hi, lo;
     q_fnv1a128(data, len, &hi, &lo);
+    q_digest_hex(hi, lo, out);
+}
+
+void q_digest_hex(uint64_t hi, uint64_t lo, char out[33]) {
     static const char hx[] = "0123456789abcdef";
     for (int i = 0; i < 16; i++) out[i] = hx[(hi >> (60 - 4 * i)) & 0xf];
     for (int i = 0; i < 16; i++) out[16 + i] = hx[(lo >> (60 - 4 * i)) & 0xf];

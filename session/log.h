@@ -14,6 +14,11 @@
 /* 128-bit FNV-1a over data (offset basis 0x6c62272e07bb014262b821756295c58d,
  * prime 2^88 + 0x13b). hi/lo are the two 64-bit halves. */
 void q_fnv1a128(const void *data, size_t len, uint64_t *hi, uint64_t *lo);
+/* The same, streaming: begin, then more over consecutive pieces. */
+void q_fnv1a128_begin(uint64_t *hi, uint64_t *lo);
+void q_fnv1a128_more(uint64_t *hi, uint64_t *lo, const void *data, size_t len);
+/* hi:lo as 32 lowercase hex digits and a NUL (quire_digest128's form). */
+void q_digest_hex(uint64_t hi, uint64_t lo, char out[33]);
 
 /* One physical line of a JSONL text: [start, start + len) without the
  * newline (a trailing '\r' is kept out too). Returns false at the end. */

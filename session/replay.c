@@ -11,6 +11,7 @@
 #include "session/engine.h"
 
 #include "compact/compact.h"
+#include "render/memo.h"
 #include "reminders/state.h"
 #include "core/transcript.h"
 
@@ -233,6 +234,43 @@ static void out_event_lines(quire_replay *r, const char *ev, size_t n, uint32_t 
 
 /* The render and reminder settings a session line may carry (a live session
  * records its configuration there, so its log replays with the same rules). */
+/* "bridges": {"<server>": ["resources", "tools", "prompts"], ...}: the MCP
+ * bridges the session turns on (DESIGN 3; off by default). */
+static quire_status session_bridges(lctx *c, uint32_t v) {
+    quire_status st = want_type(c, v, QJ_OBJECT, "/bridges", "object {\"<server>\": [\"resources\", ...]}");
+    if (st) return st;
+    if (qj_find_dup_key(c->d, v) != QJ_NONE)
+        return lerr(c, QUIRE_E_SESSION, qj_find_dup_key(c->d, v), "/bridges", "duplicate server in bridges");
+    for (uint32_t k = v + 1; k < qj_at(c->d, v)->end; k = qj_next(c->d, k + 1)) {
+        char ptr[300] = "/bridges";
+        const qj_node *kn = qj_at(c->d, k);
+        q_ptr_push_key(ptr, sizeof ptr, kn->p, kn->len);
+        uint32_t arr = k + 1;
+        if ((st = want_type(c, arr, QJ_ARRAY, ptr, "array of \"resources\", \"tools\", \"prompts\""))) return st;
+        size_t n = 0;
+        char *name = qj_str_decode(c->d, k, &c->r->ar, &n);
+        if (!name) return q_oom(c->err);
+        if (!n || strlen(name) != n) return lerr(c, QUIRE_E_SESSION, k, ptr, "a server name must be non-empty text");
+        unsigned mask = 0;
+        uint32_t i = 0;
+        for (uint32_t e = arr + 1; e < qj_at(c->d, arr)->end; e = qj_next(c->d, e), i++) {
+            unsigned bit = qj_type_of(c->d, e) != QJ_STRING       ? 0u
+                           : qj_str_eq(c->d, e, "resources")    ? QUIRE_BRIDGE_RESOURCES
+                           : qj_str_eq(c->d, e, "tools")        ? QUIRE_BRIDGE_TOOLS
+                           : qj_str_eq(c->d, e, "prompts")      ? QUIRE_BRIDGE_PROMPTS
+                                                                : 0u;
+            if (!bit) {
+                char p2[320];
+                snprintf(p2, sizeof p2, "%s/%u", ptr, i);
+                return lerr(c, QUIRE_E_SESSION, e, p2, "a bridge is \"resources\", \"tools\" or \"prompts\"");
+            }
+            mask |= bit;
+        }
+        if ((st = quire_state_set_bridges(c->r->state, name, mask, c->err))) return st;
+    }
+    return QUIRE_OK;
+}
+
 static quire_status session_settings(lctx *c, uint32_t policy, uint32_t cpolicy, uint32_t max_tokens,
                                      uint32_t limits) {
     quire_replay *r = c->r;
@@ -268,12 +306,14 @@ static quire_status session_settings(lctx *c, uint32_t policy, uint32_t cpolicy,
     }
     if (limits != QJ_NONE) {
         if ((st = want_type(c, limits, QJ_OBJECT, "/limits", "object (reminder limits)"))) return st;
-        static const char *const names[] = {"maxLivePerOrigin", "turnBudgetBytes", "bodyCapBytes", "maxOrigins", NULL};
-        uint32_t f[4];
+        static const char *const names[] = {"maxLivePerOrigin", "turnBudgetBytes", "bodyCapBytes", "maxOrigins",
+                                            "maxPendingPerServer", NULL};
+        uint32_t f[5];
         if ((st = fields(c, limits, names, f, "limits", "/limits"))) return st;
-        quire_reminder_limits lim = {0, 0, 0, 0};
-        uint32_t *dst[4] = {&lim.max_live_per_origin, &lim.turn_budget_bytes, &lim.body_cap_bytes, &lim.max_origins};
-        for (int i = 0; i < 4; i++) {
+        quire_reminder_limits lim = {0, 0, 0, 0, 0};
+        uint32_t *dst[5] = {&lim.max_live_per_origin, &lim.turn_budget_bytes, &lim.body_cap_bytes, &lim.max_origins,
+                            &lim.max_pending_per_server};
+        for (int i = 0; i < 5; i++) {
             if (f[i] == QJ_NONE) continue;
             const qj_node *n = qj_at(c->d, f[i]);
             uint64_t v = 0;
@@ -296,8 +336,8 @@ static quire_status session_settings(lctx *c, uint32_t policy, uint32_t cpolicy,
 static quire_status ev_session(lctx *c, uint32_t root) {
     quire_replay *r = c->r;
     static const char *const names[] = {"type",        "sessionId",     "target",    "system", "tools", "_meta",
-                                        "renderPolicy", "compactPolicy", "maxTokens", "limits", NULL};
-    uint32_t f[10];
+                                        "renderPolicy", "compactPolicy", "maxTokens", "limits", "bridges", NULL};
+    uint32_t f[11];
     quire_status st = fields(c, root, names, f, "session event", "");
     if (st) return st;
     if (r->seen_session) return lerr(c, QUIRE_E_SESSION, root, "", "a second session event; a log holds one, first");
@@ -321,7 +361,8 @@ static quire_status ev_session(lctx *c, uint32_t root) {
         st = qtr_decode_tools(r->t, c->d, f[4], "/tools", c->err);
         if (st) { q_err_rebase_line(c->err, c->line, c->len, c->off, c->lineno); return st; }
     }
-    return session_settings(c, f[6], f[7], f[8], f[9]);
+    if ((st = session_settings(c, f[6], f[7], f[8], f[9]))) return st;
+    return f[10] != QJ_NONE ? session_bridges(c, f[10]) : QUIRE_OK;
 }
 
 static quire_status ev_message(lctx *c, uint32_t root) {
@@ -371,6 +412,88 @@ static quire_status ev_message(lctx *c, uint32_t root) {
     return QUIRE_OK;
 }
 
+/* The body's pieces in one buffer (r->req), once per render. */
+bool qrp_flatten(quire_replay *r) {
+    if (r->req_flat) return true;
+    size_t np = 0, n = 0, len = 0;
+    if (r->memo) qr_memo_pieces(r->memo, &np, &len);
+    const quire_segment *sg = np ? qr_memo_segments(r->memo, &n) : NULL;
+    if (np && !sg) return false;
+    r->req.len = 0;
+    if (!qbuf_grow(&r->req, len + 1)) return false;
+    for (size_t k = 0; k < n; k++) {
+        memcpy(r->req.data + r->req.len, sg[k].data, sg[k].len);
+        r->req.len += sg[k].len;
+    }
+    if (r->req.oom) return false;
+    r->req.data[r->req.len] = '\0';
+    r->req_flat = true;
+    return true;
+}
+
+/* The digest of the body (quire_digest128), carried over the stable pieces
+ * that the previous body shares from its start: only what follows the first
+ * change is hashed. */
+struct qrp_dlink {
+    const char *p;
+    size_t n;
+    uint64_t hi, lo;
+};
+
+static void running_digest(quire_replay *r, char hex[33], size_t *blen) {
+    size_t n, len;
+    const qr_piece *p = qr_memo_pieces(r->memo, &n, &len);
+    *blen = len;
+    uint64_t hi, lo;
+    q_fnv1a128_begin(&hi, &lo);
+    size_t k = 0;
+    if (r->dchain_epoch == qr_memo_epoch(r->memo))
+        for (; k < n && k < r->ndchain && p[k].stable && r->dchain[k].p == p[k].p && r->dchain[k].n == p[k].n; k++) {
+            hi = r->dchain[k].hi;
+            lo = r->dchain[k].lo;
+        }
+    if (r->capdchain < n) {
+        size_t ncap = n + n / 2 + 16;
+        struct qrp_dlink *nd = q_realloc(r->a, r->dchain, r->capdchain * sizeof *nd, ncap * sizeof *nd);
+        if (nd) { r->dchain = nd; r->capdchain = ncap; }
+    }
+    r->ndchain = k;
+    for (; k < n; k++) {
+        q_fnv1a128_more(&hi, &lo, p[k].p, p[k].n);
+        if (k < r->capdchain && r->ndchain == k && p[k].stable) {
+            struct qrp_dlink l = {p[k].p, p[k].n, hi, lo};
+            r->dchain[k] = l;
+            r->ndchain = k + 1;
+        }
+    }
+    r->dchain_epoch = qr_memo_epoch(r->memo);
+    q_digest_hex(hi, lo, hex);
+}
+
+/* True when the render's events emit, for the first time, a reminder of
+ * state s (the state rendered) whose mode is interrupt_immediate. */
+static bool fires_interrupt(const quire_state *s, const char *ev, size_t n) {
+    bool found = false;
+    for (uint32_t i = 0; i < s->nrems && !found; i++) {
+        const qreminder *q = &s->rems[i];
+        if (q->mode != QM_INTERRUPT_IMMEDIATE || q->fired_at_turn != 0 || q->retired_at_turn != 0) continue;
+        /* the event's opening bytes, written by the same JSON writer */
+        qbuf b;
+        qbuf_init(&b, s->a);
+        qw w;
+        qw_init(&w, &b, false);
+        qw_obj_begin(&w);
+        qw_key(&w, "sessionUpdate"); qw_strz(&w, "reminder_emitted");
+        qw_key(&w, "reminderId"); qw_strz(&w, q->id);
+        qw_dispose(&w);
+        qbuf_putc(&b, '\0');
+        /* out of memory: err on the side of stopping the batch */
+        found = b.oom || (ev && contains(ev, n, b.data));
+        qbuf_free(&b);
+    }
+    return found;
+}
+
 static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
     quire_replay *r = c->r;
     static const char *const names[] = {"type", "target", "_meta", NULL};
@@ -408,15 +531,11 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
     ro.pretty = r->ro.pretty;
     if (r->ro.max_tokens) ro.max_tokens = r->ro.max_tokens;
     ro.caps = over && over->size >= sizeof *over && over->caps ? over->caps : r->caps;
-    /* an interrupt_immediate reminder rendered for the first time asks the
-     * host to skip the pending tool batch (DESIGN 11) */
-    bool interrupt = false;
-    for (uint32_t i = 0; i < r->state->nrems && !interrupt; i++) {
-        const qreminder *q = &r->state->rems[i];
-        interrupt = q->mode == QM_INTERRUPT_IMMEDIATE && q->fired_at_turn == 0 && q->retired_at_turn == 0;
-    }
     quire_render_result res;
-    st = quire_render(r->t, r->state, &ro, &r->opts, &res, c->err);
+    if (!r->memo && !(r->memo = qr_memo_new(r->a))) return q_oom(c->err);
+    r->req_flat = false;
+    r->req.len = 0;
+    st = qr_render_memo(r->t, r->state, &ro, &r->opts, r->memo, &res, c->err);
     if (st) {
         /* render errors point into the transcript, not this line: keep the
          * message and pointer, locate them at this render line */
@@ -435,7 +554,22 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
         quire_error verr;
         quire_options vo = QUIRE_OPTIONS_INIT;
         vo.allocator = r->a;
-        quire_status vs = quire_validate(res.request.data ? res.request.data : "", res.request.len, &vro, &vo, &rep, &verr);
+        /* the window first (what changed and its neighbours, memo.h); the
+         * whole body when the window fails, for the errors of the body */
+        quire_status vs = QUIRE_E_VALIDATE;
+        qbuf win;
+        qbuf_init(&win, r->a);
+        if (qr_memo_window(r->memo, &win)) {
+            vs = quire_validate(win.data, win.len, &vro, &vo, &rep, &verr);
+            if (vs == QUIRE_E_VALIDATE) quire_bytes_free(&rep);
+            if (vs == QUIRE_OK) r->nwindow++;
+        }
+        qbuf_free(&win);
+        if (vs != QUIRE_OK) {
+            if (!qrp_flatten(r)) { quire_render_result_free(&res); return q_oom(c->err); }
+            r->nfull++;
+            vs = quire_validate(r->req.data ? r->req.data : "", r->req.len, &vro, &vo, &rep, &verr);
+        }
         if (vs == QUIRE_E_VALIDATE) {
             size_t n = 0;
             while (n < rep.len && rep.data[n] != '\n') n++;
@@ -452,13 +586,10 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
         if (vs == QUIRE_E_NOMEM) { quire_render_result_free(&res); return q_oom(c->err); }
     }
     int64_t turn = res.state ? res.state->turn : 0;
-    /* the step's body: take the rendered buffer over instead of copying it */
-    qbuf_free(&r->req);
-    r->req.data = res.request.data;
-    r->req.len = res.request.len;
-    r->req.cap = res.request.len + 1;
-    res.request.data = NULL;
-    res.request.len = 0;
+    /* an interrupt_immediate reminder rendered for the first time asks the
+     * host to skip the pending tool batch (DESIGN 11); one the per-turn
+     * budget kept out was not rendered and interrupts nothing */
+    bool interrupt = r->live && fires_interrupt(r->state, res.events.data, res.events.len);
     snprintf(r->target_provider, sizeof r->target_provider, "%s", prov);
     snprintf(r->target_model, sizeof r->target_model, "%s", model ? model : "");
     step->turn = turn;
@@ -475,6 +606,14 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
         quire_render_result_free(&res);
         return r->sev.oom ? q_oom(c->err) : QUIRE_OK;
     }
+    if (r->restoring) {
+        /* a session being restored commits the turn and writes no line */
+        quire_state_free(r->state);
+        r->state = res.state;
+        res.state = NULL;
+        quire_render_result_free(&res);
+        return QUIRE_OK;
+    }
     /* the stream line: bodies are always compact inside JSONL */
     qw w;
     qw_init(&w, &r->out, false);
@@ -488,10 +627,12 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
     qw_obj_end(&w);
     if (r->ro.flags & QUIRE_REPLAY_DIGEST) {
         char hex[33];
-        quire_digest128(r->req.data, r->req.len, hex);
-        qw_key(&w, "bytes"); qw_int(&w, (int64_t)r->req.len);
+        size_t blen = 0;
+        running_digest(r, hex, &blen);
+        qw_key(&w, "bytes"); qw_int(&w, (int64_t)blen);
         qw_key(&w, "digest"); qw_strz(&w, hex);
     } else {
+        if (!qrp_flatten(r)) { qw_dispose(&w); quire_render_result_free(&res); return q_oom(c->err); }
         qw_key(&w, "body");
         if (r->ro.pretty) {
             /* the step keeps the pretty body; the line gets a compact copy */
@@ -813,8 +954,12 @@ quire_status quire_replay_next(quire_replay *r, quire_replay_step *step, int *do
     step->output = r->out.data ? r->out.data : "";
     step->output_len = r->out.len;
     if (step->turn) {
-        step->request = r->req.data;
-        step->request_len = r->req.len;
+        /* with QUIRE_REPLAY_DIGEST the body is never put in one buffer */
+        size_t np, blen = 0;
+        if (r->memo) qr_memo_pieces(r->memo, &np, &blen);
+        bool flat = r->req_flat && !(r->ro.flags & QUIRE_REPLAY_DIGEST);
+        step->request = flat ? r->req.data : NULL;
+        step->request_len = flat ? r->req.len : blen;
     }
     return QUIRE_OK;
 }
@@ -834,6 +979,8 @@ void quire_replay_free(quire_replay *r) {
     qbuf_free(&r->sresp);
     qbuf_free(&r->sreport);
     quire_state_free(r->pending);
+    qr_memo_free(r->memo);
+    q_free(r->a, r->dchain, r->capdchain * sizeof *r->dchain);
     qarena_free(&r->ar);
     q_free(r->a, r->owned, r->owned_len);
     q_free(r->a, r, sizeof *r);

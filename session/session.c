@@ -14,6 +14,7 @@
 #include "session/engine.h"
 
 #include "compact/compact.h"
+#include "render/memo.h"
 
 #include <stdio.h>
 
@@ -31,7 +32,6 @@ struct quire_session {
     size_t nlog, caplog;
     qline render_line;        /* the pending turn's render line */
     bool pending;
-    quire_segment seg;        /* the last render's body */
     qbuf work;                /* line under construction */
 };
 
@@ -55,8 +55,6 @@ static void drop_pending(quire_session *s) {
     quire_state_free(s->r->pending);
     s->r->pending = NULL;
     s->pending = false;
-    s->seg.data = NULL;
-    s->seg.len = 0;
 }
 
 static void reset_sinks(quire_session *s) {
@@ -71,6 +69,11 @@ static quire_status apply_text(quire_session *s, const char *line, size_t n, qui
                                quire_error *err) {
     char *copy = qarena_strndup(&s->lines, line, n);
     if (!copy) return q_oom(err);
+    /* a line of the log is one line: line breaks of pretty-printed input can
+     * only be white space between tokens (JSON strings cannot hold them raw),
+     * so they become spaces and every offset stays where it was */
+    for (size_t i = 0; i < n; i++)
+        if (copy[i] == '\n' || copy[i] == '\r') copy[i] = ' ';
     quire_replay_step tmp;
     quire_status st = qrp_apply(s->r, copy, n, (uint32_t)(s->nlog + 1), 0, step ? step : &tmp, err);
     if (out) { out->p = copy; out->n = n; }
@@ -218,6 +221,7 @@ quire_status quire_session_restore(const char *log, size_t len, const quire_caps
     if (!src) { quire_session_free(s); return q_oom(err); }
     if (len) memcpy(src, log, len);
     s->r->live = false; /* render lines commit their turn, as in replay */
+    s->r->restoring = true;
     qline_iter it = {src, len, 0, 0};
     const char *line;
     size_t n, off;
@@ -230,6 +234,7 @@ quire_status quire_session_restore(const char *log, size_t len, const quire_caps
         if (!st && !log_push(s, l)) st = q_oom(err);
     }
     s->r->live = true;
+    s->r->restoring = false;
     s->r->out.len = 0;
     if (!st && !s->r->seen_session)
         st = q_err_at(err, QUIRE_E_SESSION, 0, "", "the log has no session line");
@@ -478,12 +483,19 @@ quire_status quire_session_render(quire_session *s, const char *target, size_t t
     quire_replay *r = s->r;
     s->render_line = l;
     s->pending = true;
-    s->seg.data = r->req.data ? r->req.data : "";
-    s->seg.len = r->req.len;
-    out->segments = &s->seg;
-    out->nsegments = 1;
-    out->body_len = r->req.len;
-    if (flags & QUIRE_SESSION_CONTIGUOUS) out->body = s->seg.data;
+    /* the body as the memo's pieces (stored encodings of unchanged messages,
+     * the bytes written this turn), borrowed; one copy only on request */
+    size_t np = 0, blen = 0, nseg = 0;
+    qr_memo_pieces(r->memo, &np, &blen);
+    const quire_segment *segs = qr_memo_segments(r->memo, &nseg);
+    if (!segs && np) { drop_pending(s); return q_oom(err); }
+    out->segments = segs;
+    out->nsegments = nseg;
+    out->body_len = blen;
+    if (flags & QUIRE_SESSION_CONTIGUOUS) {
+        if (!qrp_flatten(r)) { drop_pending(s); return q_oom(err); }
+        out->body = r->req.data;
+    }
     out->method = "POST";
     out->events = r->sev.data ? r->sev.data : "";
     out->events_len = r->sev.len;
@@ -511,8 +523,6 @@ quire_status quire_session_accept_message(quire_session *s, const char *json, si
     r->state = r->pending;
     r->pending = NULL;
     s->pending = false;
-    s->seg.data = NULL;
-    s->seg.len = 0;
     return QUIRE_OK;
 }
 
@@ -815,3 +825,57 @@ quire_status quire_session_log(const quire_session *s, quire_bytes *out, quire_e
 int64_t quire_session_turn_count(const quire_session *s) { return s ? s->r->state->turn : 0; }
 
 size_t quire_session_message_count(const quire_session *s) { return s ? s->r->t->nmsgs : 0; }
+
+/* ------------------------------------------------------------------------ */
+/* Push routing, responses in (DESIGN 11, 12)                                */
+/* ------------------------------------------------------------------------ */
+
+quire_status quire_session_subscriptions(const quire_session *s, const char *server, quire_bytes *out,
+                                         quire_error *err) {
+    memset(out, 0, sizeof *out);
+    if (!s) return q_err(err, QUIRE_E_INVALID, "quire_session_subscriptions: no session");
+    return quire_state_subscriptions(s->r->state, server, out, err);
+}
+
+quire_status quire_session_accept_response(quire_session *s, const quire_response *r, quire_error *err) {
+    if (!s) return q_err(err, QUIRE_E_INVALID, "quire_session_accept_response: no session");
+    if (!r || !r->message.data) return q_err(err, QUIRE_E_INVALID, "quire_session_accept_response: no decoded response");
+    /* the log line must be one line: the message is written compact */
+    quire_bytes compact = {0};
+    quire_status st = quire_json_format(r->message.data, r->message.len, 0, &s->opts, &compact, err);
+    if (st) return st;
+    st = quire_session_accept_message(s, compact.data, compact.len, err);
+    quire_bytes_free(&compact);
+    return st;
+}
+
+quire_status quire_session_accept(quire_session *s, const char *bytes, size_t len, const quire_response_options *ro,
+                                  quire_bytes *info, quire_error *err) {
+    if (info) memset(info, 0, sizeof *info);
+    if (!s) return q_err(err, QUIRE_E_INVALID, "quire_session_accept: no session");
+    if (!s->pending || !s->r->pending)
+        return q_err(err, QUIRE_E_INVALID, "no pending turn: render the request before accepting its answer");
+    quire_response_options o = QUIRE_RESPONSE_OPTIONS_INIT;
+    if (ro) {
+        size_t n = ro->size < sizeof o ? ro->size : sizeof o;
+        memcpy(&o, ro, n);
+        o.size = sizeof o;
+    }
+    if (!o.caps) o.caps = s->r->caps;
+    o.pretty = 0;
+    quire_options jo = s->opts;
+    jo.flags &= ~QUIRE_PARSE_BORROW;
+    const char *model = s->r->target_model[0] ? s->r->target_model : NULL;
+    quire_response res;
+    memset(&res, 0, sizeof res);
+    quire_status st = quire_response_decode(s->r->target_provider, model, bytes ? bytes : "", bytes ? len : 0, &o, &jo,
+                                            &res, err);
+    if (st) return st; /* the turn stays pending */
+    st = quire_session_accept_message(s, res.message.data, res.message.len, err);
+    if (st == QUIRE_OK && info) {
+        *info = res.info;
+        memset(&res.info, 0, sizeof res.info);
+    }
+    quire_response_free(&res);
+    return st;
+}

@@ -242,6 +242,14 @@ case("budget_per_origin", "at most N live reminders per origin (here 2): the old
                              mcp_rem("noisy", {"id": "n3", "body": "three"}),
                              mcp_rem("noisy", {"id": "n4", "body": "four"}),
                              rem({"id": "h2", "body": "host two"})])})
+case("pending_per_server", "at most N reminders a server pushed wait for their first render (here 2): the oldest pending one "
+     "of that server is dropped with reminder_dropped(queue_full); host reminders never count",
+     ["ingest", "--session-id", "s1", "--max-pending-per-server", "2", "--state-out", "state-out.json", "--events", "events.jsonl", "remind.jsonl"], R_FILES,
+     {"remind.jsonl": jsonl([init("noisy"),
+                             mcp_rem("noisy", {"id": "n1", "body": "one"}),
+                             rem({"id": "h1", "body": "host one", "origin": "mcp:noisy"}),
+                             mcp_rem("noisy", {"id": "n2", "body": "two"}),
+                             mcp_rem("noisy", {"id": "n3", "body": "three"})])})
 case("budget_per_turn", "per-turn byte budget (state limits: 40 bytes): the origin with the most bytes loses its oldest, with reminder_dropped(budget)",
      ["render", "--pretty", "--state", "state.json"] + R_OUT + ["t.json"], R_FILES,
      {"t.json": tj, "state.json": json.dumps({"sessionId": "s1", "turn": 0, "seq": 4,
@@ -280,9 +288,12 @@ upd = [{"type": "mcp", "server": "fs", "message": json.load(open(SHARED + "/prot
 case("bridges_off", "resources/updated, tools/list_changed, prompts/list_changed are ignored by default (bridges are opt-in)",
      ["ingest", "--session-id", "s1", "--state-out", "state-out.json", "--events", "events.jsonl", "msgs.jsonl"], R_FILES,
      {"msgs.jsonl": jsonl(upd)})
-case("bridges_on", "--enable-bridge fs:resources,fs:tools: bridge reminders (dedupeKey resource_updated:<uri>, ttlTurns 1); prompts stays off",
+sub = {"type": "mcp", "server": "fs", "direction": "out",
+       "message": {"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": {"uri": "file:///project/src/main.rs"}}}
+case("bridges_on", "--enable-bridge fs:resources,fs:tools: bridge reminders (dedupeKey resource_updated:<uri>, ttlTurns 1) for the "
+     "URI the host subscribed to (its resources/subscribe is recorded as a direction out line); prompts stays off",
      ["ingest", "--session-id", "s1", "--enable-bridge", "fs:resources,fs:tools", "--state-out", "state-out.json", "--events", "events.jsonl", "msgs.jsonl"], R_FILES,
-     {"msgs.jsonl": jsonl(upd)})
+     {"msgs.jsonl": jsonl([sub] + upd)})
 case("bridges_bad_kind", "an unknown bridge kind is a usage error",
      ["ingest", "--enable-bridge", "fs:files", "msgs.jsonl"], [], {"msgs.jsonl": jsonl(upd)})
 

@@ -78,9 +78,13 @@ QUIRE_VARIANTS = [
     }, ["reminderId", "phase", "expiredAtTurn"]),
     variant("reminder_dropped", {
         "reminderId": {"type": "string"},
-        "reason": {"enum": ["invalid", "capability_not_declared", "budget", "not_renderable"]},
+        "reason": {"enum": ["invalid", "capability_not_declared", "budget", "not_renderable", "not_subscribed", "queue_full"]},
         "detail": {"type": "string", "minLength": 1},
     }, ["reason", "detail"]),
+    variant("mcp_reconnected", {
+        "server": {"type": "string", "minLength": 1},
+        "subscriptions": {"type": "array", "items": {"type": "string", "minLength": 1}},
+    }, ["server", "subscriptions"]),
 ]
 
 RPC_RESPONSE = {

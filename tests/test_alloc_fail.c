@@ -479,6 +479,45 @@ static quire_status sc_render_policies(const quire_options *o, sout *out, quire_
     return st;
 }
 
+/* push routing: subscriptions (resources/subscribe, subscriptions/listen),
+ * updates routed by them, a reconnect, the pending queue; the state written,
+ * parsed back and asked for its subscriptions */
+static quire_status sc_push(const quire_options *o, sout *out, quire_error *e) {
+    static const char lines[] =
+        "{\"type\":\"mcp\",\"server\":\"fs\",\"message\":{\"id\":0,\"result\":{\"capabilities\":{\"reminders\":{\"emit\":true}}}}}\n"
+        "{\"type\":\"mcp\",\"server\":\"fs\",\"direction\":\"out\",\"message\":{\"id\":1,\"method\":\"resources/subscribe\","
+        "\"params\":{\"uri\":\"file:///a\"}}}\n"
+        "{\"type\":\"mcp\",\"server\":\"fs\",\"direction\":\"out\",\"message\":{\"id\":\"l1\",\"method\":"
+        "\"subscriptions/listen\",\"params\":{\"notifications\":{\"resourceSubscriptions\":[\"file:///b\",\"file:///c\"]}}}}\n"
+        "{\"type\":\"mcp\",\"server\":\"fs\",\"message\":{\"method\":\"notifications/resources/updated\",\"params\":{\"uri\":\"file:///b\"}}}\n"
+        "{\"type\":\"mcp\",\"server\":\"fs\",\"message\":{\"method\":\"notifications/resources/updated\",\"params\":{\"uri\":\"file:///z\"}}}\n"
+        "{\"type\":\"mcp\",\"server\":\"fs\",\"message\":{\"method\":\"notifications/reminder\",\"params\":{\"reminder\":{\"body\":\"p1\"}}}}\n"
+        "{\"type\":\"mcp\",\"server\":\"fs\",\"message\":{\"method\":\"notifications/reminder\",\"params\":{\"reminder\":{\"body\":\"p2\"}}}}\n"
+        "{\"type\":\"mcp\",\"server\":\"fs\",\"event\":\"reconnected\"}\n"
+        "{\"type\":\"mcp\",\"server\":\"fs\",\"direction\":\"out\",\"message\":{\"method\":\"notifications/cancelled\","
+        "\"params\":{\"requestId\":\"l1\"}}}\n";
+    quire_state *s = NULL, *n = NULL, *p = NULL;
+    quire_bytes ev = {0}, w = {0}, subs = {0};
+    quire_status st = quire_state_new("s", o, &s, e);
+    if (st) return st;
+    quire_reminder_limits lim = {0, 0, 0, 0, 2};
+    quire_state_set_limits(s, &lim);
+    if ((st = quire_state_set_bridges(s, "fs", QUIRE_BRIDGE_RESOURCES, e))) goto done;
+    if ((st = quire_state_apply_lines(s, lines, sizeof lines - 1, o, &n, &ev, NULL, e))) goto done;
+    sout_bytes(out, &ev);
+    if ((st = quire_state_write(n, 0, &w, e))) goto done;
+    st = quire_state_parse(w.data, w.len, o, &p, e);
+    sout_bytes(out, &w);
+    if (st) goto done;
+    if ((st = quire_state_subscriptions(p, NULL, &subs, e))) goto done;
+    sout_bytes(out, &subs);
+done:
+    quire_state_free(s);
+    quire_state_free(n);
+    quire_state_free(p);
+    return st;
+}
+
 typedef struct scenario {
     const char *name;
     scenario_fn fn;
@@ -599,6 +638,7 @@ int main(int argc, char **argv) {
         {"lifecycle_inject_clear_propagate", sc_lifecycle,
          HAVE(quire_state_parse) && HAVE(quire_state_inject) && HAVE(quire_state_clear) &&
              HAVE(quire_state_propagate) && HAVE(quire_state_set_bridges) && HAVE(quire_state_ingest_mcp), 0},
+        {"push_routing", sc_push, HAVE(quire_state_parse) && HAVE(quire_state_apply_lines), 0},
         {"render_policies", sc_render_policies, HAVE(quire_state_parse) && HAVE(quire_render_policy_apply), 0},
         {"compact", sc_compact, HAVE(quire_compact) && HAVE(quire_compact_policy_parse), 0},
         {"replay_run", sc_replay_run, HAVE(quire_replay_run), 0},

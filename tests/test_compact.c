@@ -791,6 +791,74 @@ static void test_resummarise(void) {
     free(json);
 }
 
+
+/* A loop that compacts every few turns with keepFirstTurns 1: each new summary
+ * joins the kept first user message and replaces the one before (quoting it),
+ * so summaries never pile up there. */
+static char *loop_turns(const char *head, uint32_t from, uint32_t n) {
+    qbuf b;
+    qbuf_init(&b, NULL);
+    qbuf_puts(&b, head);
+    for (uint32_t i = from; i < from + n; i++) {
+        qbuf_printf(&b, "%s{\"role\":\"user\",\"content\":\"List dir%u\"},"
+                        "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Let me look at dir%u.\"},"
+                        "{\"type\":\"toolCall\",\"id\":\"c%u\",\"name\":\"read\",\"input\":{\"path\":\"dir%u\"}}]},"
+                        "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"c%u\","
+                        "\"content\":\"dir%u/main.c\\ndir%u/util.c\\ndir%u/README.md\"}]},"
+                        "{\"role\":\"assistant\",\"content\":\"dir%u holds three files. Done.\"}",
+                    i == from && strcmp(head, "{\"messages\":[") == 0 ? "" : ",", i, i, i, i, i, i, i, i, i);
+    }
+    qbuf_puts(&b, "]}");
+    qbuf_putc(&b, '\0');
+    return b.data;
+}
+
+static size_t count_of(const char *s, const char *z) {
+    size_t c = 0;
+    for (const char *p = s; (p = strstr(p, z)) != NULL; p += strlen(z)) c++;
+    return c;
+}
+
+static void test_repeated_kept_first(void) {
+    char *json = loop_turns("{\"messages\":[", 0, 6);
+    quire_compact_policy p = QUIRE_COMPACT_POLICY_INIT;
+    p.keep_first_turns = 1;
+    p.keep_last_turns = 1;
+    p.keep_last_steps = 0;
+    p.summary_tokens = 64;
+    p.budget_tokens = 250;
+    quire_error e;
+    for (uint32_t round = 0; round < 4 && json; round++) {
+        quire_transcript *t = parse(json, strlen(json));
+        free(json);
+        json = NULL;
+        if (!t) break;
+        quire_compact_result r;
+        quire_status st = quire_compact(t, NULL, &p, NULL, 0, NULL, &r, &e);
+        CHECK_MSG(st == QUIRE_OK, "round %u: %s", round, e.message);
+        if (st != QUIRE_OK) { quire_transcript_free(t); break; }
+        char *o = write_t(r.transcript);
+        CHECK(o != NULL);
+        if (o) {
+            /* one summary, in the first user message, whatever the round */
+            CHECK_MSG(count_of(o, "<conversation-summary>") == 1, "round %u: %s", round, o);
+            const char *first_end = strstr(o, "\"role\":\"assistant\"");
+            const char *sum = strstr(o, "<conversation-summary>");
+            CHECK_MSG(sum && first_end && sum < first_end, "round %u: %s", round, o);
+            if (round > 0) {
+                CHECK_MSG(strstr(r.report.data, "\"replacedEarlierSummaries\":1") != NULL, "%s", r.report.data);
+            }
+            /* the next turns of the loop */
+            o[strlen(o) - 2] = '\0'; /* drop "]}" */
+            json = loop_turns(o, 10 * (round + 1), 3);
+            free(o);
+        }
+        quire_compact_result_free(&r);
+        quire_transcript_free(t); /* the result borrowed from it */
+    }
+    free(json);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Steps inside one long turn, and pinned spans                              */
 /* ------------------------------------------------------------------------ */
@@ -949,6 +1017,7 @@ int main(void) {
     test_span_pinning();
     test_excerpt_lines();
     test_resummarise();
+    test_repeated_kept_first();
     test_boundary_checker();
     test_policy();
     test_wrap();

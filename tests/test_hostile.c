@@ -54,7 +54,7 @@ static quire_state *state_with_origins(uint32_t max_origins) {
     quire_state *s = NULL;
     quire_error e;
     if (quire_state_new(NULL, NULL, &s, &e)) return NULL;
-    quire_reminder_limits l = {0, 0, 0, max_origins};
+    quire_reminder_limits l = {0, 0, 0, max_origins, 0};
     quire_state_set_limits(s, &l);
     return s;
 }

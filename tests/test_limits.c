@@ -352,7 +352,7 @@ static void check_reminder_limits(void) {
     CHECK_INT(l.body_cap_bytes, 8192);
 
     /* per origin: the third reminder of one origin drops the oldest, with an event */
-    quire_reminder_limits small = {2, 0, 64, 0};
+    quire_reminder_limits small = {2, 0, 64, 0, 0};
     quire_state_set_limits(s, &small);
     char body[512];
     for (int i = 0; i < 3; i++) {

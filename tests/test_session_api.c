@@ -7,6 +7,7 @@
 #include "quire.h"
 #include "unit.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 #define S(lit) lit, sizeof(lit) - 1
@@ -213,6 +214,10 @@ static void bodies_push(bodies *bs, const char *p, size_t n) {
 }
 
 static int g_stateless_checked, g_replayed, g_compactions, g_restores, g_failed_turns, g_switches;
+/* long sessions (the memo paths): renders whose first segment is the previous
+ * render's (the stored head), renders whose body was also asked contiguous */
+static int g_long_renders, g_head_kept, g_contiguous;
+static int g_not_subscribed, g_queue_full, g_reconnected, g_bridged, g_interrupts;
 
 /* The stateless render of the session's transcript and state for target ti. */
 static void check_stateless(quire_session *s, int ti, int placement, int allow_sys, const char *body, size_t len,
@@ -249,14 +254,23 @@ static void check_stateless(quire_session *s, int ti, int placement, int allow_s
     quire_bytes_free(&sj);
 }
 
-static void random_session(int seed) {
+/* A random session. steps: its length. long_mode: the incremental paths —
+ * no restores (a restored session starts with an empty memo), switches mostly
+ * between the dialects with a memo (anthropic, openai chat) and back, the
+ * body asked contiguous at random, and the stored head must be reused. */
+static void random_session_n(int seed, int steps, bool long_mode) {
     g_rng = (uint64_t)(unsigned)seed * 0x9E3779B97F4A7C15ull + 1u;
+    const char *prev_seg0 = NULL;
+    int prev_target = -1;
+    bool settled = false; /* no switch, compaction or reminder change since the last render */
+    bool compacted = false;
     char cfg[512];
     int placement = (int)rnd(2), allow_sys = (int)rnd(2);
     snprintf(cfg, sizeof cfg,
              "{\"sessionId\":\"p%d\",\"target\":%s,\"system\":\"You are agent %d.\","
              "\"tools\":[{\"name\":\"read\",\"inputSchema\":{\"type\":\"object\"}}],"
-             "\"renderPolicy\":{\"placement\":\"%s\",\"systemSlot\":\"%s\"}}",
+             "\"renderPolicy\":{\"placement\":\"%s\",\"systemSlot\":\"%s\"},"
+             "\"bridges\":{\"fs\":[\"resources\",\"tools\"]},\"limits\":{\"maxPendingPerServer\":2}}",
              seed, k_targets[0], seed, placement ? "append_only" : "tail", allow_sys ? "allow" : "demote");
     quire_session *s = NULL;
     quire_error err;
@@ -269,9 +283,12 @@ static void random_session(int seed) {
     int nopen = 0, ncalls = 0, nmsgs = 0, cur_target = 0;
     char answered_ids[64][16];
     int nanswered = 0;
+    int last_listen = -1;
     char buf[1024];
-    for (int step = 0; step < 60; step++) {
+    for (int step = 0; step < steps; step++) {
         uint32_t op = rnd(100);
+        if (long_mode && op >= 92 && op < 96) op = 60; /* a render instead of a restore */
+        if (long_mode && op >= 88 && op < 92 && rnd(4)) op = 60; /* fewer compactions: longer stretches */
         if (nopen) {
             /* answer the open calls: a tool message or an outcome */
             if (rnd(2)) {
@@ -292,9 +309,93 @@ static void random_session(int seed) {
             continue;
         }
         if (op < 25 || nmsgs == 0) {
-            snprintf(buf, sizeof buf, "{\"role\":\"user\",\"content\":\"step %d: do thing %u\"}", step, rnd(1000));
+            /* a marker of the input (the limit drops the oldest, with events
+             * that name messages by their index in the input: before any
+             * compaction, which keeps the pre-compaction indices) */
+            if (long_mode && !compacted && rnd(5) == 0)
+                snprintf(buf, sizeof buf,
+                         "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"step %d\","
+                         "\"cacheControl\":{\"type\":\"ephemeral\"%s}}]}",
+                         step, rnd(3) ? "" : ",\"ttl\":\"1h\"");
+            else
+                snprintf(buf, sizeof buf, "{\"role\":\"user\",\"content\":\"step %d: do thing %u\"}", step, rnd(1000));
             CHECK_INT(quire_session_append(s, buf, strlen(buf), &err), QUIRE_OK);
             nmsgs++;
+        } else if (op < 45 && rnd(3)) {
+            /* MCP push: the host's subscriptions, server pushes, reconnects */
+            switch (rnd(9)) {
+            case 0:
+                snprintf(buf, sizeof buf,
+                         "{\"type\":\"mcp\",\"server\":\"%s\",\"message\":{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":"
+                         "{\"capabilities\":{\"reminders\":{\"emit\":%s}}}}}",
+                         rnd(2) ? "fs" : "ci", rnd(4) ? "true" : "false");
+                break;
+            case 1:
+            case 2:
+            case 7:
+                snprintf(buf, sizeof buf,
+                         "{\"type\":\"mcp\",\"server\":\"fs\",\"direction\":\"out\",\"message\":{\"jsonrpc\":\"2.0\","
+                         "\"id\":%d,\"method\":\"resources/%s\",\"params\":{\"uri\":\"file:///u%u\"}}}",
+                         step, rnd(3) ? "subscribe" : "unsubscribe", rnd(3));
+                break;
+            case 3:
+                snprintf(buf, sizeof buf,
+                         "{\"type\":\"mcp\",\"server\":\"fs\",\"message\":{\"jsonrpc\":\"2.0\",\"method\":"
+                         "\"notifications/resources/updated\",\"params\":{\"uri\":\"file:///u%u\"}}}",
+                         rnd(3));
+                break;
+            case 4:
+                snprintf(buf, sizeof buf, "{\"type\":\"mcp\",\"server\":\"%s\",\"event\":\"reconnected\"}",
+                         rnd(2) ? "fs" : "ci");
+                break;
+            case 5: {
+                /* a burst of one to four pushes from one server */
+                const char *srv = rnd(2) ? "fs" : "ci";
+                size_t n = 0;
+                if (rnd(4))
+                    n += (size_t)snprintf(buf, sizeof buf,
+                                          "{\"type\":\"mcp\",\"server\":\"%s\",\"message\":{\"jsonrpc\":\"2.0\",\"id\":0,"
+                                          "\"result\":{\"capabilities\":{\"reminders\":{\"emit\":true}}}}}\n",
+                                          srv);
+                for (uint32_t k = 0, nk = 1 + rnd(4); k < nk; k++)
+                    n += (size_t)snprintf(buf + n, sizeof buf - n,
+                                          "{\"type\":\"mcp\",\"server\":\"%s\",\"message\":{\"jsonrpc\":\"2.0\","
+                                          "\"method\":\"notifications/reminder\",\"params\":{\"reminder\":{\"body\":"
+                                          "\"push %d.%u\"%s}}}}\n",
+                                          srv, step, k, rnd(3) ? "" : ",\"mode\":\"interrupt_immediate\"");
+                break;
+            }
+            case 8:
+                /* MCP 2026-07-28: a listen stream opened, or the last one cancelled */
+                if (last_listen < 0 || rnd(2)) {
+                    last_listen = step;
+                    snprintf(buf, sizeof buf,
+                             "{\"type\":\"mcp\",\"server\":\"fs\",\"direction\":\"out\",\"message\":{\"jsonrpc\":\"2.0\","
+                             "\"id\":%d,\"method\":\"subscriptions/listen\",\"params\":{\"_meta\":{},\"notifications\":"
+                             "{\"resourceSubscriptions\":[\"file:///u%u\"]}}}}",
+                             step, rnd(3));
+                } else {
+                    snprintf(buf, sizeof buf,
+                             "{\"type\":\"mcp\",\"server\":\"fs\",\"direction\":\"out\",\"message\":{\"jsonrpc\":\"2.0\","
+                             "\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%d}}}",
+                             last_listen);
+                }
+                break;
+            default:
+                snprintf(buf, sizeof buf,
+                         "{\"type\":\"mcp\",\"server\":\"fs\",\"message\":{\"jsonrpc\":\"2.0\",\"method\":"
+                         "\"notifications/tools/list_changed\"}}");
+                break;
+            }
+            quire_bytes ev;
+            CHECK_INT(quire_session_apply(s, buf, strlen(buf), &ev, NULL, &err), QUIRE_OK);
+            if (ev.data) {
+                g_not_subscribed += strstr(ev.data, "\"not_subscribed\"") != NULL;
+                g_queue_full += strstr(ev.data, "\"queue_full\"") != NULL;
+                g_reconnected += strstr(ev.data, "\"mcp_reconnected\"") != NULL;
+            }
+            if (strstr(buf, "resources/updated") && (!ev.data || !strstr(ev.data, "reminder_dropped"))) g_bridged++;
+            quire_bytes_free(&ev);
         } else if (op < 45) {
             static const char *const hints[] = {"system", "developer", "user_block", "ephemeral_cache"};
             static const char *const modes[] = {"finish_step", "finish_step", "interrupt_immediate", "audit_only"};
@@ -309,6 +410,7 @@ static void random_session(int seed) {
             quire_bytes ev;
             CHECK_INT(quire_session_apply(s, buf, strlen(buf), &ev, NULL, &err), QUIRE_OK);
             quire_bytes_free(&ev);
+            settled = false;
         } else if (op < 50) {
             snprintf(buf, sizeof buf, "{\"type\":\"clear\",\"selector\":{\"tag\":\"t%u\"}}", rnd(2));
             quire_bytes ev;
@@ -317,12 +419,35 @@ static void random_session(int seed) {
         } else if (op < 88) {
             int ti = cur_target;
             const char *target = NULL;
-            if (rnd(10) < 3) { g_switches++; ti = (int)rnd((uint32_t)(sizeof k_targets / sizeof *k_targets)); target = k_targets[ti]; }
+            if (rnd(10) < (long_mode ? 1u : 3u)) {
+                g_switches++;
+                ti = long_mode && rnd(4) ? (int)rnd(3) : (int)rnd((uint32_t)(sizeof k_targets / sizeof *k_targets));
+                target = k_targets[ti];
+            }
+            uint32_t flags = long_mode && rnd(2) ? QUIRE_SESSION_CONTIGUOUS : 0u;
             quire_session_turn t;
-            quire_status st = quire_session_render(s, target, target ? strlen(target) : 0, NULL, 0, 0, &t, &err);
+            quire_status st = quire_session_render(s, target, target ? strlen(target) : 0, NULL, 0, flags, &t, &err);
             CHECK_MSG(st == QUIRE_OK, "seed %d step %d: render %s: %s (%s)", seed, step, k_targets[ti], err.message, err.pointer);
             if (st) break;
             char *b = body_of(&t);
+            if (flags) {
+                CHECK_MSG(t.body && memcmp(t.body, b, t.body_len) == 0, "seed %d: contiguous body differs from its segments",
+                          seed);
+                g_contiguous++;
+            } else {
+                CHECK(t.body == NULL);
+            }
+            if (long_mode) {
+                g_long_renders++;
+                /* anthropic: the same head (model, system, tools) as the render
+                 * before is the stored copy, not new bytes */
+                if (ti == 0 && prev_target == 0 && settled && t.nsegments > 1 && t.segments[0].data == prev_seg0)
+                    g_head_kept++;
+                prev_seg0 = t.nsegments ? t.segments[0].data : NULL;
+                prev_target = ti;
+                settled = true;
+            }
+            g_interrupts += t.interrupt_pending != 0;
             check_stateless(s, ti, placement, allow_sys, b, t.body_len, t.events, t.events_len, seed);
             if (rnd(4) == 0) { free(b); g_failed_turns++; continue; } /* a failed model call */
             /* the answer */
@@ -349,6 +474,8 @@ static void random_session(int seed) {
                 quire_bytes_free(&rep);
                 quire_bytes_free(&ev);
                 g_compactions++;
+                settled = false;
+                compacted = true;
             }
         } else if (op < 96) {
             quire_bytes log;
@@ -398,15 +525,30 @@ static void random_session(int seed) {
     quire_session_free(s);
 }
 
+static void random_session(int seed) { random_session_n(seed, 60, false); }
+
 int main(void) {
     test_basic_turns();
     test_errors();
     for (int seed = 1; seed <= 150; seed++) random_session(seed);
+    /* long sessions: hundreds of turns, compactions mid-way, target switches */
+    int compactions0 = g_compactions, switches0 = g_switches;
+    for (int seed = 1001; seed <= 1012; seed++) random_session_n(seed, 600, true);
+    printf("long sessions: %d renders (%d contiguous), %d kept their head, %d compactions, %d switches\n",
+           g_long_renders, g_contiguous, g_head_kept, g_compactions - compactions0, g_switches - switches0);
+    CHECK(g_long_renders > 2000 && g_contiguous > 500);
+    CHECK(g_compactions - compactions0 > 10 && g_switches - switches0 > 100);
+    CHECK(g_head_kept > 300);
     CHECK(g_stateless_checked > 1000);
     CHECK(g_replayed > 1000);
     CHECK(g_compactions > 50 && g_restores > 50 && g_failed_turns > 100 && g_switches > 100);
+    CHECK_MSG(g_not_subscribed > 20 && g_queue_full > 5 && g_reconnected > 20 && g_bridged > 20 && g_interrupts > 20,
+              "%d not_subscribed, %d queue_full, %d reconnected, %d bridged, %d interrupts", g_not_subscribed, g_queue_full,
+              g_reconnected, g_bridged, g_interrupts);
     printf("property: %d compactions, %d restores, %d failed turns, %d target switches\n", g_compactions, g_restores,
            g_failed_turns, g_switches);
+    printf("property: %d not_subscribed, %d queue_full, %d reconnected, %d bridged, %d interrupting turns\n",
+           g_not_subscribed, g_queue_full, g_reconnected, g_bridged, g_interrupts);
     printf("property: %d renders checked against the stateless render, %d requests replayed\n", g_stateless_checked,
            g_replayed);
     TEST_MAIN_END();

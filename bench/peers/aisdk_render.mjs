@@ -3,12 +3,17 @@
 // with the Vercel AI SDK (`ai` + `@ai-sdk/anthropic` or `@ai-sdk/openai`).
 //
 //   node aisdk_render.mjs [--runs N] [--warmup N] [--provider anthropic|openai]
-//                         [--dump BODYFILE] [--timeout SEC] FILE
+//                         [--dump BODYFILE] [--timeout SEC] [--quire-node DIR] FILE
 //
 // Timed region, per run: the file's text (already in memory) -> JSON.parse ->
 // AI SDK ModelMessage[] -> generateText(...) -> the request body string the
 // provider hands to fetch. The custom fetch captures that string and answers
 // with a canned, valid provider response: no network.
+//
+// --quire-node DIR (bindings/node with its addon built): in the same process,
+// also times quire's Node package on the same input — quire.render() from the
+// file's bytes and from the JS string, to the body Buffer — and reports it beside
+// the SDK (quire_node_buffer_ms, quire_node_string_ms, quire_node_body_bytes).
 import { generateText, tool, jsonSchema } from 'ai';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
@@ -18,7 +23,7 @@ import {
   parseArgs, loadText, median, mbPerS, round, emit, die, runUnderTimeout,
 } from './common.mjs';
 
-const opts = parseArgs(process.argv.slice(2), { runs: 20, warmup: 3, provider: 'anthropic', dump: '', timeout: 0 });
+const opts = parseArgs(process.argv.slice(2), { runs: 20, warmup: 3, provider: 'anthropic', dump: '', timeout: 0, 'quire-node': '' });
 const file = opts._[0];
 if (!['anthropic', 'openai'].includes(opts.provider)) die(`unknown --provider ${opts.provider}`);
 const PEER = opts.provider === 'anthropic' ? 'ai-sdk' : 'ai-sdk-openai-chat';
@@ -128,6 +133,26 @@ if (!runUnderTimeout(opts, PEER, file, { provider: opts.provider })) {
   }
   if (opts.dump) writeFileSync(opts.dump, captured.body);
   const med = median(times);
+  const extra = {};
+  if (opts['quire-node']) {
+    const { createRequire } = await import('node:module');
+    const quire = createRequire(import.meta.url)(opts['quire-node']);
+    const target = { provider: opts.provider, model: opts.provider === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4.1' };
+    let qbytes = 0;
+    // from the file's bytes (a Buffer, what a host reading a file or a socket holds) and from
+    // the JS string the SDK starts from (the addon then converts UTF-16 to UTF-8 first)
+    for (const [key, input] of [['quire_node_buffer_ms', Buffer.from(text, 'utf8')], ['quire_node_string_ms', text]]) {
+      for (let i = 0; i < opts.warmup; i++) quire.render(input, target);
+      const qt = [];
+      for (let i = 0; i < opts.runs; i++) {
+        const t0 = performance.now();
+        qbytes = quire.render(input, target).body.length;
+        qt.push(performance.now() - t0);
+      }
+      extra[key] = round(median(qt), 4);
+    }
+    extra.quire_node_body_bytes = qbytes;
+  }
   emit({
     peer: PEER,
     provider: opts.provider,
@@ -137,5 +162,6 @@ if (!runUnderTimeout(opts, PEER, file, { provider: opts.provider })) {
     min_ms: round(Math.min(...times)),
     mb_per_s: round(mbPerS(size, med), 2),
     body_bytes: bodyBytes,
+    ...extra,
   });
 }

@@ -148,7 +148,12 @@ export interface SessionOptions {
   policy?: JSONValue;
   maxTokens?: number;
   compactPolicy?: JSONValue;
-  limits?: { maxLivePerOrigin?: number; turnBudgetBytes?: number; bodyCapBytes?: number };
+  limits?: {
+    maxLivePerOrigin?: number; turnBudgetBytes?: number; bodyCapBytes?: number; maxOrigins?: number;
+    maxPendingPerServer?: number;
+  };
+  /** MCP bridges to turn on, per server: {"fs": ["resources", "tools", "prompts"]}. */
+  bridges?: { [server: string]: Array<'resources' | 'tools' | 'prompts'> };
 }
 
 /** A live quire session (DESIGN 11). */
@@ -161,6 +166,10 @@ export class Session {
   render(target?: { provider?: string; model?: string }): Request;
   /** Commits the pending turn with the assistant message (transcript form). */
   accept(message: Message | Uint8Array | string): void;
+  /** The provider's raw answer (a whole body, or the whole stream with {stream: true}), decoded by the library. */
+  acceptResponse(body: Uint8Array | string, opts?: { stream?: boolean }): { [key: string]: unknown };
+  /** Resource URIs the host subscribed to (resources/subscribe lines applied with direction "out"). */
+  subscriptions(server?: string | null): string[] | { [server: string]: string[] };
   toolOutcome(callId: string, outcome: 'completed' | 'failed' | 'timeout' | 'cancelled',
     content?: string | JSONValue): { answered: boolean; events: SessionUpdate[] };
   estimate(): number;

@@ -219,6 +219,7 @@ class Session {
     if (opts.maxTokens) config.maxTokens = opts.maxTokens;
     if (opts.compactPolicy !== undefined) config.compactPolicy = opts.compactPolicy;
     if (opts.limits !== undefined) config.limits = opts.limits;
+    if (opts.bridges !== undefined) config.bridges = opts.bridges;
     this._s = new addon.NativeSession(JSON.stringify(config), bytes(opts.caps));
   }
 
@@ -237,12 +238,32 @@ class Session {
   }
 
   render(target) {
-    return new Request(this._s.render(target ? JSON.stringify(target) : null));
+    const r = new Request(this._s.render(target ? JSON.stringify(target) : null));
+    this._target = [r.provider, r.model];
+    return r;
   }
 
   accept(message) {
     if (message === undefined || message === null) throw invalid('accept: give the assistant message');
     this._s.acceptMessage(bytes(message));
+  }
+
+  /**
+   * Commits the pending turn with the provider's answer as it came: a whole response body, or
+   * with {stream: true} the whole streamed response (SSE, or JSON lines for Bedrock and Ollama).
+   * Decoded by the library for the target the turn was rendered for; returns the decoded info
+   * ({stopReason, usage, ...}). A provider error body throws (QUIRE_E_PROVIDER), turn still pending.
+   */
+  acceptResponse(body, opts = {}) {
+    const b = typeof body === 'string' ? body : bytes(body);
+    const t = this._target || [null, null];
+    const info = this._s.acceptResponse(b, !!opts.stream, t[0], t[1]);
+    return info ? JSON.parse(info.toString()) : {};
+  }
+
+  /** Resource URIs the host subscribed to: an array for one server, an object for all. */
+  subscriptions(server) {
+    return JSON.parse(this._s.subscriptions(server === undefined ? null : server).toString());
   }
 
   toolOutcome(callId, outcome, content) {

@@ -122,3 +122,50 @@ test('Session: pending turn, segments, restore, errors', () => {
   s.close();
   assert.throws(() => s.render(), (e) => e.code === 'QUIRE_E_INVALID');
 });
+
+const ANTHROPIC_BODY = JSON.stringify({
+  id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5',
+  content: [{ type: 'text', text: 'Reading.' }, { type: 'tool_use', id: 'toolu_1', name: 'read', input: { path: 'a.c' } }],
+  stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 12, output_tokens: 5 },
+});
+const ANTHROPIC_SSE = [
+  ['message_start', { type: 'message_start', message: { id: 'msg_2', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 20, output_tokens: 1 } } }],
+  ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }],
+  ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Done.' } }],
+  ['content_block_stop', { type: 'content_block_stop', index: 0 }],
+  ['message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 3 } }],
+  ['message_stop', { type: 'message_stop' }],
+].map(([e, d]) => `event: ${e}\ndata: ${JSON.stringify(d)}\n\n`).join('');
+
+test('Session: acceptResponse with a raw body and a stream', () => {
+  const s = new quire.Session({ provider: 'anthropic', model: 'claude-sonnet-4-5', tools: T.tools });
+  s.append({ role: 'user', content: 'What is in a.c?' });
+  s.render();
+  assert.throws(() => s.acceptResponse('{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'),
+    (e) => e instanceof quire.QuireError && e.code === 'QUIRE_E_PROVIDER');
+  const info = s.acceptResponse(Buffer.from(ANTHROPIC_BODY));
+  assert.equal(info.stopReason, 'tool_use');
+  s.toolOutcome('toolu_1', 'completed', JSON.stringify('int main(void) {}'));
+  s.render();
+  assert.equal(s.acceptResponse(ANTHROPIC_SSE, { stream: true }).stopReason, 'end_turn');
+  const msgs = s.transcript().messages;
+  assert.equal(msgs[msgs.length - 1].role, 'assistant');
+  assert.deepEqual(quire.Session.restore(s.log()).transcript(), s.transcript());
+});
+
+test('Session: push routing and interruptPending', () => {
+  const s = new quire.Session({ provider: 'anthropic', model: 'claude-sonnet-4-5', bridges: { fs: ['resources'] } });
+  s.append({ role: 'user', content: 'watch' });
+  const upd = { type: 'mcp', server: 'fs', message: { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'file:///a.c' } } };
+  assert.equal(s.apply(upd).events[0].reason, 'not_subscribed');
+  s.apply({ type: 'mcp', server: 'fs', direction: 'out', message: { jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: 'file:///a.c' } } });
+  assert.deepEqual(s.subscriptions('fs'), ['file:///a.c']);
+  assert.deepEqual(s.subscriptions(), { fs: ['file:///a.c'] });
+  assert.deepEqual(s.apply(upd).events, []);
+  assert.deepEqual(s.apply({ type: 'mcp', server: 'fs', event: 'reconnected' }).events,
+    [{ sessionUpdate: 'mcp_reconnected', server: 'fs', subscriptions: ['file:///a.c'] }]);
+  s.apply({ type: 'reminder', reminder: { body: 'Stop now.', mode: 'interrupt_immediate' } });
+  const r = s.render();
+  assert.equal(r.interruptPending, true);
+  assert.ok(r.body.includes('Resource file:///a.c changed'));
+});

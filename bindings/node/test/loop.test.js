@@ -22,33 +22,38 @@ async function runLoop(base, provider, model, stream, budget) {
   s.apply({ type: 'mcp', server: 'fs-watcher', message: init });
   const sent = [];
   let compactions = 0;
-  for (const task of TASKS) {
-    s.append({ role: 'user', content: task });
-    for (;;) {
-      if (s.estimate() > budget) {
-        const report = s.compact({ budgetTokens: budget, policy: { keepLastTurns: 1, summaryTokens: 64 } });
-        assert.ok(report && Object.keys(report).length > 0);
-        compactions++;
+  try {
+    for (const task of TASKS) {
+      s.append({ role: 'user', content: task });
+      for (;;) {
+        if (s.estimate() > budget) {
+          const report = s.compact({ budgetTokens: budget, policy: { keepLastTurns: 1, summaryTokens: 64 } });
+          assert.ok(report && Object.keys(report).length > 0);
+          compactions++;
+        }
+        const req = s.render();
+        events.push(...req.events);
+        sent.push(req.body);
+        const headers = { ...req.headers };
+        if (stream) headers['x-mock-stream'] = '1';
+        const res = await fetch(base + req.path, { method: req.method, headers, body: req.body });
+        const text = await res.text();
+        assert.equal(res.status, 200, text);
+        const msg = decode(provider, text, stream);
+        s.accept(msg);
+        const calls = msg.content.filter((b) => b.type === 'toolCall');
+        if (!calls.length) break;
+        const results = [];
+        for (const c of calls) {
+          const r = await mcp.call('tools/call', { name: c.name, arguments: c.input }, onNote);
+          results.push({ type: 'toolResult', toolCallId: c.id, content: r.result.content[0].text });
+        }
+        s.append({ role: 'tool', content: results });
       }
-      const req = s.render();
-      events.push(...req.events);
-      sent.push(req.body);
-      const headers = { ...req.headers };
-      if (stream) headers['x-mock-stream'] = '1';
-      const res = await fetch(base + req.path, { method: req.method, headers, body: req.body });
-      const text = await res.text();
-      assert.equal(res.status, 200, text);
-      const msg = decode(provider, text, stream);
-      s.accept(msg);
-      const calls = msg.content.filter((b) => b.type === 'toolCall');
-      if (!calls.length) break;
-      const results = [];
-      for (const c of calls) {
-        const r = await mcp.call('tools/call', { name: c.name, arguments: c.input }, onNote);
-        results.push({ type: 'toolResult', toolCallId: c.id, content: r.result.content[0].text });
-      }
-      s.append({ role: 'tool', content: results });
     }
+  } catch (e) {
+    mcp.p.kill(); // a failed loop must not leave the server process holding the test open
+    throw e;
   }
   assert.equal(await mcp.close(), 0);
   return { s, sent, compactions, events };

@@ -118,7 +118,9 @@ class Session:
     """
 
     def __init__(self, provider, model=None, system=None, tools=None, session_id="session",
-                 caps=None, policy=None, max_tokens=0, compact_policy=None, limits=None, _log=None):
+                 caps=None, policy=None, max_tokens=0, compact_policy=None, limits=None, bridges=None,
+                 _log=None):
+        self._target = (provider, model)
         if _log is not None:
             self._s = _quire.Session(caps=None if caps is None else _dumps(_obj(caps)), log=_log)
             return
@@ -138,6 +140,8 @@ class Session:
             config["compactPolicy"] = _obj(compact_policy)
         if limits is not None:
             config["limits"] = _obj(limits)
+        if bridges is not None:
+            config["bridges"] = _obj(bridges)
         self._s = _quire.Session(_dumps(config), None if caps is None else _dumps(_obj(caps)))
 
     @classmethod
@@ -181,17 +185,42 @@ class Session:
         if path is None:
             path, hd = _envelope(prov, mod)
             headers = dict(hd)
+        self._target = (prov, mod)
         req = Request(body, None, method, path, headers, events, turn, interrupt)
         req._segments = _Bounds(body, bounds)
         return req
 
     def accept(self, message=None, *, response=None, stream=None):
-        """Commit the pending turn with the model's answer: the assistant message in transcript
-        form (dict). TTLs count down only now."""
+        """Commit the pending turn with the model's answer. TTLs count down only now.
+
+        accept(message)           the assistant message in transcript form (dict, str or bytes)
+        accept(response=body)     the provider's raw response body (bytes), decoded for the
+                                  target the pending turn was rendered for
+        accept(response=body, stream=True)
+                                  the whole streamed response (SSE, or JSON lines for Bedrock
+                                  and Ollama) as received
+        With response=, returns the decoded info (dict: stopReason, usage, ...). A provider
+        error body raises quire.Error (QUIRE_E_PROVIDER) and the turn stays pending."""
+        if response is not None:
+            if message is not None:
+                raise _make_invalid("accept() takes a message or response=, not both")
+            body = response.encode("utf-8") if isinstance(response, str) else bytes(response)
+            if stream:
+                prov, mod = self._target
+                info = self._s.accept_response(body, True, prov, mod)
+            else:
+                info = self._s.accept_response(body)
+            return _json.loads(info) if info else {}
         if message is None:
-            raise _make_unsupported("accept(response=...) needs the library's response decoder; "
-                                    "pass the assistant message in transcript form")
+            raise _make_invalid("accept() needs the assistant message or response=<raw body>")
         self._s.accept_message(message if isinstance(message, (bytes, bytearray)) else _dumps(_obj(message)))
+        return None
+
+    def subscriptions(self, server=None):
+        """The resource URIs the host subscribed to (resources/subscribe lines applied with
+        "direction": "out"): a list for one server, or a dict of lists for every server.
+        Re-send them after a reconnect."""
+        return _json.loads(self._s.subscriptions(server))
 
     def tool_outcome(self, call_id, outcome, content=None):
         """An asynchronous tool outcome ("completed" | "failed" | "timeout" | "cancelled").

@@ -41,21 +41,6 @@ def _expand(patterns, manifest):
     return out
 
 
-def _common_prefix(a, b):
-    """Length of the common prefix of two bytes objects, by halving (each compare is a memcmp)."""
-    n = min(len(a), len(b))
-    lo, hi = 0, n
-    if a[:n] == b[:n]:
-        return n
-    while lo < hi:  # invariant: a[:lo] == b[:lo], a[:hi+1] != b[:hi+1] at the end
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def _error_fields(e):
     return {k: getattr(e, k, None) for k in ("code", "line", "column", "pointer", "field", "message")}
 
@@ -71,20 +56,12 @@ def replay_one(path, fmt, provider, model, skip_invalid=False):
         log = data
         if fmt != "quire":
             log, _report = quire.import_log(data, format=fmt, skip_invalid=skip_invalid)
-        # the raw JSONL (bodies byte-exact as rendered); a request line is
-        # {"type":"request","turn":N,"target":{...},"body":BODY} with the body last
-        raw = quire._quire.replay(log, provider, model, False)
-        digests, total, shared, prev = [], 0, 0, None
-        for ln in raw.split(b"\n"):
-            if not ln.startswith(b'{"type":"request"'):
-                continue
-            k = ln.index(b'},"body":') + 9
-            body = ln[k:-1]
-            digests.append(quire.digest(body))
-            total += len(body)
-            if prev is not None:
-                shared += _common_prefix(prev, body)
-            prev = body
+        # one row per request (digest, bytes, bytes shared with the previous request's
+        # prefix), computed in C while replaying: no request line is built
+        rows = quire._quire.replay_summary(log, provider, model)
+        digests = [d for d, _, _ in rows]
+        total = sum(b for _, b, _ in rows)
+        shared = sum(s for _, _, s in rows)
         res.update(status="ok", turns=len(digests), digests=digests, bytes=total,
                    prefixReuse=round(shared / total, 6) if total else 0.0)
     except OSError as e:
@@ -93,6 +70,16 @@ def replay_one(path, fmt, provider, model, skip_invalid=False):
         res.update(status="error", error=_error_fields(e))
     res["seconds"] = round(time.perf_counter() - t0, 6)
     return res
+
+
+def replay_batch(paths, fmt, provider, model, skip_invalid=False):
+    """One task for several logs: Dask's per-task cost (~1 ms) would otherwise rival the
+    replay of a short log."""
+    return [replay_one(p, fmt, provider, model, skip_invalid) for p in paths]
+
+
+def import_batch(paths, fmt, out_dir, skip_invalid=False):
+    return [import_one(p, fmt, out_dir, skip_invalid) for p in paths]
 
 
 def import_one(path, fmt, out_dir, skip_invalid=False):
@@ -154,6 +141,7 @@ def main(argv=None):
     ap.add_argument("--scheduler", help="a Dask scheduler address (default: a local cluster)")
     ap.add_argument("--workers", type=int, default=0, help="local cluster workers (default: one per core)")
     ap.add_argument("--threads", type=int, default=1, help="threads per local worker (default 1)")
+    ap.add_argument("--batch", type=int, default=16, help="logs per Dask task (default 16)")
     a = ap.parse_intermixed_args(argv)
     if a.command == "check" and not a.against:
         ap.error("check needs --against OLD.jsonl")
@@ -192,15 +180,16 @@ def main(argv=None):
     try:
         if todo:
             from dask.distributed import as_completed
+            n = max(1, a.batch)
+            batches = [todo[i:i + n] for i in range(0, len(todo), n)]
             if a.command == "import":
-                futs = client.map(import_one, todo, fmt=a.fmt, out_dir=os.path.abspath(a.out_dir),
+                futs = client.map(import_batch, batches, fmt=a.fmt, out_dir=os.path.abspath(a.out_dir),
                                   skip_invalid=a.skip_invalid, pure=False)
             else:
-                futs = client.map(replay_one, todo, fmt=a.fmt, provider=a.provider, model=a.model,
+                futs = client.map(replay_batch, batches, fmt=a.fmt, provider=a.provider, model=a.model,
                                   skip_invalid=a.skip_invalid, pure=False)
             with open(a.out, "a", encoding="utf-8") as out:
-                for fut in as_completed(futs):
-                    r = fut.result()
+                for r in (r for fut in as_completed(futs) for r in fut.result()):
                     if a.command == "check" and r["status"] == "ok":
                         prev = old.get(r["path"])
                         if prev is None or prev.get("status") != "ok":

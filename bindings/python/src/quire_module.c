@@ -366,6 +366,84 @@ static PyObject *py_replay(PyObject *self, PyObject *args, PyObject *kw) {
     return take_bytes(&out);
 }
 
+
+/* One row per rendered request of a replay: its digest, size and the bytes it
+ * shares with the previous request's prefix (what a prompt cache can reuse). */
+typedef struct replay_row {
+    char digest[33];
+    size_t bytes, shared;
+} replay_row;
+
+static size_t common_prefix(const char *a, size_t an, const char *b, size_t bn) {
+    size_t n = an < bn ? an : bn, i = 0;
+    while (i + 64 <= n && memcmp(a + i, b + i, 64) == 0) i += 64;
+    while (i < n && a[i] == b[i]) i++;
+    return i;
+}
+
+PyDoc_STRVAR(replay_summary_doc,
+             "replay_summary(log, provider, model) -> [(digest, bytes, shared_prefix), ...]\n"
+             "Replays a quire.session/1 log and returns one row per rendered request without\n"
+             "building the request lines: what fleet replay records per log.");
+static PyObject *py_replay_summary(PyObject *self, PyObject *args, PyObject *kw) {
+    (void)self;
+    static char *kwlist[] = {"log", "provider", "model", NULL};
+    Py_buffer lb;
+    const char *provider = NULL, *model = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*|zz", kwlist, &lb, &provider, &model)) return NULL;
+    quire_replay_options ro = QUIRE_REPLAY_OPTIONS_INIT;
+    ro.provider = provider;
+    ro.model = model;
+    quire_error e;
+    quire_status st = QUIRE_OK;
+    replay_row *rows = NULL;
+    size_t n = 0, cap = 0;
+    char *prev = NULL;
+    size_t prev_n = 0;
+    int oom = 0;
+    Py_BEGIN_ALLOW_THREADS
+    quire_options o = QUIRE_OPTIONS_INIT;
+    o.flags = QUIRE_PARSE_BORROW;
+    quire_replay *r = NULL;
+    st = quire_replay_open(lb.buf, (size_t)lb.len, &ro, &o, &r, &e);
+    while (!st && !oom) {
+        quire_replay_step step;
+        int done = 0;
+        if ((st = quire_replay_next(r, &step, &done, &e)) || done) break;
+        if (!step.request) continue;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 64;
+            replay_row *nr = realloc(rows, nc * sizeof *nr);
+            if (!nr) { oom = 1; break; }
+            rows = nr;
+            cap = nc;
+        }
+        replay_row *row = &rows[n++];
+        quire_digest128(step.request, step.request_len, row->digest);
+        row->bytes = step.request_len;
+        row->shared = prev ? common_prefix(prev, prev_n, step.request, step.request_len) : 0;
+        char *np = realloc(prev, step.request_len ? step.request_len : 1);
+        if (!np) { oom = 1; break; }
+        prev = np;
+        memcpy(prev, step.request, step.request_len);
+        prev_n = step.request_len;
+    }
+    quire_replay_free(r);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&lb);
+    free(prev);
+    if (st) { free(rows); return raise_quire(st, &e); }
+    if (oom) { free(rows); return PyErr_NoMemory(); }
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list && i < n; i++) {
+        PyObject *t = Py_BuildValue("(snn)", rows[i].digest, (Py_ssize_t)rows[i].bytes, (Py_ssize_t)rows[i].shared);
+        if (!t) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, t);
+    }
+    free(rows);
+    return list;
+}
+
 PyDoc_STRVAR(apply_doc, "state_apply(state, lines, session_id) -> (state, events, responses) bytes.\n"
              "Applies session-log lines (mcp/acp/reminder/clear, JSONL or a JSON array) to a state.");
 static PyObject *py_state_apply(PyObject *self, PyObject *args, PyObject *kw) {
@@ -448,6 +526,8 @@ static PyMethodDef k_methods[] = {
     {"validate", (PyCFunction)(void (*)(void))py_validate, METH_VARARGS | METH_KEYWORDS, validate_doc},
     {"import_log", (PyCFunction)(void (*)(void))py_import, METH_VARARGS | METH_KEYWORDS, import_doc},
     {"replay", (PyCFunction)(void (*)(void))py_replay, METH_VARARGS | METH_KEYWORDS, replay_doc},
+    {"replay_summary", (PyCFunction)(void (*)(void))py_replay_summary, METH_VARARGS | METH_KEYWORDS,
+     replay_summary_doc},
     {"state_apply", (PyCFunction)(void (*)(void))py_state_apply, METH_VARARGS | METH_KEYWORDS, apply_doc},
     {"caps", (PyCFunction)(void (*)(void))py_caps, METH_VARARGS | METH_KEYWORDS, caps_doc},
     {"digest", py_digest, METH_O, digest_doc},

@@ -200,3 +200,63 @@ def test_session_errors_are_quire_errors():
     with pytest.raises(quire.ReminderError) as ei:
         s.apply({"type": "reminder", "reminder": {"body": " "}})
     assert ei.value.code == "QUIRE_E_REMINDER_BODY" and ei.value.field == "body"
+
+
+_ANTHROPIC_BODY = (b'{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5",'
+                   b'"content":[{"type":"text","text":"Reading."},{"type":"tool_use","id":"toolu_1","name":"read",'
+                   b'"input":{"path":"a.c"}}],"stop_reason":"tool_use","stop_sequence":null,'
+                   b'"usage":{"input_tokens":12,"output_tokens":5}}')
+_ANTHROPIC_SSE = (
+    b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_2","type":"message","role":"assistant",'
+    b'"model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,'
+    b'"usage":{"input_tokens":20,"output_tokens":1}}}\n\n'
+    b'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n'
+    b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Done."}}\n\n'
+    b'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n'
+    b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},'
+    b'"usage":{"output_tokens":3}}\n\n'
+    b'event: message_stop\ndata: {"type":"message_stop"}\n\n')
+
+
+def test_session_accepts_raw_and_streamed_responses():
+    s = quire.Session(provider="anthropic", model="claude-sonnet-4-5",
+                      tools=[{"name": "read", "inputSchema": {"type": "object"}}])
+    s.append({"role": "user", "content": "What is in a.c?"})
+    s.render()
+    with pytest.raises(quire.Error) as ei:
+        s.accept(response=b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}')
+    assert ei.value.code == "QUIRE_E_PROVIDER"
+    info = s.accept(response=_ANTHROPIC_BODY)
+    assert info["stopReason"] == "tool_use" and info["usage"]["outputTokens"] == 5
+    msgs = s.transcript()["messages"]
+    assert msgs[-1]["role"] == "assistant" and msgs[-1]["content"][1]["type"] == "toolCall"
+    s.tool_outcome("toolu_1", "completed", "int main(void) {}")
+    s.render()
+    info = s.accept(response=_ANTHROPIC_SSE, stream=True)
+    assert info["stopReason"] == "end_turn"
+    assert s.transcript()["messages"][-1]["content"] in ("Done.", [{"type": "text", "text": "Done."}])
+    r = quire.Session.restore(s.log())
+    assert r.transcript() == s.transcript()
+
+
+def test_session_push_routing_and_interrupts():
+    s = quire.Session(provider="anthropic", model="claude-sonnet-4-5", bridges={"fs": ["resources"]})
+    s.append({"role": "user", "content": "watch"})
+    upd = {"type": "mcp", "server": "fs", "message": {"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                                                      "params": {"uri": "file:///a.c"}}}
+    ev, _ = s.apply(upd)
+    assert [e["reason"] for e in ev] == ["not_subscribed"]
+    s.apply({"type": "mcp", "server": "fs", "direction": "out",
+             "message": {"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": {"uri": "file:///a.c"}}})
+    assert s.subscriptions("fs") == ["file:///a.c"] and s.subscriptions() == {"fs": ["file:///a.c"]}
+    ev, _ = s.apply(upd)
+    assert ev == []
+    ev, _ = s.apply({"type": "mcp", "server": "fs", "event": "reconnected"})
+    assert ev == [{"sessionUpdate": "mcp_reconnected", "server": "fs", "subscriptions": ["file:///a.c"]}]
+    s.apply({"type": "reminder", "reminder": {"body": "Stop now.", "mode": "interrupt_immediate"}})
+    req = s.render()
+    assert req.interrupt_pending is True and b"Resource file:///a.c changed" in req.body
+    s.accept({"role": "assistant", "content": "stopped"})
+    s.append({"role": "user", "content": "go on"})
+    assert s.render().interrupt_pending is False
+    assert quire.Session.restore(s.log()).subscriptions("fs") == ["file:///a.c"]

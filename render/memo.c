@@ -1,0 +1,491 @@
+/* The render memo (render/memo.h): stored unit encodings, the pieces of the
+ * last body, storage that is compacted when stale bytes pile up. */
+#include "render/memo.h"
+
+#include <stdio.h>
+
+typedef struct mentry {
+    bool used;
+    uint32_t i, j, variant, nwire;
+    bool sep, marked, closed;
+    uint64_t marks;
+    const qblock *bi, *bj;   /* identity of the first and last message */
+    uint32_t ni, nj;
+    const char *p;
+    size_t n;
+} mentry;
+
+typedef struct mblock {
+    char *p;
+    size_t len, cap;
+} mblock;
+
+typedef struct mhole {
+    size_t off;
+    const char *p;
+    size_t n;
+    uint8_t kind;
+    bool marked, sep;
+    uint8_t role;
+    bool closed;
+} mhole;
+
+struct qr_memo {
+    const quire_allocator *a;
+    /* context */
+    bool have_ctx;
+    qcaps caps;
+    char model[256];
+    const quire_transcript *t;
+    int placement, pretty, system_slot, breakpoints;
+    /* units, by first message; the head */
+    mentry *e;
+    uint32_t ne;
+    const char *head;
+    size_t head_n;
+    /* storage */
+    mblock *blk;
+    uint32_t nblk, capblk;
+    size_t live, total;
+    uint64_t epoch;
+    /* the last body */
+    qbuf fresh;
+    mhole *holes;
+    size_t nholes, capholes;
+    qr_piece *pieces;
+    size_t npieces, cappieces, body_len;
+    quire_segment *segs;
+    size_t nsegs, capsegs;
+    bool oom;
+    uint32_t reused, encoded;
+    qr_checked chk;
+    qr_inmarks inm;
+    size_t slack;            /* stale bytes tolerated beyond the live ones */
+};
+
+qr_memo *qr_memo_new(const quire_allocator *a) {
+    qr_memo *m = q_malloc(a, sizeof *m);
+    if (!m) return NULL;
+    memset(m, 0, sizeof *m);
+    m->a = a;
+    m->slack = (size_t)1 << 20;
+    qbuf_init(&m->fresh, a);
+    return m;
+}
+
+void qr_memo_set_slack(qr_memo *m, size_t bytes) { m->slack = bytes; }
+
+static void free_storage(qr_memo *m) {
+    for (uint32_t k = 0; k < m->nblk; k++) q_free(m->a, m->blk[k].p, m->blk[k].cap);
+    q_free(m->a, m->blk, (size_t)m->capblk * sizeof *m->blk);
+    m->blk = NULL;
+    m->nblk = m->capblk = 0;
+    m->live = m->total = 0;
+}
+
+void qr_memo_clear(qr_memo *m) {
+    if (!m) return;
+    q_free(m->a, m->e, (size_t)m->ne * sizeof *m->e);
+    m->e = NULL;
+    m->ne = 0;
+    m->head = NULL;
+    m->head_n = 0;
+    free_storage(m);
+    m->epoch++;
+    m->have_ctx = false;
+}
+
+void qr_memo_free(qr_memo *m) {
+    if (!m) return;
+    qr_memo_clear(m);
+    q_free(m->a, m->chk.ids, (size_t)m->chk.capids * sizeof *m->chk.ids);
+    q_free(m->a, m->inm.k, (size_t)m->inm.cap * sizeof *m->inm.k);
+    q_free(m->a, m->inm.b, (size_t)m->inm.cap * sizeof *m->inm.b);
+    qbuf_free(&m->fresh);
+    q_free(m->a, m->holes, m->capholes * sizeof *m->holes);
+    q_free(m->a, m->pieces, m->cappieces * sizeof *m->pieces);
+    q_free(m->a, m->segs, m->capsegs * sizeof *m->segs);
+    q_free(m->a, m, sizeof *m);
+}
+
+/* Copies n bytes into storage. */
+static const char *store(qr_memo *m, const char *p, size_t n) {
+    mblock *b = m->nblk ? &m->blk[m->nblk - 1] : NULL;
+    if (!b || b->cap - b->len < n) {
+        if (m->nblk == m->capblk) {
+            uint32_t ncap = m->capblk ? m->capblk * 2 : 8;
+            mblock *nb = q_realloc(m->a, m->blk, (size_t)m->capblk * sizeof *nb, (size_t)ncap * sizeof *nb);
+            if (!nb) { m->oom = true; return NULL; }
+            m->blk = nb;
+            m->capblk = ncap;
+        }
+        size_t cap = n > ((size_t)1 << 20) ? n : ((size_t)1 << 20);
+        char *q = q_malloc(m->a, cap);
+        if (!q) { m->oom = true; return NULL; }
+        b = &m->blk[m->nblk++];
+        b->p = q;
+        b->len = 0;
+        b->cap = cap;
+    }
+    char *d = b->p + b->len;
+    if (n) memcpy(d, p, n);
+    b->len += n;
+    m->live += n;
+    m->total += n;
+    return d;
+}
+
+/* Stale bytes outnumber the live ones: copy the live ones into new storage
+ * (in message order, so that neighbours become contiguous). */
+static void compact_storage(qr_memo *m) {
+    size_t stale = m->total - m->live;
+    if (m->slack ? stale <= m->live + m->slack : stale == 0) return;
+    mblock *oblk = m->blk;
+    uint32_t onblk = m->nblk, ocap = m->capblk;
+    m->blk = NULL;
+    m->nblk = m->capblk = 0;
+    m->live = m->total = 0;
+    if (m->head) m->head = store(m, m->head, m->head_n);
+    for (uint32_t k = 0; k < m->ne && !m->oom; k++)
+        if (m->e[k].used) m->e[k].p = store(m, m->e[k].p, m->e[k].n);
+    for (uint32_t k = 0; k < onblk; k++) q_free(m->a, oblk[k].p, oblk[k].cap);
+    q_free(m->a, oblk, (size_t)ocap * sizeof *oblk);
+    m->epoch++;
+    if (m->oom) { /* forget everything rather than keep dangling units */
+        q_free(m->a, m->e, (size_t)m->ne * sizeof *m->e);
+        m->e = NULL;
+        m->ne = 0;
+        m->head = NULL;
+        free_storage(m);
+    }
+}
+
+static bool add_hole(qr_memo *m, size_t off, const char *p, size_t n, uint8_t kind, bool marked, bool sep,
+                     uint8_t role, bool closed) {
+    if (m->nholes == m->capholes) {
+        size_t ncap = m->capholes ? m->capholes * 2 : 64;
+        mhole *nh = q_realloc(m->a, m->holes, m->capholes * sizeof *nh, ncap * sizeof *nh);
+        if (!nh) { m->oom = true; return false; }
+        m->holes = nh;
+        m->capholes = ncap;
+    }
+    mhole h = {off, p, n, kind, marked, sep, role, closed};
+    m->holes[m->nholes++] = h;
+    return true;
+}
+
+/* ---- render hooks (render.c) ---- */
+
+/* Called before the encoder: checks the context, resets the body. use: the
+ * dialect has a memo path and the render may use it. */
+void qr_memo_prepare(qr_memo *m, qr_ctx *c, bool use);
+void qr_memo_prepare(qr_memo *m, qr_ctx *c, bool use) {
+    m->nholes = 0;
+    m->npieces = m->nsegs = 0;
+    m->body_len = 0;
+    m->oom = false;
+    m->reused = m->encoded = 0;
+    const quire_render_options *ro = c->ro;
+    bool same = m->have_ctx && memcmp(&m->caps, &c->caps, sizeof m->caps) == 0 && strcmp(m->model, c->model) == 0 &&
+                m->t == c->t && m->placement == (int)ro->placement && m->pretty == (ro->pretty != 0) &&
+                m->system_slot == (int)ro->allow_system_slot && m->breakpoints == (int)ro->cache_breakpoints;
+    if (!same || !use) {
+        qr_memo_clear(m);
+        if (use && strlen(c->model) < sizeof m->model) {
+            m->have_ctx = true;
+            memcpy(&m->caps, &c->caps, sizeof m->caps);
+            snprintf(m->model, sizeof m->model, "%s", c->model);
+            m->t = c->t;
+            m->placement = (int)ro->placement;
+            m->pretty = ro->pretty != 0;
+            m->system_slot = (int)ro->allow_system_slot;
+            m->breakpoints = (int)ro->cache_breakpoints;
+        }
+    } else {
+        compact_storage(m);
+    }
+    c->memo = use && m->have_ctx ? m : NULL;
+    if (c->memo && m->ne < c->t->nmsgs) {
+        uint32_t n = c->t->nmsgs + c->t->nmsgs / 2 + 16;
+        mentry *ne = q_realloc(m->a, m->e, (size_t)m->ne * sizeof *ne, (size_t)n * sizeof *ne);
+        if (!ne) { c->memo = NULL; return; }
+        memset(ne + m->ne, 0, (size_t)(n - m->ne) * sizeof *ne);
+        m->e = ne;
+        m->ne = n;
+    }
+}
+
+static bool put_piece(qr_memo *m, const char *p, size_t n, bool stable, uint8_t kind, bool marked, bool sep,
+                      uint8_t role, bool closed) {
+    if (!n) return true;
+    if (m->npieces == m->cappieces) {
+        size_t ncap = m->cappieces ? m->cappieces * 2 : 64;
+        qr_piece *np = q_realloc(m->a, m->pieces, m->cappieces * sizeof *np, ncap * sizeof *np);
+        if (!np) return false;
+        m->pieces = np;
+        m->cappieces = ncap;
+    }
+    qr_piece pc = {p, n, stable, kind, marked, sep, role, closed};
+    m->pieces[m->npieces++] = pc;
+    m->body_len += n;
+    return true;
+}
+
+/* Called after a successful encode: out becomes the memo's fresh buffer and
+ * the pieces are built. False on OOM. */
+bool qr_memo_finish(qr_memo *m, qbuf *out);
+bool qr_memo_finish(qr_memo *m, qbuf *out) {
+    if (m->oom || out->oom) return false;
+    qbuf tmp = m->fresh;
+    m->fresh = *out;
+    *out = tmp;
+    out->len = 0;
+    const char *f = m->fresh.data ? m->fresh.data : "";
+    size_t at = 0;
+    for (size_t h = 0; h < m->nholes; h++) {
+        const mhole *hl = &m->holes[h];
+        if (!put_piece(m, f + at, hl->off - at, false, QR_PIECE_FRESH, false, false, 0, false)) return false;
+        if (!put_piece(m, hl->p, hl->n, true, hl->kind, hl->marked, hl->sep, hl->role, hl->closed)) return false;
+        at = hl->off;
+    }
+    return put_piece(m, f + at, m->fresh.len - at, false, QR_PIECE_FRESH, false, false, 0, false);
+}
+
+/* ---- pieces and segments ---- */
+
+const qr_piece *qr_memo_pieces(const qr_memo *m, size_t *n, size_t *body_len) {
+    *n = m->npieces;
+    if (body_len) *body_len = m->body_len;
+    return m->pieces;
+}
+
+const quire_segment *qr_memo_segments(qr_memo *m, size_t *n) {
+    if (m->nsegs == 0 && m->npieces) {
+        if (m->capsegs < m->npieces) {
+            quire_segment *ns = q_realloc(m->a, m->segs, m->capsegs * sizeof *ns, m->npieces * sizeof *ns);
+            if (!ns) { *n = 0; return NULL; }
+            m->segs = ns;
+            m->capsegs = m->npieces;
+        }
+        for (size_t k = 0; k < m->npieces; k++) {
+            const qr_piece *p = &m->pieces[k];
+            if (m->nsegs && m->segs[m->nsegs - 1].data + m->segs[m->nsegs - 1].len == p->p) {
+                m->segs[m->nsegs - 1].len += p->n;
+                continue;
+            }
+            m->segs[m->nsegs].data = p->p;
+            m->segs[m->nsegs].len = p->n;
+            m->nsegs++;
+        }
+    }
+    *n = m->nsegs;
+    return m->segs;
+}
+
+uint64_t qr_memo_epoch(const qr_memo *m) { return m->epoch; }
+
+void qr_memo_counts(const qr_memo *m, uint32_t *reused, uint32_t *encoded) {
+    *reused = m->reused;
+    *encoded = m->encoded;
+}
+
+/* ---- encoder hooks ---- */
+
+bool qr_groups_in(const qr_ctx *c, uint32_t i, uint32_t j) {
+    for (uint32_t g = 0; g < c->ngroups; g++)
+        if (c->groups[g].anchor != QR_TAIL && c->groups[g].anchor >= i && c->groups[g].anchor < j) return true;
+    return false;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0x100000001b3ull;
+}
+
+static uint64_t marks_in(const qr_ctx *c, uint32_t i, uint32_t j, bool *any) {
+    uint64_t h = 0;
+    *any = false;
+    for (uint32_t k = 0; k < c->nmarks; k++) {
+        const qr_mark *mk = &c->marks[k];
+        if (mk->site != QRS_BLOCK || mk->a < i || mk->a >= j) continue;
+        *any = true;
+        h = mix(h, ((uint64_t)mk->a << 32) | mk->b);
+        h = mix(h, (uint64_t)mk->ttl_1h + 2);
+        h = mix(h, (uint64_t)(uintptr_t)mk->input.doc);
+        h = mix(h, (uint64_t)mk->input.idx + 1);
+    }
+    return h;
+}
+
+bool qr_unit_begin(qr_ctx *c, qr_unit *u, uint32_t i, uint32_t j, uint32_t variant, bool keep) {
+    memset(u, 0, sizeof *u);
+    u->slot = i;
+    u->i = i;
+    u->j = j;
+    u->variant = variant;
+    qr_memo *m = c->memo;
+    if (!m) return false;
+    qw *w = c->w;
+    u->sep = w->depth > 0 && w->count[w->depth] != 0;
+    u->start = w->b->len;
+    u->ev_start = c->events ? c->events->len : 0;
+    u->keep = keep && j > i && i < m->ne && (!c->ngroups || !qr_groups_in(c, i, j));
+    if (!u->keep) return false;
+    u->marks = marks_in(c, i, j, &u->marked);
+    const quire_transcript *t = c->t;
+    mentry *e = &m->e[i];
+    if (e->used && e->i == i && e->j == j && e->variant == variant && e->sep == u->sep && e->marks == u->marks &&
+        e->bi == t->msgs[i].blocks && e->ni == t->msgs[i].nblocks && e->bj == t->msgs[j - 1].blocks &&
+        e->nj == t->msgs[j - 1].nblocks) {
+        if (!add_hole(m, w->b->len, e->p, e->n, QR_PIECE_UNIT, e->marked, e->sep, (uint8_t)variant,
+                      t->msgs[i].role != QR_ASSISTANT))
+            return false;
+        if (e->n && w->depth > 0) w->count[w->depth] = 1;
+        u->nwire = e->nwire;
+        m->reused++;
+        return true;
+    }
+    return false;
+}
+
+void qr_unit_end(qr_ctx *c, qr_unit *u) {
+    qr_memo *m = c->memo;
+    if (!m) return;
+    m->encoded++;
+    qbuf *b = c->w->b;
+    if (!u->keep || c->st || b->oom || (c->events && c->events->len != u->ev_start) || b->len < u->start) return;
+    size_t n = b->len - u->start;
+    mentry *e = &m->e[u->slot];
+    if (e->used) m->live -= e->n;
+    e->used = false;
+    const char *p = store(m, b->data + u->start, n);
+    if (!p) return;
+    const quire_transcript *t = c->t;
+    e->used = true;
+    e->i = u->i;
+    e->j = u->j;
+    e->variant = u->variant;
+    e->nwire = u->nwire;
+    e->sep = u->sep;
+    e->marks = u->marks;
+    e->marked = u->marked;
+    e->bi = t->msgs[u->i].blocks;
+    e->ni = t->msgs[u->i].nblocks;
+    e->bj = t->msgs[u->j - 1].blocks;
+    e->nj = t->msgs[u->j - 1].nblocks;
+    e->p = p;
+    e->n = n;
+    b->len = u->start;
+    add_hole(m, u->start, p, n, QR_PIECE_UNIT, u->marked, u->sep, (uint8_t)u->variant, t->msgs[u->i].role != QR_ASSISTANT);
+}
+
+void qr_memo_head(qr_ctx *c) {
+    qr_memo *m = c->memo;
+    if (!m) return;
+    qbuf *b = c->w->b;
+    if (b->oom || m->nholes) return;
+    size_t n = b->len;
+    if (!(m->head && m->head_n == n && memcmp(m->head, b->data, n) == 0)) {
+        if (m->head) m->live -= m->head_n;
+        m->head = store(m, b->data, n);
+        m->head_n = m->head ? n : 0;
+        if (!m->head) return;
+    }
+    b->len = 0;
+    add_hole(m, 0, m->head, n, QR_PIECE_HEAD, false, false, 0, false);
+}
+
+/* ---- validation window ---- */
+
+static bool base_keep(const qr_piece *p) { return !(p->kind == QR_PIECE_UNIT && p->sep && !p->marked); }
+
+static bool boundary(const qr_piece *p) { return p->kind == QR_PIECE_UNIT && p->closed; }
+
+bool qr_memo_window(const qr_memo *m, qbuf *out) {
+    size_t n = m->npieces;
+    if (n < 8) return false;
+    const qr_piece *pc = m->pieces;
+    bool any = false;
+    out->len = 0;
+    size_t a = 0; /* start of the current stretch of pieces that may go */
+    for (size_t k = 0; k <= n; k++) {
+        bool keep = true;
+        if (k < n) {
+            keep = base_keep(&pc[k]);
+            for (size_t d = 1; d <= 2 && !keep; d++)
+                keep = (k >= d && base_keep(&pc[k - d])) || (k + d < n && base_keep(&pc[k + d]));
+        }
+        if (!keep) {
+            if (k == 0 || a > k) a = k;
+            continue;
+        }
+        if (a < k) {
+            /* the stretch [a, k): leave out [s, e) with pc[s-1] and pc[e-1]
+             * closed units of one role */
+            size_t s = a, e = a;
+            while (s < k && !(s > 0 && boundary(&pc[s - 1]))) s++;
+            if (s < k) {
+                for (e = k; e > s + 1; e--)
+                    if (boundary(&pc[e - 1]) && pc[e - 1].role == pc[s - 1].role) break;
+                if (e <= s + 1) e = s; /* none: keep the whole stretch */
+            }
+            for (size_t q = a; q < k; q++)
+                if (q < s || q >= e) qbuf_put(out, pc[q].p, pc[q].n);
+            if (e > s) any = true;
+        }
+        if (k < n) qbuf_put(out, pc[k].p, pc[k].n);
+        a = k + 1;
+    }
+    return any && !out->oom;
+}
+
+/* ---- transcript checks ---- */
+
+qr_checked *qr_memo_checked(qr_memo *m) { return &m->chk; }
+
+void qr_checked_reset(qr_memo *m) {
+    if (m->chk.capids) memset(m->chk.ids, 0, (size_t)m->chk.capids * sizeof *m->chk.ids);
+    m->chk.nids = 0;
+    m->chk.n = 0;
+    m->chk.last = NULL;
+    m->chk.t = NULL;
+}
+
+bool qr_checked_grow(qr_memo *m, uint32_t want) {
+    qr_checked *k = &m->chk;
+    if ((uint64_t)want * 2 <= k->capids) return true;
+    uint32_t ncap = k->capids ? k->capids : 64;
+    while ((uint64_t)ncap < (uint64_t)want * 2) ncap *= 2;
+    qr_idslot *n = q_malloc(m->a, (size_t)ncap * sizeof *n);
+    if (!n) return false;
+    memset(n, 0, (size_t)ncap * sizeof *n);
+    /* rehashing needs the ids' hashes: the caller re-inserts (render.c) */
+    q_free(m->a, k->ids, (size_t)k->capids * sizeof *k->ids);
+    k->ids = n;
+    k->capids = ncap;
+    k->nids = 0;
+    return true;
+}
+
+/* ---- input cache markers ---- */
+
+qr_inmarks *qr_memo_inmarks(qr_memo *m) { return &m->inm; }
+
+bool qr_inmarks_push(qr_memo *m, uint32_t k, uint32_t b) {
+    qr_inmarks *im = &m->inm;
+    if (im->cnt == im->cap) {
+        uint32_t ncap = im->cap ? im->cap * 2 : 16;
+        uint32_t *nk = q_malloc(m->a, (size_t)ncap * sizeof *nk), *nb = q_malloc(m->a, (size_t)ncap * sizeof *nb);
+        if (!nk || !nb) { q_free(m->a, nk, (size_t)ncap * sizeof *nk); q_free(m->a, nb, (size_t)ncap * sizeof *nb); return false; }
+        if (im->cnt) { memcpy(nk, im->k, im->cnt * sizeof *nk); memcpy(nb, im->b, im->cnt * sizeof *nb); }
+        q_free(m->a, im->k, (size_t)im->cap * sizeof *im->k);
+        q_free(m->a, im->b, (size_t)im->cap * sizeof *im->b);
+        im->k = nk;
+        im->b = nb;
+        im->cap = ncap;
+    }
+    im->k[im->cnt] = k;
+    im->b[im->cnt] = b;
+    im->cnt++;
+    return true;
+}

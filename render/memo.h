@@ -1,0 +1,129 @@
+/* The render memo: what a live session keeps between turns so that a turn
+ * encodes only what changed (DESIGN 11).
+ *
+ * The memo holds, for the current target, the encoded bytes of each wire
+ * unit (one loop step of a dialect encoder: a run of transcript messages and
+ * what it writes) under a key of everything those bytes depend on: the
+ * messages [i, j) (by identity), the run's role and variant bits, whether an
+ * element precedes it in the array (the separator is part of the bytes) and
+ * the cache breakpoints that fall in [i, j). A unit that touches a reminder
+ * group, the folded system prompt or the tail, or that reports an event, is
+ * never kept: it is encoded every turn. The request head (model, system,
+ * tools) is encoded every turn and interned: equal bytes reuse the stored copy.
+ *
+ * The context (dialect row, model, transcript, placement, pretty) is checked
+ * at every render: any change (a target switch, a compaction that replaced
+ * the transcript, a policy or caps change) empties the memo.
+ *
+ * The body of a memo render is a list of pieces: bytes written this turn
+ * (in the memo's fresh buffer) and stored units (in the memo's storage,
+ * immutable until the storage epoch changes). Dialects with a memo path:
+ * anthropic_messages and openai_chat. Every other dialect (and any render
+ * with lossy) renders in full, as one fresh piece. */
+#ifndef QUIRE_RENDER_MEMO_H
+#define QUIRE_RENDER_MEMO_H
+
+#include "render/render.h"
+
+typedef struct qr_memo qr_memo;
+
+qr_memo *qr_memo_new(const quire_allocator *a);
+void qr_memo_free(qr_memo *m);
+/* Stale bytes (stored units replaced since) are tolerated up to the live
+ * bytes + slack before the storage is compacted (default 1 MB); slack 0
+ * compacts whenever a byte is stale (tests). */
+void qr_memo_set_slack(qr_memo *m, size_t bytes);
+/* Forgets every stored unit (and the storage: the epoch changes). */
+void qr_memo_clear(qr_memo *m);
+
+/* quire_render with a memo: on success res->request is empty and the body is
+ * the memo's pieces (qr_memo_pieces), valid until the next call with m. */
+quire_status qr_render_memo(const quire_transcript *t, const quire_state *state, const quire_render_options *ro,
+                            const quire_options *opts, qr_memo *m, quire_render_result *res, quire_error *err);
+
+/* A piece of the last body. stable: the bytes live in the memo's storage and
+ * stay put (same pointer, same bytes) as long as the epoch does not change. */
+enum { QR_PIECE_FRESH, QR_PIECE_HEAD, QR_PIECE_UNIT };
+typedef struct qr_piece {
+    const char *p;
+    size_t n;
+    bool stable;
+    uint8_t kind;        /* QR_PIECE_* */
+    bool marked, sep;    /* a unit: carries a breakpoint; starts with a separator */
+    uint8_t role;        /* a unit: its role (the encoder's variant) */
+    bool closed;         /* a unit that leaves no call open (not an assistant's) */
+} qr_piece;
+const qr_piece *qr_memo_pieces(const qr_memo *m, size_t *n, size_t *body_len);
+/* The pieces with contiguous neighbours merged (for writev). */
+const quire_segment *qr_memo_segments(qr_memo *m, size_t *n);
+uint64_t qr_memo_epoch(const qr_memo *m);
+/* Counters for tests and benchmarks: units reused and encoded by the last render. */
+void qr_memo_counts(const qr_memo *m, uint32_t *reused, uint32_t *encoded);
+
+/* The body with stretches of stored units left out, for a validation that
+ * costs what changed: never the head, the first element, a unit with a
+ * breakpoint, what was written this turn or the two units on each side of
+ * those; a stretch [s, e) goes only when the units before s and before e are
+ * closed units of one role (so the unit at e follows a unit like the one it
+ * followed, and no call is left open). False when nothing would be left out. */
+bool qr_memo_window(const qr_memo *m, qbuf *out);
+
+/* What the transcript checks of render.c have verified for a transcript:
+ * messages [0, n) (the last one's blocks identify it) and, for the dialects
+ * that want toolCall ids unique request-wide, the ids of their calls (an
+ * open-addressing set). A render checks only the messages after n. */
+typedef struct qr_idslot {
+    qstr id;
+    uint32_t msg;
+    bool used;
+} qr_idslot;
+typedef struct qr_checked {
+    const quire_transcript *t;
+    bool global;
+    uint32_t n;
+    const qblock *last;
+    qr_idslot *ids;
+    uint32_t nids, capids; /* capids: a power of two or 0 */
+} qr_checked;
+qr_checked *qr_memo_checked(qr_memo *m);
+/* The blocks of messages [0, n) of transcript t that carry an input cache
+ * marker (cache.c), in order: a render scans only the messages after n. */
+typedef struct qr_inmarks {
+    const quire_transcript *t;
+    uint32_t n;
+    const qblock *last;
+    uint32_t *k, *b;
+    uint32_t cnt, cap;
+} qr_inmarks;
+qr_inmarks *qr_memo_inmarks(qr_memo *m);
+bool qr_inmarks_push(qr_memo *m, uint32_t k, uint32_t b);
+/* Empties the id set; false when growing it failed. */
+void qr_checked_reset(qr_memo *m);
+bool qr_checked_grow(qr_memo *m, uint32_t want);
+
+/* ---- used by the encoders (no-ops when c->memo is NULL) ---- */
+typedef struct qr_unit {
+    uint32_t slot;       /* entry index: the unit's first transcript message */
+    uint32_t i, j;       /* transcript messages [i, j) */
+    uint32_t variant;    /* encoder-specific bits that change the bytes */
+    bool keep;           /* false: encode and do not store */
+    size_t start;        /* out offset where the unit began */
+    size_t ev_start;     /* events length where the unit began */
+    uint32_t nwire;      /* wire messages the unit wrote (set by the encoder) */
+    uint64_t marks;      /* hash of the breakpoints in [i, j) */
+    bool marked;         /* some breakpoint falls in [i, j) */
+    bool sep;            /* an element precedes it */
+} qr_unit;
+
+/* Starts a unit. keep = false when the unit must be encoded and not stored.
+ * Returns true when a stored encoding was reused: the caller skips the unit
+ * (u->nwire tells how many wire messages it counts for). */
+bool qr_unit_begin(qr_ctx *c, qr_unit *u, uint32_t i, uint32_t j, uint32_t variant, bool keep);
+/* Ends a unit that was encoded: stores it when it may be kept. */
+void qr_unit_end(qr_ctx *c, qr_unit *u);
+/* True when any reminder group is anchored after a message of [i, j). */
+bool qr_groups_in(const qr_ctx *c, uint32_t i, uint32_t j);
+/* The request head written so far (from offset 0): interned. */
+void qr_memo_head(qr_ctx *c);
+
+#endif
