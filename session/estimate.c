@@ -9,6 +9,7 @@
  * the ones the renderer would place this turn (render/slots.c plans them on a
  * scratch copy of the state; nothing is encoded). Pure: no I/O, no globals. */
 #include "compact/estimate.h"
+#include "render/memo.h"
 #include "render/render.h"
 #include "session/engine.h"
 
@@ -458,7 +459,9 @@ quire_status quire_estimate_log(const char *log, size_t len, const quire_replay_
         qw_key(&w, "turn"); qw_int(&w, step.turn);
         qw_key(&w, "provider"); qw_strz(&w, step.provider ? step.provider : "");
         if (step.model) { qw_key(&w, "model"); qw_strz(&w, step.model); }
-        qw_key(&w, "requestBytes"); qw_int(&w, (int64_t)r->req.len);
+        size_t np = 0, blen = 0; /* the body is flat, or the render memo's pieces */
+        if (r->memo) qr_memo_pieces(r->memo, &np, &blen);
+        qw_key(&w, "requestBytes"); qw_int(&w, (int64_t)(r->req_flat ? r->req.len : blen));
         write_fields(&w, &est_out);
         qw_obj_end(&w);
         qw_dispose(&w);
