@@ -189,7 +189,10 @@ typedef struct cpinfo {
 
 /* Strict UTF-8 decoding (no overlongs, surrogates or values past U+10FFFF).
  * Returns the sequence length, 0 when the bytes at s are not valid. */
-static uint32_t utf8_decode(const uint8_t *s, size_t n, uint32_t *cp) {
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline uint32_t utf8_decode(const uint8_t *s, size_t n, uint32_t *cp) {
     uint8_t b0 = s[0];
     if (b0 < 0xC2) return 0;
     if (b0 < 0xE0) {
