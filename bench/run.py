@@ -120,6 +120,13 @@ for k, f in inputs.items():
         row("4b. Compact, LangChain with a counter that reads every character", k, qs,
             "trimMessages: " + (f"{p2['median_ms']:.0f} ms" if p2 else f"n/a: {perr2}"),
             f"{p2['median_ms'] / q['median_ms']:.0f}x" if q and p2 else "")
+    if have_node and not quick:
+        big = k == "3 MB"
+        p3, perr3 = node_peer("bench/peers/langchain_trim.mjs", ["--counter", "stringify", "--timeout", "600"], f,
+                              3 if big else 20, 1 if big else 3)
+        row("4d. Compact, LangChain with a JSON.stringify / 4 counter", k, qs,
+            "trimMessages: " + (f"{p3['median_ms']:.1f} ms" if p3 else f"n/a: {perr3}"),
+            f"{p3['median_ms'] / q['median_ms']:.0f}x" if q and p3 else "")
     qw, err = wall([QUIRE, "compact", "--budget", "20000", "-o", "/dev/null", f], 5 if quick else 20)
     row("4c. Compact to 20k tokens, whole process", k, fmt_ms(qw) if qw else f"n/a: {err[:60]}")
 

@@ -100,6 +100,7 @@ int cmd_json(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_accept(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_estimate(int argc, char **argv);
 
 /* Reminder state I/O shared by render and ingest (cli/remind_io.c). */
 typedef struct cli_remind {

@@ -23,6 +23,7 @@ static const char k_help[] =
     "  report    replay a session log into one self-contained HTML page\n"
     "  accept    decode a provider response or stream into the assistant message\n"
     "  serve     the session API as JSONL over standard input and output\n"
+    "  estimate  estimate the input tokens of the request for a target, with a breakdown\n"
     "\n"
     "Run 'quire COMMAND --help' for a command's options. Every command takes\n"
     "--max-input N (stop reading any input at N bytes; default 1073741824).\n"
@@ -41,6 +42,7 @@ int main(int argc, char **argv) {
         {"report", cmd_report},
         {"accept", cmd_accept},
         {"serve", cmd_serve},
+        {"estimate", cmd_estimate},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (strcmp(c, cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);

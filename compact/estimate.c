@@ -189,7 +189,10 @@ typedef struct cpinfo {
 
 /* Strict UTF-8 decoding (no overlongs, surrogates or values past U+10FFFF).
  * Returns the sequence length, 0 when the bytes at s are not valid. */
-static uint32_t utf8_decode(const uint8_t *s, size_t n, uint32_t *cp) {
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline uint32_t utf8_decode(const uint8_t *s, size_t n, uint32_t *cp) {
     uint8_t b0 = s[0];
     if (b0 < 0xC2) return 0;
     if (b0 < 0xE0) {
@@ -233,6 +236,7 @@ static unsigned group_of(uint32_t cp, utf8proc_category_t cat) {
                 cat == UTF8PROC_CATEGORY_ME;
     if (cat == UTF8PROC_CATEGORY_ND || cat == UTF8PROC_CATEGORY_NL || cat == UTF8PROC_CATEGORY_NO)
         return QC_G_DIGIT;
+    if (cp >= 0x2E80) goto high; /* none of the ranges below reaches this far, but one (0xAB00) */
     if (cp < 0x0300) return (letter || mark) ? QC_G_LATIN : QC_G_SYMBOL;
     if (cp < 0x0370) return QC_G_MARK;
     if (cp < 0x0400) return QC_G_GREEK;
@@ -261,6 +265,16 @@ static unsigned group_of(uint32_t cp, utf8proc_category_t cat) {
     if (IN(0x2000, 0x2BFF)) return mark ? QC_G_MARK : QC_G_SYMBOL;
     if (IN(0x2C60, 0x2C7F)) return QC_G_LATIN;
     if (IN(0x2DE0, 0x2DFF)) return QC_G_CYRILLIC;
+    goto rest;
+high:
+    /* the commonest blocks first; the ranges are disjoint, so the order is free
+     * except where noted */
+    if (IN(0x4E00, 0x9FFF) || IN(0x3400, 0x4DBF) || IN(0xF900, 0xFAFF)) return QC_G_HAN;
+    if (IN(0x1F000, 0x1FAFF)) return QC_G_EMOJI;
+    if (IN(0x3040, 0x30FF) || IN(0x31F0, 0x31FF)) return QC_G_KANA;
+    if (IN(0xAC00, 0xD7FF)) return QC_G_HANGUL;
+    if (IN(0xAB00, 0xAB2F)) return QC_G_THIN;
+rest:
     if (IN(0x2E80, 0x2FDF)) return QC_G_HAN;
     if (IN(0x3000, 0x303F)) return QC_G_WIDE;
     if (IN(0x3040, 0x30FF) || IN(0x31F0, 0x31FF)) return QC_G_KANA;
@@ -337,24 +351,9 @@ static unsigned ascii_group(unsigned cls) {
     }
 }
 
-/* The code point at s[i] (i < n). */
-static inline cpinfo cp_at(const uint8_t *s, size_t n, size_t i) {
+/* Class and group of a valid non-ASCII code point cp of l bytes. */
+static inline cpinfo cp_classify(uint32_t cp, uint32_t l) {
     cpinfo r;
-    uint8_t b = s[i];
-    if (b < 0x80) {
-        r.len = 1;
-        r.cls = byte_cls[b];
-        r.grp = ascii_group(r.cls);
-        return r;
-    }
-    uint32_t cp = 0;
-    uint32_t l = utf8_decode(s + i, n - i, &cp);
-    if (!l) {
-        r.len = 1;
-        r.cls = C_PUNCT;
-        r.grp = QC_G_BAD;
-        return r;
-    }
     r.len = l;
     if (is_unicode_space(cp)) {
         r.cls = C_SPACE;
@@ -369,13 +368,68 @@ static inline cpinfo cp_at(const uint8_t *s, size_t n, size_t i) {
 
 /* ------------------------------------------------------------------ scanner */
 
+/* Classes of the non-ASCII code points met in one scan, direct-mapped by code
+ * point (key = code point + 1, 0 = empty). A code point's class and group
+ * depend on it alone, so the cache changes no result; it spares repeated
+ * letters (CJK, Cyrillic, emoji...) the decoding tables. Cleared lazily, on
+ * the first non-ASCII code point, so ASCII texts never pay for it. */
+#define CP_CACHE 256u
+typedef struct cpcache {
+    uint32_t key[CP_CACHE];
+    uint8_t len[CP_CACHE], cls[CP_CACHE], grp[CP_CACHE];
+} cpcache;
+
 typedef struct scan {
     const uint8_t *s;
     size_t n;
     uint64_t total;
     qc_est_visit visit;
     void *ctx;
+    bool cache_ready;
+    cpcache cache;
 } scan;
+
+/* The code point at s[i] (i < n), through the scan's cache. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline cpinfo cp_at(scan *sc, const uint8_t *s, size_t n, size_t i) {
+    uint8_t b = s[i];
+    if (b < 0x80) {
+        cpinfo r;
+        r.len = 1;
+        r.cls = byte_cls[b];
+        r.grp = ascii_group(r.cls);
+        return r;
+    }
+    uint32_t cp = 0;
+    uint32_t l = utf8_decode(s + i, n - i, &cp);
+    if (!l) {
+        cpinfo r;
+        r.len = 1;
+        r.cls = C_PUNCT;
+        r.grp = QC_G_BAD;
+        return r;
+    }
+    if (!sc->cache_ready) {
+        memset(sc->cache.key, 0, sizeof sc->cache.key);
+        sc->cache_ready = true;
+    }
+    uint32_t h = (cp * 2654435761u) >> 24; /* CP_CACHE = 256 slots */
+    if (sc->cache.key[h] == cp + 1) {
+        cpinfo r;
+        r.len = sc->cache.len[h];
+        r.cls = sc->cache.cls[h];
+        r.grp = sc->cache.grp[h];
+        return r;
+    }
+    cpinfo r = cp_classify(cp, l);
+    sc->cache.key[h] = cp + 1;
+    sc->cache.len[h] = (uint8_t)r.len;
+    sc->cache.cls[h] = (uint8_t)r.cls;
+    sc->cache.grp[h] = (uint8_t)r.grp;
+    return r;
+}
 
 enum { PFX_NONE = 0, PFX_SPACE = 1, PFX_OTHER = 2 };
 enum { SHAPE_LOWER = 0, SHAPE_CAP = 1, SHAPE_UPPER = 2, SHAPE_MIXED = 3 };
@@ -443,10 +497,27 @@ static inline uint32_t contraction_at(const uint8_t *s, size_t n, size_t i) {
     return 0;
 }
 
+_Static_assert(QC_G_COUNT <= 32, "group masks are 32-bit");
+
+static inline unsigned low_bit(uint32_t m) {
+#if defined(__GNUC__)
+    return (unsigned)__builtin_ctz(m);
+#else
+    unsigned g = 0;
+    while (!(m & 1u)) { m >>= 1; g++; }
+    return g;
+#endif
+}
+
+/* gmask: the groups that may be non-zero (bit g for groups[g]); the others are 0. */
 static void linear_run(scan *sc, int kind, size_t start, size_t end, int base, uint32_t len,
-                       const uint32_t *groups) {
+                       const uint32_t *groups, uint32_t gmask) {
     uint64_t cost = base_q8[base];
-    for (unsigned g = 0; g < QC_G_COUNT; g++) cost += (uint64_t)groups[g] * group_q8[g];
+    while (gmask) {
+        unsigned g = low_bit(gmask);
+        gmask &= gmask - 1;
+        cost += (uint64_t)groups[g] * group_q8[g];
+    }
     if (cost < ONE_TOKEN) cost = ONE_TOKEN;
     if (cost > UINT32_MAX) cost = UINT32_MAX;
     sc->total += cost;
@@ -468,7 +539,7 @@ static size_t word_run(scan *sc, size_t start, size_t w, unsigned pfx, unsigned 
     bool ascii = true; /* letters all ASCII */
     bool pfx_ascii = pfx != PFX_OTHER || pgrp == QC_G_PUNCT;
     bool have_groups = false;
-    uint32_t groups[QC_G_COUNT];
+    uint32_t groups[QC_G_COUNT], gmask = 0;
     if (i < n && s[i] >= 0x80) {
         /* general path: rescan by code point, [Lu Lt Lm Lo M]* then [Ll Lm Lo M]*.
          * When no lower-case letter follows the first half, the pattern that
@@ -482,7 +553,7 @@ static size_t word_run(scan *sc, size_t start, size_t w, unsigned pfx, unsigned 
         i = w;
         len = 0;
         while (i < n) {
-            cpinfo c = cp_at(s, n, i);
+            cpinfo c = cp_at(sc, s, n, i);
             if (c.cls == C_UPPER) {
                 if (lower_phase) break;
             } else if (c.cls == C_LOWER) {
@@ -492,6 +563,7 @@ static size_t word_run(scan *sc, size_t start, size_t w, unsigned pfx, unsigned 
             }
             if (c.grp != QC_G_ALPHA) ascii = false;
             groups[c.grp] += group_units(&c);
+            gmask |= 1u << c.grp;
             len++;
             i += c.len;
             if (c.cls != C_UPPER && !lower_phase) {
@@ -502,11 +574,13 @@ static size_t word_run(scan *sc, size_t start, size_t w, unsigned pfx, unsigned 
         if (!lower_phase && last_neutral_end > w && last_neutral_end < i) {
             /* cut after the last neutral code point: recount the kept part */
             memset(groups, 0, sizeof groups);
+            gmask = 0;
             ascii = true;
             for (size_t q = w; q < last_neutral_end;) {
-                cpinfo c = cp_at(s, n, q);
+                cpinfo c = cp_at(sc, s, n, q);
                 if (c.grp != QC_G_ALPHA) ascii = false;
                 groups[c.grp] += group_units(&c);
+                gmask |= 1u << c.grp;
                 q += c.len;
             }
             i = last_neutral_end;
@@ -526,7 +600,7 @@ static size_t word_run(scan *sc, size_t start, size_t w, unsigned pfx, unsigned 
             uint32_t one[QC_G_COUNT];
             memset(one, 0, sizeof one);
             one[pgrp] = 1;
-            linear_run(sc, QC_RUN_PUNCT, start, w, QC_B_PUNCT, 1, one);
+            linear_run(sc, QC_RUN_PUNCT, start, w, QC_B_PUNCT, 1, one, 1u << pgrp);
             start = w;
             pfx = PFX_NONE;
         }
@@ -538,14 +612,19 @@ static size_t word_run(scan *sc, size_t start, size_t w, unsigned pfx, unsigned 
     if (!have_groups) {
         memset(groups, 0, sizeof groups);
         groups[QC_G_ALPHA] = len;
+        gmask = 1u << QC_G_ALPHA;
     }
     if (k) {
         groups[QC_G_PUNCT]++;
         groups[QC_G_ALPHA] += k - 1;
+        gmask |= 1u << QC_G_PUNCT | 1u << QC_G_ALPHA;
     }
-    if (pfx == PFX_OTHER) groups[pgrp]++;
+    if (pfx == PFX_OTHER) {
+        groups[pgrp]++;
+        gmask |= 1u << pgrp;
+    }
     int base = pfx == PFX_NONE ? QC_B_WORD : pfx == PFX_SPACE ? QC_B_WORD_SPACE : QC_B_WORD_PREFIX;
-    linear_run(sc, QC_RUN_WORD, start, i, base, len, groups);
+    linear_run(sc, QC_RUN_WORD, start, i, base, len, groups, gmask);
     return i;
 }
 
@@ -594,15 +673,16 @@ static size_t punct_run(scan *sc, size_t start, size_t p, bool space) {
     while (i < n && byte_cls[s[i]] == C_PUNCT) i++;
     uint32_t np = (uint32_t)(i - p), nn = 0;
     bool ascii = true;
-    uint32_t groups[QC_G_COUNT];
+    uint32_t groups[QC_G_COUNT], gmask = 1u << QC_G_PUNCT | 1u << QC_G_NEWLINE;
     if (i < n && s[i] >= 0x80) {
         memset(groups, 0, sizeof groups);
         groups[QC_G_PUNCT] = np;
         while (i < n) {
-            cpinfo c = cp_at(s, n, i);
+            cpinfo c = cp_at(sc, s, n, i);
             if (!is_punct_cls(c.cls)) break;
             if (c.grp != QC_G_PUNCT) ascii = false;
             groups[c.grp] += group_units(&c);
+            gmask |= 1u << c.grp;
             np++;
             i += c.len;
         }
@@ -619,7 +699,7 @@ static size_t punct_run(scan *sc, size_t start, size_t p, bool space) {
         table_run(sc, QC_RUN_PUNCT, start, i, cell, np, np - col, 1);
     } else {
         for (size_t q = t; q < i; q++) groups[s[q] == '/' ? QC_G_PUNCT : QC_G_NEWLINE]++;
-        linear_run(sc, QC_RUN_PUNCT, start, i, space ? QC_B_PUNCT_SPACE : QC_B_PUNCT, np, groups);
+        linear_run(sc, QC_RUN_PUNCT, start, i, space ? QC_B_PUNCT_SPACE : QC_B_PUNCT, np, groups, gmask);
     }
     return i;
 }
@@ -636,18 +716,18 @@ static size_t digit_run(scan *sc, size_t start) {
     while (i < n && byte_cls[s[i]] == C_DIGIT) i++;
     uint32_t nd = (uint32_t)(i - start);
     if (i < n && s[i] >= 0x80) {
-        cpinfo c = cp_at(s, n, i);
+        cpinfo c = cp_at(sc, s, n, i);
         if (c.cls == C_DIGIT) {
             uint32_t groups[QC_G_COUNT];
             memset(groups, 0, sizeof groups);
             while (i < n) {
-                c = cp_at(s, n, i);
+                c = cp_at(sc, s, n, i);
                 if (c.cls != C_DIGIT) break;
                 nd++;
                 i += c.len;
             }
             groups[QC_G_DIGIT] = nd;
-            linear_run(sc, QC_RUN_DIGITS, start, i, QC_B_DIGITS, nd, groups);
+            linear_run(sc, QC_RUN_DIGITS, start, i, QC_B_DIGITS, nd, groups, 1u << QC_G_DIGIT);
             return i;
         }
     }
@@ -682,7 +762,7 @@ static size_t white_run(scan *sc, size_t i) {
                 break;
             }
         } else {
-            cpinfo c = cp_at(s, n, j);
+            cpinfo c = cp_at(sc, s, n, j);
             if (c.cls != C_SPACE) break;
             last_start = j;
             j += c.len;
@@ -702,7 +782,7 @@ static size_t white_run(scan *sc, size_t i) {
     if (last_start > i) space_run(sc, i, last_start, count - 1, false);
     /* the last whitespace code point, followed by a non-space at j */
     uint8_t b = s[j];
-    unsigned nc = b < 0x80 ? byte_cls[b] : cp_at(s, n, j).cls;
+    unsigned nc = b < 0x80 ? byte_cls[b] : cp_at(sc, s, n, j).cls;
     if (nc == C_LOWER || nc == C_UPPER) {
         return word_ascii(sc, last_start, j, s[last_start] == ' ' ? PFX_SPACE : PFX_OTHER);
     }
@@ -718,6 +798,7 @@ static size_t white_run(scan *sc, size_t i) {
 
 uint64_t qc_estimate_scan(const char *str, size_t n, qc_est_visit visit, void *ctx) {
     scan sc;
+    sc.cache_ready = false;
     sc.s = (const uint8_t *)str;
     sc.n = str ? n : 0;
     sc.total = 0;
@@ -774,7 +855,7 @@ uint64_t qc_estimate_scan(const char *str, size_t n, qc_est_visit visit, void *c
                     i++;
                     break;
                 }
-                unsigned c1 = b1 < 0x80 ? byte_cls[b1] : cp_at(s, n, i + 1).cls;
+                unsigned c1 = b1 < 0x80 ? byte_cls[b1] : cp_at(&sc, s, n, i + 1).cls;
                 if (is_word_cls(c1)) {
                     i = word_run(&sc, i, i + 1, PFX_OTHER, QC_G_PUNCT);
                     break;
@@ -783,7 +864,7 @@ uint64_t qc_estimate_scan(const char *str, size_t n, qc_est_visit visit, void *c
             i = punct_run(&sc, i, i, false);
             break;
         default: { /* C_HIGH: decode */
-            cpinfo ci = cp_at(s, n, i);
+            cpinfo ci = cp_at(&sc, s, n, i);
             if (is_word_cls(ci.cls)) {
                 i = word_run(&sc, i, i, PFX_NONE, QC_G_ALPHA);
             } else if (ci.cls == C_DIGIT) {
@@ -794,7 +875,7 @@ uint64_t qc_estimate_scan(const char *str, size_t n, qc_est_visit visit, void *c
                 size_t w = i + ci.len;
                 if (w < n) {
                     uint8_t b1 = s[w];
-                    unsigned c1 = b1 < 0x80 ? byte_cls[b1] : cp_at(s, n, w).cls;
+                    unsigned c1 = b1 < 0x80 ? byte_cls[b1] : cp_at(&sc, s, n, w).cls;
                     if (is_word_cls(c1)) {
                         i = word_run(&sc, i, w, PFX_OTHER, ci.grp);
                         break;

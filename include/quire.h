@@ -716,7 +716,9 @@ QUIRE_API quire_status quire_session_compact(quire_session *s, const char *polic
 QUIRE_API quire_status quire_session_plan(quire_session *s, const char *policy, size_t policy_len, int pretty,
                                           quire_bytes *out, quire_error *err);
 /* Estimated tokens of the transcript (quire_compact_estimate under the
- * session's compaction policy). */
+ * session's compaction policy): the number a compaction budget is compared
+ * with. The whole next request (system, tools, reminders, media, the
+ * provider's overheads) is quire_session_estimate_request. */
 QUIRE_API uint64_t quire_session_estimate(const quire_session *s);
 
 /* The values, as JSON, at any time: the transcript (quire.transcript/1), the
@@ -772,6 +774,54 @@ QUIRE_API quire_status quire_compact_apply(const quire_transcript *t, const quir
                                            const quire_compact_policy *policy, const char *summary,
                                            size_t summary_len, const char *span_id, const quire_options *opts,
                                            quire_compact_result *out, quire_error *err);
+
+/* ---- Request estimates (DESIGN §6 "quire estimate", docs/compaction.md) ---- */
+
+/* What the next request for a target costs, in input tokens: the system prompt,
+ * the tool definitions (names, descriptions, JSON schemas), the messages with
+ * the per-message and per-block overheads of the target's provider family,
+ * the reminders the renderer would place this turn, and images and documents
+ * priced by that family's rule (Anthropic: pixel area / 750; OpenAI: 85 + 170
+ * per 512-px tile; Gemini: 258 per 768-px tile). Text is counted by quire's
+ * o200k estimator unless count_tokens is given. */
+typedef struct quire_estimate_options {
+    size_t size;                         /* sizeof(quire_estimate_options) */
+    const quire_render_options *render;  /* the target (provider required, model, caps) and the
+                                            render policy that places reminders */
+    quire_count_tokens_fn count_tokens;  /* NULL = quire's estimator */
+    void *count_tokens_ud;
+} quire_estimate_options;
+#define QUIRE_ESTIMATE_OPTIONS_INIT {sizeof(quire_estimate_options), NULL, NULL, NULL}
+
+typedef struct quire_estimate {
+    uint64_t total;       /* system + tools + messages + reminders + media */
+    uint64_t system, tools, messages, reminders, media;
+    uint32_t nmessages, nreminders, images, documents;
+    const char *family;   /* static: "anthropic", "openai" or "gemini" (the overhead and media rules) */
+} quire_estimate;
+
+/* Estimates the request that quire_render(t, state, eo->render) would produce
+ * (state may be NULL). json (may be NULL) receives the breakdown as one compact
+ * JSON object: {"total","family","system","tools","messages","reminders","media",
+ * "counts":{"messages","reminders","images","documents"}}. */
+QUIRE_API quire_status quire_estimate_request(const quire_transcript *t, const quire_state *state,
+                                              const quire_estimate_options *eo, const quire_options *opts,
+                                              quire_estimate *out, quire_bytes *json, quire_error *err);
+/* The breakdown of e as JSON (the object above). */
+QUIRE_API quire_status quire_estimate_write(const quire_estimate *e, int pretty, quire_bytes *out, quire_error *err);
+/* Replays a quire.session/1 log (ro as quire_replay_open; may be NULL) and
+ * estimates every request it renders: JSONL, one object per render line, the
+ * breakdown plus "line", "turn", "provider", "model" and "requestBytes".
+ * eo->render is ignored (each render line's target is used); eo may be NULL. */
+QUIRE_API quire_status quire_estimate_log(const char *log, size_t len, const quire_replay_options *ro,
+                                          const quire_estimate_options *eo, const quire_options *opts,
+                                          quire_bytes *out, quire_error *err);
+/* The estimate of the session's next request: target (JSON {"provider"?,
+ * "model"?}, may be NULL = the session's target), the committed reminder state
+ * and the session's render policy. (quire_session_estimate() stays the
+ * transcript's estimate, which compaction budgets are measured against.) */
+QUIRE_API quire_status quire_session_estimate_request(const quire_session *s, const char *target,
+                                                      size_t target_len, quire_estimate *out, quire_error *err);
 
 /* ---- Push routing, interrupts, responses into sessions (DESIGN §11, docs/api.md) ---- */
 

@@ -750,6 +750,56 @@ quire_status quire_session_plan(quire_session *s, const char *policy, size_t pol
     return quire_compact_plan(s->r->t, &p, pretty, &s->opts, out, err);
 }
 
+/* A plain (unescaped) string member of the target object into buf; "" when absent. */
+static quire_status target_field(const qj_doc *d, const char *key, char *buf, size_t cap, quire_error *err) {
+    buf[0] = 0;
+    uint32_t v = qj_get(d, 0, key);
+    if (v == QJ_NONE || qj_type_of(d, v) == QJ_NULL) return QUIRE_OK;
+    const qj_node *n = qj_at(d, v);
+    if (n->type != QJ_STRING || n->len >= cap || memchr(n->p, '\\', n->len))
+        return q_err_at(err, QUIRE_E_SCHEMA, qj_offset(d, v), key[0] == 'p' ? "/provider" : "/model",
+                        "expected a plain string of at most %zu bytes", cap - 1);
+    memcpy(buf, n->p, n->len);
+    buf[n->len] = 0;
+    return QUIRE_OK;
+}
+
+quire_status quire_session_estimate_request(const quire_session *s, const char *target, size_t target_len,
+                                            quire_estimate *out, quire_error *err) {
+    if (out) memset(out, 0, sizeof *out);
+    if (!s || !out) return q_err(err, QUIRE_E_INVALID, "quire_session_estimate_request: no session or result");
+    const quire_replay *r = s->r;
+    char prov[128], model[256];
+    const char *p = r->provider, *m = r->model;
+    if (target) {
+        qj_doc d;
+        quire_limits lim = q_limits(&s->opts);
+        qj_opts jo = {lim.max_depth, lim.max_string_bytes};
+        quire_status st = qj_parse(&d, target, target_len, &jo, s->a, err);
+        if (st) return st;
+        if (qj_type_of(&d, 0) != QJ_OBJECT) {
+            qj_doc_free(&d);
+            return q_err_at(err, QUIRE_E_SCHEMA, 0, "", "expected an object {\"provider\", \"model\"}");
+        }
+        bool had_model = qj_get(&d, 0, "model") != QJ_NONE;
+        st = target_field(&d, "provider", prov, sizeof prov, err);
+        if (!st) st = target_field(&d, "model", model, sizeof model, err);
+        qj_doc_free(&d);
+        if (st) { q_err_locate(err, target, target_len); return st; }
+        if (prov[0]) { p = prov; if (!had_model) m = NULL; }
+        if (had_model) m = model[0] ? model : NULL;
+    }
+    if (!p) return q_err(err, QUIRE_E_INVALID, "the session has no target provider: give one");
+    quire_render_options ro = r->rpol;
+    ro.size = sizeof ro;
+    ro.provider = p;
+    ro.model = m;
+    ro.caps = r->caps;
+    quire_estimate_options eo = QUIRE_ESTIMATE_OPTIONS_INIT;
+    eo.render = &ro;
+    return quire_estimate_request(r->t, r->state, &eo, &s->opts, out, NULL, err);
+}
+
 uint64_t quire_session_estimate(const quire_session *s) {
     if (!s) return 0;
     qc_policy p;

@@ -18,6 +18,8 @@
 //   text        message.text.length (LangChain's text getter)
 //   codepoints  iterate the content string (a counter that reads the text,
 //               as any real estimator does) -> quadratic in bytes
+//   stringify   JSON.stringify of the content (and tool calls) .length: the
+//               usual "serialise the message and divide by 4" counter
 // --timeout SEC runs the measurement in a child process that is killed when
 // the time is up; a JSON line with "timed_out": true is printed instead.
 import {
@@ -86,6 +88,8 @@ const COUNTERS = {
   length: (m) => contentChars(m.content),
   text: (m) => m.text.length,
   codepoints: (m) => codepoints(m.content),
+  stringify: (m) => JSON.stringify(m.content).length +
+    (m.tool_calls && m.tool_calls.length ? JSON.stringify(m.tool_calls).length : 0),
 };
 const perMessage = COUNTERS[opts.counter];
 if (!perMessage) die(`unknown --counter ${opts.counter}`);
