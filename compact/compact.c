@@ -897,6 +897,9 @@ quire_status qc_compact_span(const quire_transcript *t, const quire_state *state
     memset(out, 0, sizeof *out);
     if (span_id && !summary) return q_err(err, QUIRE_E_INVALID, "a span id applies a summary: give the summary too");
     if (!t || !p) return q_err(err, QUIRE_E_INVALID, "compact needs a transcript and a policy");
+    if (p->budget_scope == QUIRE_BUDGET_REQUEST && p->budget_tokens)
+        return q_err(err, QUIRE_E_INVALID, "budgetScope \"request\" counts the request to a session's target: "
+                                           "use it in a session or session log, or give budgetScope \"transcript\"");
     if (summary) {
         size_t bad;
         if (!qt_utf8_valid(summary, summary_len, &bad))
@@ -1013,6 +1016,9 @@ const char qc_summary_instruction[] =
     "matters. Write plain text in the conversation's language, no preamble, no closing remarks.";
 
 quire_status qc_plan(const quire_transcript *t, const qc_policy *p, qw *w, quire_error *err) {
+    if (p->budget_scope == QUIRE_BUDGET_REQUEST && p->budget_tokens)
+        return q_err(err, QUIRE_E_INVALID, "budgetScope \"request\" counts the request to a session's target: "
+                                           "plan in a session, or give budgetScope \"transcript\"");
     qc_run r;
     if (!run_init(&r, t, p, err) || r.cnt.oom) { run_free(&r); return q_oom(err); }
     select_span(&r);

@@ -63,6 +63,12 @@ quire_status qc_policy_parse(const qj_doc *d, uint32_t node, qc_policy *out, qui
         if (qj_str_eq(d, k, "budgetTokens")) {
             if (qj_type_of(d, v) == QJ_NULL) p.budget_tokens = 0;
             else if (!(st = get_uint(d, v, ptr, UINT64_C(1) << 53, &x, err))) p.budget_tokens = x;
+        } else if (qj_str_eq(d, k, "budgetScope")) {
+            if (qj_type_of(d, v) != QJ_STRING)
+                return perr(err, d, v, ptr, "expected \"transcript\" or \"request\", got %s", qj_type_name(qj_type_of(d, v)));
+            if (qj_str_eq(d, v, "transcript")) p.budget_scope = QUIRE_BUDGET_TRANSCRIPT;
+            else if (qj_str_eq(d, v, "request")) p.budget_scope = QUIRE_BUDGET_REQUEST;
+            else return perr(err, d, v, ptr, "unknown budget scope (expected \"transcript\" or \"request\")%s", "");
         } else if (qj_str_eq(d, k, "keepLastTurns")) {
             if (!(st = get_uint(d, v, ptr, UINT32_MAX, &x, err))) p.keep_last_turns = (uint32_t)x;
         } else if (qj_str_eq(d, k, "keepLastSteps")) {
@@ -102,7 +108,7 @@ quire_status qc_policy_parse(const qj_doc *d, uint32_t node, qc_policy *out, qui
                 sk = qj_next(d, sv);
             }
         } else {
-            return perr(err, d, k, ptr, "unknown policy field (expected budgetTokens, keepLastSteps, keepLastTurns, keepFirstTurns, "
+            return perr(err, d, k, ptr, "unknown policy field (expected budgetTokens, budgetScope, keepLastSteps, keepLastTurns, keepFirstTurns, "
                                         "toolOutputExcerptBytes, summaryTokens, summaryRequestTokens or stages)%s", "");
         }
         if (st) return st;

@@ -383,9 +383,14 @@ typedef struct quire_compact_policy {
     uint32_t summary_request_tokens;   /* summaryRequestTokens: most tokens of the plan's
                                           summarisation request (default 100000) */
     uint32_t keep_last_steps;          /* keepLastSteps: the newest steps kept verbatim (default 8) */
+    uint32_t budget_scope;             /* budgetScope: QUIRE_BUDGET_TRANSCRIPT (default) or
+                                          QUIRE_BUDGET_REQUEST (sessions and session logs only) */
 } quire_compact_policy;
+#define QUIRE_BUDGET_TRANSCRIPT 0u /* budgetTokens counts the transcript, system and tools (quire_compact_estimate) */
+#define QUIRE_BUDGET_REQUEST 1u    /* budgetTokens counts the whole request for the session's target
+                                      (quire_session_estimate_request); docs/compaction.md */
 #define QUIRE_COMPACT_POLICY_INIT \
-    {sizeof(quire_compact_policy), 0, 4, 1, 1024, 1024, QUIRE_COMPACT_ALL_STAGES, 0, NULL, NULL, 100000, 8}
+    {sizeof(quire_compact_policy), 0, 4, 1, 1024, 1024, QUIRE_COMPACT_ALL_STAGES, 0, NULL, NULL, 100000, 8, 0}
 
 /* Applies a JSON policy object (camelCase fields as in session-log `compact`
  * events: budgetTokens, keepLastTurns, keepFirstTurns, toolOutputExcerptBytes,
@@ -715,10 +720,12 @@ QUIRE_API quire_status quire_session_compact(quire_session *s, const char *polic
 /* The compaction plan for the current transcript (quire_compact_plan). */
 QUIRE_API quire_status quire_session_plan(quire_session *s, const char *policy, size_t policy_len, int pretty,
                                           quire_bytes *out, quire_error *err);
-/* Estimated tokens of the transcript (quire_compact_estimate under the
- * session's compaction policy): the number a compaction budget is compared
- * with. The whole next request (system, tools, reminders, media, the
- * provider's overheads) is quire_session_estimate_request. */
+/* Estimated tokens of the transcript with system and tools
+ * (quire_compact_estimate under the session's compaction policy): what a
+ * compaction budget is compared with. The whole next request (reminders,
+ * media and the provider's overheads included) is
+ * quire_session_estimate_request; a compaction with budgetScope "request"
+ * takes its budget in those terms. */
 QUIRE_API uint64_t quire_session_estimate(const quire_session *s);
 
 /* The values, as JSON, at any time: the transcript (quire.transcript/1), the
@@ -818,8 +825,7 @@ QUIRE_API quire_status quire_estimate_log(const char *log, size_t len, const qui
                                           quire_bytes *out, quire_error *err);
 /* The estimate of the session's next request: target (JSON {"provider"?,
  * "model"?}, may be NULL = the session's target), the committed reminder state
- * and the session's render policy. (quire_session_estimate() stays the
- * transcript's estimate, which compaction budgets are measured against.) */
+ * and the session's render policy. */
 QUIRE_API quire_status quire_session_estimate_request(const quire_session *s, const char *target,
                                                       size_t target_len, quire_estimate *out, quire_error *err);
 

@@ -85,4 +85,10 @@ quire_status qrp_apply(quire_replay *r, const char *line, size_t len, uint32_t l
 /* True when the toolCall id (decoded bytes) has been seen in the log. */
 bool qrp_call_seen(const quire_replay *r, const char *id, size_t n);
 
+/* budgetScope "request" (session/estimate.c): turns p's budget for the whole
+ * request to the session's target into the budget compaction measures (the
+ * transcript with system and tools), by the current ratio of the two
+ * estimates; p then has the transcript scope. Other scopes are left alone. */
+quire_status qrp_request_budget(const quire_replay *r, quire_compact_policy *p, quire_error *err);
+
 #endif

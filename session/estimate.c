@@ -472,3 +472,46 @@ quire_status quire_estimate_log(const char *log, size_t len, const quire_replay_
     if (st) qbuf_free(&b);
     return st;
 }
+
+/* ------------------------------------------------------------------------ */
+/* A budget for the whole request (budgetScope "request")                    */
+/* ------------------------------------------------------------------------ */
+
+quire_status qrp_request_budget(const quire_replay *r, quire_compact_policy *p, quire_error *err) {
+    if (p->budget_scope != QUIRE_BUDGET_REQUEST) return QUIRE_OK;
+    p->budget_scope = QUIRE_BUDGET_TRANSCRIPT;
+    if (!p->budget_tokens) return QUIRE_OK;
+    if (!r->provider)
+        return q_err(err, QUIRE_E_INVALID, "budgetScope \"request\" needs the session's target provider");
+    quire_render_options ro = r->rpol;
+    ro.size = sizeof ro;
+    ro.provider = r->provider;
+    ro.model = r->model;
+    ro.caps = r->caps;
+    quire_estimate_options eo = QUIRE_ESTIMATE_OPTIONS_INIT;
+    eo.render = &ro;
+    eo.count_tokens = p->count_tokens;
+    eo.count_tokens_ud = p->count_tokens_ud;
+    quire_estimate e;
+    quire_status st = quire_estimate_request(r->t, r->state, &eo, &r->opts, &e, NULL, err);
+    if (st) return st;
+    uint64_t tr = quire_compact_estimate(r->t, p);
+    /* compaction measures the transcript with system and tools; the request
+     * adds what compaction cannot remove (the provider's per-request and
+     * per-message overheads, the reminders of this turn) and counts text with
+     * the target's tokenizer (at least o200k's count): the budget left for
+     * compaction is the request budget less that difference. Every token
+     * compaction removes takes at least one from the request, so meeting
+     * the transcript budget meets the request budget. */
+    if (e.total > tr) {
+        uint64_t extra = e.total - tr;
+        if (p->budget_tokens <= extra)
+            return q_err(err, QUIRE_E_BUDGET,
+                         "budget of %llu tokens for the whole request cannot be met: the request is estimated at %llu "
+                         "tokens, of which %llu are the %s overheads and reminders compaction cannot remove",
+                         (unsigned long long)p->budget_tokens, (unsigned long long)e.total,
+                         (unsigned long long)extra, e.family);
+        p->budget_tokens -= extra;
+    }
+    return QUIRE_OK;
+}

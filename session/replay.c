@@ -25,9 +25,11 @@
 /* Compacts t under the policy object at d/policy (QJ_NONE = defaults). The
  * result transcript borrows from t: the replayer keeps retired transcripts
  * alive until it ends. */
-static quire_status qsess_compact(const quire_transcript *t, const quire_state *s, const qj_doc *d, uint32_t policy,
+static quire_status qsess_compact(const quire_replay *r, const qj_doc *d, uint32_t policy,
                                   const char *summary, size_t summary_len, quire_transcript **nt, quire_state **ns,
                                   qbuf *events, qbuf *report, quire_error *err, bool *policy_error) {
+    const quire_transcript *t = r->t;
+    const quire_state *s = r->state;
     *nt = NULL;
     *ns = NULL;
     *policy_error = false;
@@ -41,6 +43,7 @@ static quire_status qsess_compact(const quire_transcript *t, const quire_state *
     /* a replayed compaction with its summary happened: it is applied over the
      * span the policy selects whatever the budget (DESIGN 6, 7) */
     if (summary) p.budget_tokens = 0;
+    if ((st = qrp_request_budget(r, &p, err)) != QUIRE_OK) return st;
     qc_result res;
     st = qc_compact(t, s, &p, summary, summary_len, &res, err);
     if (st) return st;
@@ -792,7 +795,7 @@ static quire_status ev_compact(lctx *c, uint32_t root, quire_replay_step *step) 
             if (!summary) { st = q_oom(c->err); goto done; }
         }
         bool perr = false;
-        st = qsess_compact(r->t, r->state, c->d, f[1], summary, summary_len, &nt, &ns, &events, &report, c->err, &perr);
+        st = qsess_compact(r, c->d, f[1], summary, summary_len, &nt, &ns, &events, &report, c->err, &perr);
         if (st) {
             if (perr && c->err) {
                 /* a policy error: its pointer is relative to the policy object */

@@ -746,6 +746,7 @@ quire_status quire_session_plan(quire_session *s, const char *policy, size_t pol
     if (!s) return q_err(err, QUIRE_E_INVALID, "quire_session_plan: no session");
     qc_policy p;
     quire_status st = session_policy(s, policy, policy_len, &p, err);
+    if (!st) st = qrp_request_budget(s->r, &p, err);
     if (st) return st;
     return quire_compact_plan(s->r->t, &p, pretty, &s->opts, out, err);
 }

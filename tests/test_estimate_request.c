@@ -107,8 +107,66 @@ static void test_session(void) {
     quire_session_free(s);
 }
 
+
+/* budgetScope "request": a session compaction whose budget counts the whole
+ * request meets it; a budget below what compaction cannot remove is a clear
+ * budget error; stateless compaction refuses the scope. */
+static void test_request_budget(void) {
+    quire_session *s = NULL;
+    quire_error err;
+    CHECK_INT(quire_session_open(S("{\"sessionId\":\"b1\",\"target\":{\"provider\":\"anthropic\"},"
+                                   "\"system\":\"You are a coding agent.\"}"), NULL, NULL, &s, &err), QUIRE_OK);
+    char m[600];
+    for (int i = 0; i < 24; i++) {
+        snprintf(m, sizeof m, "{\"role\":\"user\",\"content\":\"Step %d: read the file src/mod%d.c and list every "
+                              "function it defines, with its arguments and what it returns.\"}", i, i);
+        CHECK_INT(quire_session_append(s, m, strlen(m), &err), QUIRE_OK);
+        snprintf(m, sizeof m, "{\"role\":\"assistant\",\"content\":\"src/mod%d.c defines parse_%d(const char *s, "
+                              "size_t n) returning an int status, and free_%d(void *p) returning nothing.\"}", i, i, i);
+        CHECK_INT(quire_session_append(s, m, strlen(m), &err), QUIRE_OK);
+    }
+    quire_estimate e0, e1;
+    CHECK_INT(quire_session_estimate_request(s, NULL, 0, &e0, &err), QUIRE_OK);
+    uint64_t tr = quire_session_estimate(s);
+    CHECK(e0.total > tr); /* the request adds overheads and Claude's tokenizer */
+    /* below what compaction cannot remove */
+    snprintf(m, sizeof m, "{\"budgetTokens\":%llu,\"budgetScope\":\"request\"}", (unsigned long long)(e0.total - tr) / 2);
+    CHECK_INT(quire_session_compact(s, m, strlen(m), NULL, 0, NULL, NULL, &err), QUIRE_E_BUDGET);
+    CHECK_MSG(strstr(err.message, "for the whole request") != NULL, "%s", err.message);
+    /* reachable: after compaction the whole request is within the budget */
+    uint64_t budget = e0.total * 2 / 3;
+    snprintf(m, sizeof m, "{\"budgetTokens\":%llu,\"budgetScope\":\"request\",\"keepLastTurns\":2}",
+             (unsigned long long)budget);
+    quire_bytes rep = {0};
+    CHECK_INT(quire_session_compact(s, m, strlen(m), NULL, 0, &rep, NULL, &err), QUIRE_OK);
+    quire_bytes_free(&rep);
+    CHECK_INT(quire_session_estimate_request(s, NULL, 0, &e1, &err), QUIRE_OK);
+    CHECK_MSG(e1.total <= budget && e1.total < e0.total, "request %llu after, budget %llu",
+              (unsigned long long)e1.total, (unsigned long long)budget);
+    /* the log replays (the scope is recorded and applied the same way) */
+    quire_bytes log = {0};
+    CHECK_INT(quire_session_log(s, &log, &err), QUIRE_OK);
+    quire_bytes out = {0};
+    CHECK_INT(quire_replay_run(log.data, log.len, NULL, NULL, &out, &err), QUIRE_OK);
+    quire_bytes_free(&out);
+    quire_bytes_free(&log);
+    quire_session_free(s);
+    /* stateless compaction has no target: the scope is refused */
+    quire_transcript *t = NULL;
+    CHECK_INT(quire_transcript_parse(S("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}"), NULL, &t, &err), QUIRE_OK);
+    quire_compact_policy p = QUIRE_COMPACT_POLICY_INIT;
+    CHECK_INT(quire_compact_policy_parse(S("{\"budgetTokens\":10,\"budgetScope\":\"request\"}"), &p, &err), QUIRE_OK);
+    CHECK_INT(p.budget_scope, QUIRE_BUDGET_REQUEST);
+    quire_compact_result r;
+    CHECK_INT(quire_compact(t, NULL, &p, NULL, 0, NULL, &r, &err), QUIRE_E_INVALID);
+    CHECK_INT(quire_compact_policy_parse(S("{\"budgetScope\":\"tokens\"}"), &p, &err), QUIRE_E_INVALID);
+    CHECK_STR(err.pointer, "/budgetScope");
+    quire_transcript_free(t);
+}
+
 int main(void) {
     test_request();
     test_session();
+    test_request_budget();
     TEST_MAIN_END();
 }

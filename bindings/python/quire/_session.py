@@ -243,8 +243,25 @@ class Session:
         """Estimated tokens of the transcript."""
         return self._s.estimate()
 
+    def estimate_request(self, provider=None, model=None):
+        """The whole next request's estimate for the target (DESIGN 6): a dict with total,
+        family, system, tools, messages, reminders, media and counts."""
+        target = None
+        if provider or model:
+            t = {}
+            if provider:
+                t["provider"] = provider
+            if model:
+                t["model"] = model
+            target = _dumps(t)
+        return _json.loads(self._s.estimate_request(target))
+
     def compact(self, budget_tokens=0, policy=None, summary=None):
-        """Compact the transcript (DESIGN 6); returns the report (dict)."""
+        """Compact the transcript (DESIGN 6); returns the report (dict).
+
+        budget_tokens counts what estimate() counts (the transcript with system and tools);
+        a policy with "budgetScope": "request" takes it for the whole request instead, as
+        estimate_request() counts it."""
         pol = None
         if policy is not None or budget_tokens:
             pol = dict(_obj(policy) or {})

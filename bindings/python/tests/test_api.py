@@ -216,6 +216,22 @@ def test_session_render_params_and_envelope(tmp_path):
     assert json.loads(json.dumps(reqs[-1]["body"]))["temperature"] == 0.5
 
 
+def test_session_estimate_request_and_request_budget():
+    s = quire.Session(provider="anthropic", model="claude-sonnet-4-5", system="sys", tools=T["tools"])
+    for i in range(20):
+        s.append({"role": "user", "content": "step %d: list every function of src/mod%d.c with its arguments" % (i, i)})
+        s.append({"role": "assistant", "content": "src/mod%d.c defines parse_%d(s, n) and free_%d(p)." % (i, i, i)})
+    e = s.estimate_request()
+    assert e["family"] == "anthropic" and e["total"] > s.estimate() > 0
+    assert e["total"] == e["system"] + e["tools"] + e["messages"] + e["reminders"] + e["media"]
+    assert s.estimate_request(provider="gemini")["family"] == "gemini"
+    budget = e["total"] * 2 // 3
+    s.compact(budget_tokens=budget, policy={"budgetScope": "request", "keepLastTurns": 2})
+    assert s.estimate_request()["total"] <= budget
+    with pytest.raises(quire.BudgetError):
+        s.compact(budget_tokens=10, policy={"budgetScope": "request"})
+
+
 def test_session_errors_are_quire_errors():
     s = quire.Session(provider="no-such-provider")
     s.append({"role": "user", "content": "x"})
