@@ -28,8 +28,11 @@ static bool markable(const qr_ctx *c, const qmsg *m, const qblock *b) {
         return b->text.len > 0; /* empty text blocks cannot be cached */
     case QB_IMAGE: case QB_DOCUMENT: case QB_TOOL_CALL: case QB_TOOL_RESULT:
         return true;
+    case QB_FILE:
+        return true;
     case QB_THINKING: case QB_REDACTED_THINKING: case QB_OPAQUE:
-        return false;
+    case QB_AUDIO: case QB_SERVER_TOOL_CALL: case QB_SERVER_TOOL_RESULT:
+        return false; /* audio reaches no marker dialect; server tool blocks are provider artefacts */
     }
     return false;
 }

@@ -51,8 +51,13 @@ static const char *format_of(qstr mt, bool image) {
 static void media(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
     qw *w = c->w;
     bool image = b->type == QB_IMAGE;
+    if (b->type == QB_AUDIO) { qr_unsupported(c, mi, (int32_t)bi, "an audio block"); return; }
     if (!image && !c->caps.documents) { qr_unsupported(c, mi, (int32_t)bi, "a document block"); return; }
     if (qstr_present(b->url)) { qr_unsupported(c, mi, (int32_t)bi, "a block by URL (Converse takes bytes or S3)"); return; }
+    if (qstr_present(b->file_id)) { qr_unsupported(c, mi, (int32_t)bi, "a block by file id (Converse takes bytes or S3)"); return; }
+    if (!image && qstr_present(b->title) && qstr_present(b->filename) &&
+        qr_unsupported(c, mi, (int32_t)bi, "a document's filename next to its title") && !c->ro->lossy)
+        return;
     const char *fmt = format_of(b->media_type, image);
     if (!fmt) { qr_unsupported(c, mi, (int32_t)bi, image ? "an image of this media type" : "a document of this media type"); return; }
     qw_obj_begin(w);
@@ -62,6 +67,7 @@ static void media(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
     if (!image) {
         qw_key(w, "name");
         if (qstr_present(b->title)) qw_qstr(w, b->title);
+        else if (qstr_present(b->filename)) qw_qstr(w, b->filename);
         else {
             char nm[48];
             snprintf(nm, sizeof nm, "document-%u-%u", mi < c->t->nmsgs ? c->t->msgs[mi].src_index : mi, bi);
@@ -82,8 +88,12 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
     case QB_TEXT:
         if (b->text.len == 0) { qr_unsupported(c, mi, (int32_t)bi, "an empty text block"); return; }
         text_block(w, b->text);
+        if (qval_present(b->citations)) qr_drop_citations(c, mi, bi);
         break;
-    case QB_IMAGE: case QB_DOCUMENT: media(c, b, mi, bi); break;
+    case QB_IMAGE: case QB_DOCUMENT: case QB_AUDIO: case QB_FILE: media(c, b, mi, bi); break;
+    case QB_SERVER_TOOL_CALL: case QB_SERVER_TOOL_RESULT:
+        qr_drop_artefact(c, mi, bi, "server tool block: no form in this dialect");
+        return;
     case QB_TOOL_CALL:
         qw_obj_begin(w);
         qw_key(w, "toolUse");
@@ -192,6 +202,12 @@ quire_status qr_encode_bedrock(qr_ctx *c) {
         qw_arr_begin(w);
         for (uint32_t i = 0; i < t->ntools; i++) {
             const qtool *tl = &t->tools[i];
+            if (tl->kind == QTK_CUSTOM) { qr_tool_unsupported(c, i, "a custom (freeform) tool"); continue; }
+            if (tl->kind == QTK_PROVIDER) {
+                if (qr_is_provider(c, tl->provider)) qw_qval(w, tl->item);
+                else qr_tool_unsupported(c, i, "a provider tool of another provider");
+                continue;
+            }
             qw_obj_begin(w);
             qw_key(w, "toolSpec");
             qw_obj_begin(w);
