@@ -48,6 +48,30 @@ static const char *format_of(qstr mt, bool image) {
     return NULL;
 }
 
+/* A document name as Converse accepts it: letters, digits, single spaces,
+ * hyphens, parentheses and square brackets, 1..200 bytes. Any other byte
+ * (a filename's dot, say) becomes a hyphen, reported as an event. */
+static void doc_name(qr_ctx *c, qstr given, uint32_t mi) {
+    qstr p = qr_plain(c, given);
+    char out[201];
+    size_t n = 0;
+    bool changed = p.len > 200;
+    for (uint32_t i = 0; i < p.len && n < 200; i++) {
+        unsigned char ch = (unsigned char)p.p[i];
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' ||
+                  ch == '(' || ch == ')' || ch == '[' || ch == ']';
+        if (ch == ' ' && n > 0 && out[n - 1] != ' ') { out[n++] = ' '; continue; }
+        if (ch == ' ') { changed = true; continue; }
+        if (!ok) { out[n++] = '-'; changed = true; continue; }
+        out[n++] = (char)ch;
+    }
+    if (n == 0) { out[n++] = '-'; changed = true; }
+    qw_str(c->w, out, n);
+    if (changed)
+        qr_event_adjusted(c, "document_name", mi,
+                          "a document name keeps only letters, digits, single spaces, hyphens, parentheses and brackets");
+}
+
 static void media(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
     qw *w = c->w;
     bool image = b->type == QB_IMAGE;
@@ -66,8 +90,8 @@ static void media(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
     qw_key(w, "format"); qw_strz(w, fmt);
     if (!image) {
         qw_key(w, "name");
-        if (qstr_present(b->title)) qw_qstr(w, b->title);
-        else if (qstr_present(b->filename)) qw_qstr(w, b->filename);
+        if (qstr_present(b->title)) doc_name(c, b->title, mi);
+        else if (qstr_present(b->filename)) doc_name(c, b->filename, mi);
         else {
             char nm[48];
             snprintf(nm, sizeof nm, "document-%u-%u", mi < c->t->nmsgs ? c->t->msgs[mi].src_index : mi, bi);

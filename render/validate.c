@@ -323,7 +323,21 @@ static void b_block(vctx *v, uint32_t b, vp p, bool assistant) {
     if ((x = get(v, b, "image")) != QJ_NONE && assistant) viol(v, PK(p, "image").s, "images belong in user messages");
     if ((x = get(v, b, "document")) != QJ_NONE) {
         if (!v->caps.documents) viol(v, PK(p, "document").s, "documents are not supported by this model row");
-        need_type(v, get(v, x, "name"), QJ_STRING, PK(PK(p, "document"), "name"), "\"name\"");
+        uint32_t nm = get(v, x, "name");
+        if (need_type(v, nm, QJ_STRING, PK(PK(p, "document"), "name"), "\"name\"")) {
+            char s[256];
+            sval(v, nm, s, sizeof s);
+            size_t n = strlen(s);
+            bool ok = n >= 1 && n <= 200;
+            for (size_t i = 0; ok && s[i]; i++) {
+                unsigned char ch = (unsigned char)s[i];
+                ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' ||
+                     ch == '(' || ch == ')' || ch == '[' || ch == ']' || (ch == ' ' && s[i + 1] != ' ');
+            }
+            if (!ok)
+                viol(v, PK(PK(p, "document"), "name").s,
+                     "a document name is 1-200 letters, digits, single spaces, hyphens, parentheses or brackets");
+        }
     }
     if ((x = get(v, b, "reasoningContent")) != QJ_NONE && !assistant)
         viol(v, PK(p, "reasoningContent").s, "reasoning belongs in assistant messages");

@@ -220,7 +220,7 @@ static void test_media(void) {
     CHECK_HAS(o.req, "{\"type\":\"input_file\",\"filename\":\"report.pdf\",\"file_data\":\"data:application/pdf;base64,");
     out_free(&o);
     o = render(file, "bedrock", NULL, false);
-    CHECK_HAS(o.req, "{\"document\":{\"format\":\"pdf\",\"name\":\"report.pdf\"");
+    CHECK_HAS(o.req, "{\"document\":{\"format\":\"pdf\",\"name\":\"report-pdf\"");
     out_free(&o);
     o = render(file, "anthropic", NULL, false);
     CHECK_HAS(o.req, "{\"type\":\"document\",\"source\":{\"type\":\"base64\",\"media_type\":\"application/pdf\"");
