@@ -296,9 +296,18 @@ quire_status qr_encode_anthropic(qr_ctx *c) {
             const qtool *tl = &t->tools[i];
             if (tl->kind == QTK_CUSTOM) { qr_tool_unsupported(c, i, "a custom (freeform) tool"); continue; }
             if (tl->kind == QTK_PROVIDER) {
-                /* the provider's own tool item, byte-exact (a marker planned here is not added) */
-                if (qr_is_provider(c, tl->provider)) qw_qval(w, tl->item);
-                else qr_tool_unsupported(c, i, "a provider tool of another provider");
+                /* the provider's own tool item, member by member byte-exact, plus a planned marker */
+                if (!qr_is_provider(c, tl->provider)) { qr_tool_unsupported(c, i, "a provider tool of another provider"); continue; }
+                const qj_doc *d = tl->item.doc;
+                bool own_cc = qj_get(d, tl->item.idx, "cache_control") != QJ_NONE;
+                qw_obj_begin(w);
+                uint32_t k = tl->item.idx + 1;
+                for (uint32_t m = 0; m < qj_at(d, tl->item.idx)->n; m++, k = qj_next(d, k + 1)) {
+                    qw_key_esc(w, qj_at(d, k)->p, qj_at(d, k)->len);
+                    qw_node(w, d, k + 1);
+                }
+                if (!own_cc) mark(c, QRS_TOOL, i, 0);
+                qw_obj_end(w);
                 continue;
             }
             qw_obj_begin(w);

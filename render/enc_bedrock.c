@@ -228,8 +228,9 @@ quire_status qr_encode_bedrock(qr_ctx *c) {
             const qtool *tl = &t->tools[i];
             if (tl->kind == QTK_CUSTOM) { qr_tool_unsupported(c, i, "a custom (freeform) tool"); continue; }
             if (tl->kind == QTK_PROVIDER) {
-                if (qr_is_provider(c, tl->provider)) qw_qval(w, tl->item);
-                else qr_tool_unsupported(c, i, "a provider tool of another provider");
+                if (!qr_is_provider(c, tl->provider)) { qr_tool_unsupported(c, i, "a provider tool of another provider"); continue; }
+                qw_qval(w, tl->item);
+                point_after(c, QRS_TOOL, i, 0);
                 continue;
             }
             qw_obj_begin(w);

@@ -327,6 +327,12 @@ static void test_tools(void) {
     static const char *const others[] = {"openai", "openai_responses", "gemini", "bedrock", "mistral", "ollama"};
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
         refused(prov, others[i], "/tools/0", "a provider tool of another provider");
+    /* the last tool is the provider's: the managed cache marker lands on it, not silently nowhere */
+    o = render("{\"tools\":[{\"name\":\"read\",\"inputSchema\":{\"type\":\"object\"}},{\"kind\":\"provider\",\"provider\":"
+               "\"anthropic\",\"item\":{\"type\":\"web_search_20250305\",\"name\":\"web_search\"}}],\"messages\":"
+               "[{\"role\":\"user\",\"content\":\"go\"}]}", "anthropic", NULL, false);
+    CHECK_HAS(o.req, "{\"type\":\"web_search_20250305\",\"name\":\"web_search\",\"cache_control\":{\"type\":\"ephemeral\"}}]");
+    out_free(&o);
     o = render("{\"tools\":[{\"kind\":\"provider\",\"provider\":\"gemini\",\"item\":{\"googleSearch\":{}}},{\"name\":\"read\","
                "\"inputSchema\":{\"type\":\"object\"}}],\"messages\":[{\"role\":\"user\",\"content\":\"go\"}]}",
                "gemini", NULL, false);
