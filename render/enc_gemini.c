@@ -25,8 +25,8 @@ static void media_part(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
     if (qstr_present(b->url) && !c->caps.image_urls) { qr_unsupported(c, mi, (int32_t)bi, "a block by URL"); return; }
     /* a Gemini file id is the file's URI (Files API): fileData.fileUri */
     if (qstr_present(b->file_id) && !qstr_eq(b->provider, "gemini") && !qr_media_ok(c, b, mi, bi)) return;
-    if (qstr_present(b->filename) &&
-        qr_unsupported(c, mi, (int32_t)bi, "a filename (Gemini parts carry none)") && !c->ro->lossy)
+    if ((qstr_present(b->filename) || qstr_present(b->title)) &&
+        qr_unsupported(c, mi, (int32_t)bi, "a document's title or filename (Gemini parts carry none)") && !c->ro->lossy)
         return;
     qw_obj_begin(w);
     if (qstr_present(b->url) || qstr_present(b->file_id)) {

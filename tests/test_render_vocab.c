@@ -226,7 +226,7 @@ static void test_media(void) {
     CHECK_HAS(o.req, "{\"type\":\"document\",\"source\":{\"type\":\"base64\",\"media_type\":\"application/pdf\"");
     CHECK_HAS(o.req, "\"title\":\"report.pdf\"");
     out_free(&o);
-    refused(file, "gemini", "/messages/0/content/1", "a filename");
+    refused(file, "gemini", "/messages/0/content/1", "title or filename");
     refused(file, "ollama", "/messages/0/content/1", "a file block");
     refused(file, "mistral", "/messages/0/content/1", "a file block");
 
