@@ -98,11 +98,15 @@ static void user_part(cctx *x, const qblock *b, uint32_t mi, uint32_t bi, bool i
     case QB_DOCUMENT:
         if (!c->caps.documents || in_tool) { qr_unsupported(c, mi, (int32_t)bi, "a document block"); return; }
         if (x->mistral && qstr_present(b->file_id)) { qr_unsupported(c, mi, (int32_t)bi, "a document by file id"); return; }
+        if (x->mistral && qstr_present(b->title) && qstr_present(b->filename) &&
+            qr_unsupported(c, mi, (int32_t)bi, "a document's filename next to its title") && !c->ro->lossy)
+            return;
         if (x->mistral) {
             qw_obj_begin(w);
             qw_key(w, "type"); qw_strz(w, "document_url");
             qw_key(w, "document_url"); url_value(x, b);
-            if (qstr_present(b->title)) { qw_key(w, "document_name"); qw_qstr(w, b->title); }
+            qstr dn = qstr_present(b->title) ? b->title : b->filename;
+            if (qstr_present(dn)) { qw_key(w, "document_name"); qw_qstr(w, dn); }
             qw_obj_end(w);
             return;
         }

@@ -226,6 +226,10 @@ static void test_media(void) {
     CHECK_HAS(o.req, "{\"type\":\"document\",\"source\":{\"type\":\"base64\",\"media_type\":\"application/pdf\"");
     CHECK_HAS(o.req, "\"title\":\"report.pdf\"");
     out_free(&o);
+    o = render(U("{\"type\":\"document\",\"url\":\"https://x/r.pdf\",\"filename\":\"r.pdf\"}"), "mistral", NULL, false);
+    CHECK_MSG(o.st == QUIRE_OK, "mistral: %s", o.err.message);
+    CHECK_HAS(o.req, "{\"type\":\"document_url\",\"document_url\":\"https://x/r.pdf\",\"document_name\":\"r.pdf\"}");
+    out_free(&o);
     refused(file, "gemini", "/messages/0/content/1", "title or filename");
     refused(file, "ollama", "/messages/0/content/1", "a file block");
     refused(file, "mistral", "/messages/0/content/1", "a file block");
