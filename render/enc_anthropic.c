@@ -81,11 +81,16 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
     case QB_IMAGE:
     case QB_DOCUMENT:
     case QB_FILE: {
-        /* a file renders as a document: the Messages API's one attachment block */
-        bool doc = b->type != QB_IMAGE;
+        /* a file renders as a document (the Messages API's attachment block), or as an
+         * image when its bytes are an image */
+        bool file_image = b->type == QB_FILE && b->media_type.len > 6 && memcmp(b->media_type.p, "image/", 6) == 0;
+        bool doc = b->type != QB_IMAGE && !file_image;
         if (doc && !c->caps.documents) { qr_unsupported(c, mi, (int32_t)bi, "a document block"); return; }
         if (qstr_present(b->url) && !c->caps.image_urls) { qr_unsupported(c, mi, (int32_t)bi, "a block by URL"); return; }
         if (!qr_media_ok(c, b, mi, bi)) return;
+        if (!doc && qstr_present(b->filename) &&
+            qr_unsupported(c, mi, (int32_t)bi, "a filename on an image") && !c->ro->lossy)
+            return;
         if (qstr_present(b->title) && qstr_present(b->filename) &&
             qr_unsupported(c, mi, (int32_t)bi, "a document's filename next to its title") && !c->ro->lossy)
             return;
@@ -93,7 +98,7 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
         qw_key(w, "type"); qw_strz(w, doc ? "document" : "image");
         source(w, b, doc);
         if (qstr_present(b->title)) { qw_key(w, "title"); qw_qstr(w, b->title); }
-        else if (qstr_present(b->filename)) { qw_key(w, "title"); qw_qstr(w, b->filename); }
+        else if (doc && qstr_present(b->filename)) { qw_key(w, "title"); qw_qstr(w, b->filename); }
         if (!part) mark(c, QRS_BLOCK, mi, bi);
         qw_obj_end(w);
         return;

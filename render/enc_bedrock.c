@@ -74,7 +74,11 @@ static void doc_name(qr_ctx *c, qstr given, uint32_t mi) {
 
 static void media(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
     qw *w = c->w;
-    bool image = b->type == QB_IMAGE;
+    bool image = b->type == QB_IMAGE ||
+                 (b->type == QB_FILE && b->media_type.len > 6 && memcmp(b->media_type.p, "image/", 6) == 0);
+    if (image && qstr_present(b->filename) &&
+        qr_unsupported(c, mi, (int32_t)bi, "a filename on an image") && !c->ro->lossy)
+        return;
     if (b->type == QB_AUDIO) { qr_unsupported(c, mi, (int32_t)bi, "an audio block"); return; }
     if (!image && !c->caps.documents) { qr_unsupported(c, mi, (int32_t)bi, "a document block"); return; }
     if (qstr_present(b->url)) { qr_unsupported(c, mi, (int32_t)bi, "a block by URL (Converse takes bytes or S3)"); return; }

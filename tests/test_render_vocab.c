@@ -231,6 +231,14 @@ static void test_media(void) {
     CHECK_HAS(o.req, "{\"type\":\"document_url\",\"document_url\":\"https://x/r.pdf\",\"document_name\":\"r.pdf\"}");
     out_free(&o);
     refused(file, "gemini", "/messages/0/content/1", "title or filename");
+    o = render(U("{\"type\":\"file\",\"data\":\"" PNG "\"}"), "anthropic", NULL, false);
+    CHECK_HAS(o.req, "{\"type\":\"image\",\"source\":{\"type\":\"base64\",\"media_type\":\"image/png\"");
+    out_free(&o);
+    refused(U("{\"type\":\"file\",\"data\":\"" PNG "\",\"filename\":\"a.png\"}"), "anthropic", "/messages/0/content/1",
+            "a filename on an image");
+    o = render(U("{\"type\":\"file\",\"data\":\"" PNG "\"}"), "bedrock", NULL, false);
+    CHECK_HAS(o.req, "{\"image\":{\"format\":\"png\"");
+    out_free(&o);
     refused(file, "ollama", "/messages/0/content/1", "a file block");
     refused(file, "mistral", "/messages/0/content/1", "a file block");
 
