@@ -352,6 +352,40 @@ static void test_tools(void) {
     out_free(&o);
 }
 
+/* ---- --from anthropic: the vocabulary comes in as blocks, not opaque items ---- */
+static void test_from_anthropic(void) {
+    const char *req =
+        "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":100,\"tools\":[{\"type\":\"web_search_20250305\",\"name\":\"web_search\","
+        "\"max_uses\":3}],\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"q\"},"
+        "{\"type\":\"document\",\"source\":{\"type\":\"file\",\"file_id\":\"file_011\"},\"title\":\"T\"}]},"
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"server_tool_use\",\"id\":\"srv1\",\"name\":\"web_search\",\"input\":{\"query\":\"x\"}},"
+        "{\"type\":\"web_search_tool_result\",\"tool_use_id\":\"srv1\",\"content\":[{\"type\":\"web_search_result\",\"url\":\"u\"}]},"
+        "{\"type\":\"text\",\"text\":\"A.\",\"citations\":[{\"type\":\"web_search_result_location\",\"url\":\"u\"}]}]},"
+        "{\"role\":\"user\",\"content\":\"more\"}]}";
+    quire_transcript *t = NULL;
+    quire_error e;
+    quire_status st = quire_transcript_parse_dialect("anthropic", req, strlen(req), NULL, &t, &e);
+    CHECK_MSG(st == QUIRE_OK, "from anthropic: %s %s", e.pointer, e.message);
+    if (st) return;
+    quire_bytes b = {0};
+    CHECK_INT(quire_transcript_write(t, 0, &b, &e), QUIRE_OK);
+    CHECK_HAS(b.data, "{\"kind\":\"provider\",\"provider\":\"anthropic\",\"item\":{\"type\":\"web_search_20250305\"");
+    CHECK_HAS(b.data, "{\"type\":\"document\",\"fileId\":\"file_011\",\"provider\":\"anthropic\",\"title\":\"T\"}");
+    CHECK_HAS(b.data, "{\"type\":\"serverToolCall\",\"provider\":\"anthropic\",\"id\":\"srv1\",\"name\":\"web_search\",\"input\":{\"query\":\"x\"}}");
+    CHECK_HAS(b.data, "{\"type\":\"serverToolResult\",\"provider\":\"anthropic\",\"toolCallId\":\"srv1\",\"name\":\"web_search\",\"content\":");
+    CHECK_HAS(b.data, "\"text\":\"A.\",\"citations\":[{\"type\":\"web_search_result_location\",\"url\":\"u\"}]");
+    CHECK_NOT(b.data, "\"opaque\"");
+    /* and back to Anthropic: the request's blocks again */
+    out o = render(b.data, "anthropic", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "{\"type\":\"web_search_20250305\",\"name\":\"web_search\",\"max_uses\":3");
+    CHECK_HAS(o.req, "{\"type\":\"document\",\"source\":{\"type\":\"file\",\"file_id\":\"file_011\"},\"title\":\"T\"");
+    CHECK_HAS(o.req, "{\"type\":\"web_search_tool_result\",\"tool_use_id\":\"srv1\"");
+    out_free(&o);
+    quire_bytes_free(&b);
+    quire_transcript_free(t);
+}
+
 int main(void) {
     test_sniff();
     test_roundtrip();
@@ -360,5 +394,6 @@ int main(void) {
     test_citations();
     test_server_tools();
     test_tools();
+    test_from_anthropic();
     TEST_MAIN_END();
 }
