@@ -362,7 +362,13 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
     case QB_TEXT:
         if ((st = need(c, v, f[BF_TEXT], "text", "text block"))) return st;
         if ((st = get_str(c, f[BF_TEXT], "text", &b->text))) return st;
-        if (f[BF_CITATIONS] != QJ_NONE) b->citations = qval_of(d, f[BF_CITATIONS]);
+        if (f[BF_CITATIONS] != QJ_NONE) {
+            if (in_tool_result) {
+                ptr_key(c, "citations");
+                return derr(c, f[BF_CITATIONS], "citations belong on message text, not inside a toolResult's content");
+            }
+            b->citations = qval_of(d, f[BF_CITATIONS]);
+        }
         break;
     case QB_IMAGE:
     case QB_DOCUMENT:
@@ -627,6 +633,10 @@ static quire_status decode_system(dctx *c, uint32_t v) {
         if (t->system[i].type != QB_TEXT) {
             ptr_key(c, "type");
             return derr(c, e, "the system prompt holds only text blocks");
+        }
+        if (qval_present(t->system[i].citations)) {
+            ptr_key(c, "citations");
+            return derr(c, qj_get(d, e, "citations"), "citations belong on message text, not in the system prompt");
         }
         ptr_leave(c, s2);
         e = qj_next(d, e);

@@ -182,7 +182,7 @@ static void response_part(qr_ctx *c, const qblock *r, uint32_t mi, uint32_t bi) 
         for (uint32_t i = 0; i < r->nparts; i++) {
             const qblock *p = &r->parts[i];
             if (p->type != QB_IMAGE) continue;
-            if (!c->caps.tool_result_images || qstr_present(p->url)) {
+            if (!c->caps.tool_result_images || qstr_present(p->url) || qstr_present(p->file_id)) {
                 qr_unsupported_part(c, mi, bi, i, "an image inside a tool result");
                 continue;
             }

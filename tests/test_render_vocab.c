@@ -172,6 +172,11 @@ static void test_errors(void) {
         "missing required field \"item\" in provider tool");
     bad("{\"tools\":[{\"kind\":\"provider\",\"provider\":\"anthropic\",\"item\":{},\"name\":\"x\"}],\"messages\":[]}",
         "/tools/0/name", "unknown field \"name\" in provider tool");
+    bad("{\"system\":[{\"type\":\"text\",\"text\":\"s\",\"citations\":[]}],\"messages\":[]}", "/system/0/citations",
+        "citations belong on message text, not in the system prompt");
+    bad("{\"messages\":[{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"t\",\"content\":"
+        "[{\"type\":\"text\",\"text\":\"r\",\"citations\":[]}]}]}]}", "/messages/0/content/0/content/0/citations",
+        "citations belong on message text, not inside a toolResult's content");
     bad("{\"tools\":[{\"kind\":\"builtin\",\"name\":\"x\"}],\"messages\":[]}", "/tools/0/kind",
         "unknown tool kind (expected function, custom or provider)");
 }
