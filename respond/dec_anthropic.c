@@ -1,8 +1,10 @@
 /* Anthropic Messages responses: the JSON body and the SSE events
  * (message_start, content_block_start/delta/stop, message_delta, message_stop,
  * ping, error). Content blocks: text (with citations), thinking, redacted
- * thinking, tool_use, server tool use and results (server_tool_use,
- * mcp_tool_use, *_tool_result), anything else kept as an opaque item.
+ * thinking, tool_use, server tool use and results (server_tool_use ->
+ * serverToolCall, <name>_tool_result -> serverToolResult with that name;
+ * mcp_tool_use and mcp_tool_result, which carry more fields, stay opaque
+ * items), anything else kept as an opaque item.
  * Sources: docs.anthropic.com "Messages" and "Streaming Messages". */
 #include "respond/respond.h"
 
