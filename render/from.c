@@ -435,7 +435,35 @@ static quire_status function_tools(fctx *f, uint32_t tools, bool nested) {
     for (uint32_t i = 0; i < k; i++, e = qj_next(f->d, e)) {
         char p[64];
         ptr_idx(p, sizeof p, "/tools", i, NULL);
-        if (!str_is(f, get(f, e, "type"), "function")) return ferr(f, e, p, "only function tools convert");
+        uint32_t ty = get(f, e, "type");
+        if (str_is(f, ty, "custom")) {
+            /* a freeform tool: Responses {type, name, description?, format?}, Chat nests it in "custom" */
+            uint32_t cu = nested ? get(f, e, "custom") : e;
+            qtool *ct = &t->tools[t->ntools++];
+            ct->kind = QTK_CUSTOM;
+            ct->kind_given = true;
+            ct->name = S(f, get(f, cu, "name"));
+            if (!ct->name.p) return ferr(f, e, p, "custom tool without a name");
+            ct->description = S(f, get(f, cu, "description"));
+            uint32_t fm = get(f, cu, "format");
+            if (fm != QJ_NONE) {
+                if (nested && str_is(f, get(f, fm, "type"), "grammar"))
+                    return ferr(f, fm, p, "a Chat custom tool with a grammar format does not convert (give it in the Responses form)");
+                if (!is(f, fm, QJ_OBJECT)) return ferr(f, fm, p, "custom tool format must be an object");
+                ct->format = qval_of(f->d, fm);
+            }
+            continue;
+        }
+        if (!nested && is(f, ty, QJ_STRING) && !str_is(f, ty, "function")) {
+            /* a built-in Responses tool (web_search, file_search, ...): a provider tool, byte-exact */
+            qtool *pt = &t->tools[t->ntools++];
+            pt->kind = QTK_PROVIDER;
+            pt->kind_given = true;
+            pt->provider = qstr_lit(f->provider);
+            pt->item = qval_of(f->d, e);
+            continue;
+        }
+        if (!str_is(f, ty, "function")) return ferr(f, e, p, "only function, custom and built-in tools convert");
         uint32_t fn = nested ? get(f, e, "function") : e;
         qtool *tl = &t->tools[t->ntools++];
         tl->name = S(f, get(f, fn, "name"));

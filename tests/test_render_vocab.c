@@ -391,6 +391,29 @@ static void test_from_anthropic(void) {
     quire_transcript_free(t);
 }
 
+/* ---- --from openai_responses: custom and built-in tools ---- */
+static void test_from_responses(void) {
+    const char *req = "{\"model\":\"gpt-5\",\"input\":\"go\",\"tools\":[{\"type\":\"custom\",\"name\":\"apply_patch\","
+                      "\"format\":{\"type\":\"grammar\",\"syntax\":\"lark\",\"definition\":\"start: /.+/\"}},"
+                      "{\"type\":\"web_search\"}]}";
+    quire_transcript *t = NULL;
+    quire_error e;
+    quire_status st = quire_transcript_parse_dialect("openai_responses", req, strlen(req), NULL, &t, &e);
+    CHECK_MSG(st == QUIRE_OK, "from responses: %s %s", e.pointer, e.message);
+    if (st) return;
+    quire_bytes b = {0};
+    CHECK_INT(quire_transcript_write(t, 0, &b, &e), QUIRE_OK);
+    CHECK_HAS(b.data, "\"tools\":[{\"kind\":\"custom\",\"name\":\"apply_patch\",\"format\":{\"type\":\"grammar\"");
+    CHECK_HAS(b.data, "{\"kind\":\"provider\",\"provider\":\"openai_responses\",\"item\":{\"type\":\"web_search\"}}");
+    out o = render(b.data, "openai_responses", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "\"tools\":[{\"type\":\"custom\",\"name\":\"apply_patch\",\"format\":{\"type\":\"grammar\",\"syntax\":\"lark\","
+                     "\"definition\":\"start: /.+/\"}},{\"type\":\"web_search\"}]");
+    out_free(&o);
+    quire_bytes_free(&b);
+    quire_transcript_free(t);
+}
+
 int main(void) {
     test_sniff();
     test_roundtrip();
@@ -400,5 +423,6 @@ int main(void) {
     test_server_tools();
     test_tools();
     test_from_anthropic();
+    test_from_responses();
     TEST_MAIN_END();
 }
