@@ -385,6 +385,9 @@ static void span_block(qbuf *b, const qblock *bl, size_t tool_cap, size_t text_c
     case QB_THINKING:
     case QB_REDACTED_THINKING: break; /* the model's private reasoning is not summarised */
     case QB_OPAQUE: qbuf_puts(b, "[provider item]\n"); break;
+    case QB_AUDIO: qbuf_puts(b, "[audio]\n"); break;
+    case QB_FILE: qbuf_puts(b, "[file]\n"); break;
+    case QB_SERVER_TOOL_CALL: case QB_SERVER_TOOL_RESULT: qbuf_puts(b, "[provider tool]\n"); break;
     }
 }
 

@@ -56,6 +56,9 @@ uint64_t qc_block_tokens(qc_counter *c, const qblock *b) {
     case QB_THINKING: t += qc_count_qstr(c, b->text); break;
     case QB_REDACTED_THINKING: t += (uint64_t)b->data.len / 4; break;
     case QB_OPAQUE: t += count_qval(c, b->item); break;
+    case QB_AUDIO: case QB_FILE: t += QC_TOK_DOCUMENT + qc_count_qstr(c, b->filename); break;
+    case QB_SERVER_TOOL_CALL: t += qc_count_qstr(c, b->name) + count_qval(c, b->input); break;
+    case QB_SERVER_TOOL_RESULT: t += count_qval(c, b->result); break;
     }
     return t;
 }

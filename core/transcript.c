@@ -47,7 +47,8 @@ static const char *const k_roles[] = {"user", "assistant", "tool", "system", "de
 const char *qrole_name(qrole r) { return (unsigned)r < Q_COUNTOF(k_roles) ? k_roles[r] : "?"; }
 
 static const char *const k_block_types[] = {"text", "image", "document", "toolCall", "toolResult",
-                                            "thinking", "redactedThinking", "opaque"};
+                                            "thinking", "redactedThinking", "opaque", "audio", "file",
+                                            "serverToolCall", "serverToolResult"};
 const char *qblock_type_name(qblock_type t) {
     return (unsigned)t < Q_COUNTOF(k_block_types) ? k_block_types[t] : "?";
 }
@@ -196,16 +197,24 @@ static quire_status need(dctx *c, uint32_t obj, uint32_t v, const char *field, c
 
 enum {
     BF_TYPE, BF_TEXT, BF_CACHE, BF_MEDIA, BF_DATA, BF_URL, BF_TITLE, BF_ID, BF_NAME, BF_INPUT,
-    BF_TOOLCALLID, BF_CONTENT, BF_ISERROR, BF_SIGNATURE, BF_PROVIDER, BF_ITEM, BF_COUNT
+    BF_TOOLCALLID, BF_CONTENT, BF_ISERROR, BF_SIGNATURE, BF_PROVIDER, BF_ITEM, BF_FILEID, BF_FILENAME,
+    BF_CITATIONS, BF_COUNT
 };
 static const char *const k_block_fields[BF_COUNT] = {
     "type", "text", "cacheControl", "mediaType", "data", "url", "title", "id", "name", "input",
-    "toolCallId", "content", "isError", "signature", "provider", "item"};
+    "toolCallId", "content", "isError", "signature", "provider", "item", "fileId", "filename",
+    "citations"};
 #define B(x) (1u << (x))
 static const uint32_t k_block_allowed[] = {
-    [QB_TEXT] = B(BF_TYPE) | B(BF_TEXT) | B(BF_CACHE),
-    [QB_IMAGE] = B(BF_TYPE) | B(BF_MEDIA) | B(BF_DATA) | B(BF_URL) | B(BF_CACHE),
-    [QB_DOCUMENT] = B(BF_TYPE) | B(BF_MEDIA) | B(BF_DATA) | B(BF_URL) | B(BF_TITLE) | B(BF_CACHE),
+    [QB_TEXT] = B(BF_TYPE) | B(BF_TEXT) | B(BF_CITATIONS) | B(BF_CACHE),
+    [QB_IMAGE] = B(BF_TYPE) | B(BF_MEDIA) | B(BF_DATA) | B(BF_URL) | B(BF_FILEID) | B(BF_PROVIDER) | B(BF_CACHE),
+    [QB_DOCUMENT] = B(BF_TYPE) | B(BF_MEDIA) | B(BF_DATA) | B(BF_URL) | B(BF_FILEID) | B(BF_PROVIDER) | B(BF_TITLE) |
+                    B(BF_FILENAME) | B(BF_CACHE),
+    [QB_AUDIO] = B(BF_TYPE) | B(BF_MEDIA) | B(BF_DATA) | B(BF_URL) | B(BF_FILEID) | B(BF_PROVIDER) | B(BF_CACHE),
+    [QB_FILE] = B(BF_TYPE) | B(BF_MEDIA) | B(BF_DATA) | B(BF_URL) | B(BF_FILEID) | B(BF_PROVIDER) | B(BF_FILENAME) |
+                B(BF_CACHE),
+    [QB_SERVER_TOOL_CALL] = B(BF_TYPE) | B(BF_PROVIDER) | B(BF_ID) | B(BF_NAME) | B(BF_INPUT) | B(BF_CACHE),
+    [QB_SERVER_TOOL_RESULT] = B(BF_TYPE) | B(BF_PROVIDER) | B(BF_TOOLCALLID) | B(BF_NAME) | B(BF_CONTENT) | B(BF_CACHE),
     [QB_TOOL_CALL] = B(BF_TYPE) | B(BF_ID) | B(BF_NAME) | B(BF_INPUT) | B(BF_CACHE),
     [QB_TOOL_RESULT] = B(BF_TYPE) | B(BF_TOOLCALLID) | B(BF_CONTENT) | B(BF_ISERROR) | B(BF_CACHE),
     [QB_THINKING] = B(BF_TYPE) | B(BF_TEXT) | B(BF_SIGNATURE),
@@ -215,18 +224,97 @@ static const uint32_t k_block_allowed[] = {
 
 static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_result);
 
+/* Base64 digits of the first bytes of data decoded into out (at most cap);
+ * returns how many bytes. */
+static size_t b64_prefix(const char *p, size_t n, uint8_t *out, size_t cap) {
+    uint32_t acc = 0;
+    int bits = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < cap; i++) {
+        char ch = p[i];
+        int v;
+        if (ch >= 'A' && ch <= 'Z') v = ch - 'A';
+        else if (ch >= 'a' && ch <= 'z') v = ch - 'a' + 26;
+        else if (ch >= '0' && ch <= '9') v = ch - '0' + 52;
+        else if (ch == '+' || ch == '-') v = 62;
+        else if (ch == '/' || ch == '_') v = 63;
+        else if (ch == '\\') continue; /* "\/" in JSON-escaped input */
+        else break;
+        acc = (acc << 6) | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) { bits -= 8; out[k++] = (uint8_t)(acc >> bits); }
+    }
+    return k;
+}
+
+const char *qtr_sniff_media(qstr data) {
+    uint8_t h[16];
+    size_t n = b64_prefix(data.p ? data.p : "", data.p ? data.len : 0, h, sizeof h);
+    if (n >= 8 && memcmp(h, "\x89PNG\r\n\x1a\n", 8) == 0) return "image/png";
+    if (n >= 3 && h[0] == 0xFF && h[1] == 0xD8 && h[2] == 0xFF) return "image/jpeg";
+    if (n >= 6 && (memcmp(h, "GIF87a", 6) == 0 || memcmp(h, "GIF89a", 6) == 0)) return "image/gif";
+    if (n >= 12 && memcmp(h, "RIFF", 4) == 0 && memcmp(h + 8, "WEBP", 4) == 0) return "image/webp";
+    if (n >= 12 && memcmp(h, "RIFF", 4) == 0 && memcmp(h + 8, "WAVE", 4) == 0) return "audio/wav";
+    if (n >= 5 && memcmp(h, "%PDF-", 5) == 0) return "application/pdf";
+    if (n >= 3 && memcmp(h, "ID3", 3) == 0) return "audio/mpeg";
+    if (n >= 2 && h[0] == 0xFF && (h[1] & 0xE0) == 0xE0 && (h[1] & 0x06) != 0) return "audio/mpeg";
+    return NULL;
+}
+
+/* The media type's top-level part (before '/') of a plain or escaped string. */
+static bool media_has_subtype(qstr s) {
+    for (uint32_t i = 0; i < s.len; i++)
+        if (s.p[i] == '/' || (s.esc && s.p[i] == '\\')) return i + 1 < s.len;
+    return false;
+}
+
 static quire_status decode_source(dctx *c, uint32_t obj, const uint32_t *f, qblock *b, const char *what) {
     quire_status st;
     if ((st = get_str(c, f[BF_MEDIA], "mediaType", &b->media_type))) return st;
     if ((st = get_str(c, f[BF_DATA], "data", &b->data))) return st;
     if ((st = get_str(c, f[BF_URL], "url", &b->url))) return st;
+    if ((st = get_str(c, f[BF_FILEID], "fileId", &b->file_id))) return st;
+    if ((st = get_str(c, f[BF_PROVIDER], "provider", &b->provider))) return st;
+    if ((st = get_str(c, f[BF_FILENAME], "filename", &b->filename))) return st;
     c->ptr[c->plen] = '\0';
-    if (f[BF_DATA] == QJ_NONE && f[BF_URL] == QJ_NONE)
-        return derr(c, obj, "%s block needs \"data\" or \"url\"", what);
-    if (f[BF_DATA] != QJ_NONE && f[BF_URL] != QJ_NONE)
+    int nsrc = (f[BF_DATA] != QJ_NONE) + (f[BF_URL] != QJ_NONE) + (f[BF_FILEID] != QJ_NONE);
+    if (nsrc == 0) return derr(c, obj, "%s block needs \"data\", \"url\" or \"fileId\"", what);
+    if (nsrc == 2 && f[BF_FILEID] == QJ_NONE)
         return derr(c, obj, "%s block has both \"data\" and \"url\"; give one", what);
-    if (f[BF_DATA] != QJ_NONE && f[BF_MEDIA] == QJ_NONE)
-        return derr(c, obj, "missing required field \"mediaType\" in %s block with \"data\"", what);
+    if (nsrc > 1) return derr(c, obj, "%s block has more than one of \"data\", \"url\" and \"fileId\"; give one", what);
+    if (f[BF_FILEID] != QJ_NONE && f[BF_PROVIDER] == QJ_NONE)
+        return derr(c, obj, "missing required field \"provider\" in %s block with \"fileId\" (the provider that owns the id)", what);
+    if (f[BF_PROVIDER] != QJ_NONE && f[BF_FILEID] == QJ_NONE) {
+        ptr_key(c, "provider");
+        return derr(c, f[BF_PROVIDER], "\"provider\" on a %s block names the owner of a \"fileId\"; this block has none", what);
+    }
+    bool typed = qstr_present(b->media_type) && media_has_subtype(b->media_type);
+    if (typed) return QUIRE_OK;
+    /* no subtype ("image") or no media type at all: resolved from the data */
+    if (f[BF_DATA] == QJ_NONE) {
+        if (!qstr_present(b->media_type)) return QUIRE_OK; /* by URL or file id: the provider reads it */
+        ptr_key(c, "mediaType");
+        return derr(c, f[BF_MEDIA], "media type without a subtype in %s block and no \"data\" to resolve it from", what);
+    }
+    const char *sn = qtr_sniff_media(b->data);
+    if (!sn) {
+        if (qstr_present(b->media_type)) ptr_key(c, "mediaType");
+        return derr(c, qstr_present(b->media_type) ? f[BF_MEDIA] : obj,
+                    "%s block: the media type %s and the data's first bytes match no known format "
+                    "(PNG, JPEG, GIF, WebP, PDF, WAV, MP3); give \"mediaType\" with a subtype",
+                    what, qstr_present(b->media_type) ? "has no subtype" : "is missing");
+    }
+    if (qstr_present(b->media_type)) {
+        size_t tl = (size_t)(strchr(sn, '/') - sn);
+        if (b->media_type.len != tl || memcmp(b->media_type.p, sn, tl) != 0) {
+            ptr_key(c, "mediaType");
+            return derr(c, f[BF_MEDIA], "%s block: the data is %s, not of media type \"%.*s\"", what, sn,
+                        (int)b->media_type.len, b->media_type.p);
+        }
+    }
+    b->media_given = b->media_type;
+    b->media_resolved = true;
+    b->media_type = qstr_lit(sn);
     return QUIRE_OK;
 }
 
@@ -274,11 +362,39 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
     case QB_TEXT:
         if ((st = need(c, v, f[BF_TEXT], "text", "text block"))) return st;
         if ((st = get_str(c, f[BF_TEXT], "text", &b->text))) return st;
+        if (f[BF_CITATIONS] != QJ_NONE) {
+            if (in_tool_result) {
+                ptr_key(c, "citations");
+                return derr(c, f[BF_CITATIONS], "citations belong on message text, not inside a toolResult's content");
+            }
+            b->citations = qval_of(d, f[BF_CITATIONS]);
+        }
         break;
     case QB_IMAGE:
     case QB_DOCUMENT:
+    case QB_AUDIO:
+    case QB_FILE:
         if ((st = decode_source(c, v, f, b, tname))) return st;
         if ((st = get_str(c, f[BF_TITLE], "title", &b->title))) return st;
+        break;
+    case QB_SERVER_TOOL_CALL:
+        if ((st = need(c, v, f[BF_PROVIDER], "provider", "serverToolCall block"))) return st;
+        if ((st = need(c, v, f[BF_ID], "id", "serverToolCall block"))) return st;
+        if ((st = need(c, v, f[BF_NAME], "name", "serverToolCall block"))) return st;
+        if ((st = need(c, v, f[BF_INPUT], "input", "serverToolCall block"))) return st;
+        if ((st = get_str(c, f[BF_PROVIDER], "provider", &b->provider))) return st;
+        if ((st = get_str(c, f[BF_ID], "id", &b->id))) return st;
+        if ((st = get_str(c, f[BF_NAME], "name", &b->name))) return st;
+        b->input = qval_of(d, f[BF_INPUT]);
+        break;
+    case QB_SERVER_TOOL_RESULT:
+        if ((st = need(c, v, f[BF_PROVIDER], "provider", "serverToolResult block"))) return st;
+        if ((st = need(c, v, f[BF_TOOLCALLID], "toolCallId", "serverToolResult block"))) return st;
+        if ((st = need(c, v, f[BF_CONTENT], "content", "serverToolResult block"))) return st;
+        if ((st = get_str(c, f[BF_PROVIDER], "provider", &b->provider))) return st;
+        if ((st = get_str(c, f[BF_TOOLCALLID], "toolCallId", &b->tool_call_id))) return st;
+        if ((st = get_str(c, f[BF_NAME], "name", &b->name))) return st;
+        b->result = qval_of(d, f[BF_CONTENT]);
         break;
     case QB_TOOL_CALL:
         if ((st = need(c, v, f[BF_ID], "id", "toolCall block"))) return st;
@@ -349,7 +465,8 @@ static const char *role_rule(qrole role, qblock_type bt) {
     case QR_TOOL:
         return bt == QB_TOOL_RESULT ? NULL : "a tool message holds only toolResult blocks";
     case QR_USER:
-        return (bt == QB_TOOL_CALL || bt == QB_THINKING || bt == QB_REDACTED_THINKING)
+        return (bt == QB_TOOL_CALL || bt == QB_THINKING || bt == QB_REDACTED_THINKING ||
+                bt == QB_SERVER_TOOL_CALL || bt == QB_SERVER_TOOL_RESULT)
                    ? "this block type belongs in an assistant message" : NULL;
     case QR_ASSISTANT:
         return bt == QB_TOOL_RESULT ? "toolResult blocks belong in a tool or user message" : NULL;
@@ -517,6 +634,10 @@ static quire_status decode_system(dctx *c, uint32_t v) {
             ptr_key(c, "type");
             return derr(c, e, "the system prompt holds only text blocks");
         }
+        if (qval_present(t->system[i].citations)) {
+            ptr_key(c, "citations");
+            return derr(c, qj_get(d, e, "citations"), "citations belong on message text, not in the system prompt");
+        }
         ptr_leave(c, s2);
         e = qj_next(d, e);
     }
@@ -531,8 +652,16 @@ quire_status qtr_decode_system(quire_transcript *t, const qj_doc *d, uint32_t v,
     return decode_system(&c, v);
 }
 
-enum { TF_NAME, TF_DESC, TF_SCHEMA, TF_CACHE, TF_COUNT };
-static const char *const k_tool_fields[TF_COUNT] = {"name", "description", "inputSchema", "cacheControl"};
+enum { TF_NAME, TF_DESC, TF_SCHEMA, TF_CACHE, TF_KIND, TF_FORMAT, TF_PROVIDER, TF_ITEM, TF_COUNT };
+static const char *const k_tool_fields[TF_COUNT] = {"name", "description", "inputSchema", "cacheControl",
+                                                    "kind", "format", "provider", "item"};
+/* Fields each tool kind takes (beyond cacheControl and kind). */
+static const uint32_t k_tool_allowed[] = {
+    [QTK_FUNCTION] = B(TF_NAME) | B(TF_DESC) | B(TF_SCHEMA) | B(TF_CACHE) | B(TF_KIND),
+    [QTK_CUSTOM] = B(TF_NAME) | B(TF_DESC) | B(TF_FORMAT) | B(TF_CACHE) | B(TF_KIND),
+    [QTK_PROVIDER] = B(TF_PROVIDER) | B(TF_ITEM) | B(TF_CACHE) | B(TF_KIND),
+};
+static const char *const k_tool_kinds[] = {"function", "custom", "provider"};
 
 static quire_status decode_tools(dctx *c, uint32_t v) {
     const qj_doc *d = c->d;
@@ -552,14 +681,49 @@ static quire_status decode_tools(dctx *c, uint32_t v) {
         if ((st = expect_type(c, e, QJ_OBJECT, "object (a tool)"))) return st;
         uint32_t f[TF_COUNT];
         if ((st = scan_fields(c, e, k_tool_fields, TF_COUNT, f, "tool"))) return st;
-        if ((st = need(c, e, f[TF_NAME], "name", "tool"))) return st;
-        if ((st = need(c, e, f[TF_SCHEMA], "inputSchema", "tool"))) return st;
         qtool *tl = &t->tools[i];
-        if ((st = get_str(c, f[TF_NAME], "name", &tl->name))) return st;
-        if ((st = get_str(c, f[TF_DESC], "description", &tl->description))) return st;
-        ptr_key(c, "inputSchema");
-        if ((st = expect_type(c, f[TF_SCHEMA], QJ_OBJECT, "object (a JSON Schema)"))) return st;
-        tl->input_schema = qval_of(d, f[TF_SCHEMA]);
+        if (f[TF_KIND] != QJ_NONE) {
+            ptr_key(c, "kind");
+            if ((st = expect_type(c, f[TF_KIND], QJ_STRING, "string"))) return st;
+            int kind = -1;
+            for (size_t k = 0; k < Q_COUNTOF(k_tool_kinds); k++)
+                if (qj_str_eq(d, f[TF_KIND], k_tool_kinds[k])) kind = (int)k;
+            if (kind < 0) return derr(c, f[TF_KIND], "unknown tool kind (expected function, custom or provider)");
+            tl->kind = (qtool_kind)kind;
+            tl->kind_given = true;
+        }
+        for (int k = 0; k < TF_COUNT; k++) {
+            if (f[k] != QJ_NONE && !(k_tool_allowed[tl->kind] & B(k))) {
+                ptr_key(c, k_tool_fields[k]);
+                return derr(c, f[k] - 1, "unknown field \"%s\" in %s tool", k_tool_fields[k], k_tool_kinds[tl->kind]);
+            }
+        }
+        c->ptr[c->plen] = '\0';
+        if (tl->kind == QTK_PROVIDER) {
+            if ((st = need(c, e, f[TF_PROVIDER], "provider", "provider tool"))) return st;
+            if ((st = need(c, e, f[TF_ITEM], "item", "provider tool"))) return st;
+            if ((st = get_str(c, f[TF_PROVIDER], "provider", &tl->provider))) return st;
+            ptr_key(c, "item");
+            if ((st = expect_type(c, f[TF_ITEM], QJ_OBJECT, "object (the provider's tool item)"))) return st;
+            tl->item = qval_of(d, f[TF_ITEM]);
+            uint32_t nm = qj_get(d, f[TF_ITEM], "name");
+            if (nm != QJ_NONE && qj_type_of(d, nm) == QJ_STRING) tl->name = qstr_node(d, nm);
+        } else {
+            if ((st = need(c, e, f[TF_NAME], "name", "tool"))) return st;
+            if ((st = get_str(c, f[TF_NAME], "name", &tl->name))) return st;
+            if ((st = get_str(c, f[TF_DESC], "description", &tl->description))) return st;
+        }
+        if (tl->kind == QTK_FUNCTION) {
+            if ((st = need(c, e, f[TF_SCHEMA], "inputSchema", "tool"))) return st;
+            ptr_key(c, "inputSchema");
+            if ((st = expect_type(c, f[TF_SCHEMA], QJ_OBJECT, "object (a JSON Schema)"))) return st;
+            tl->input_schema = qval_of(d, f[TF_SCHEMA]);
+        }
+        if (tl->kind == QTK_CUSTOM && f[TF_FORMAT] != QJ_NONE) {
+            ptr_key(c, "format");
+            if ((st = expect_type(c, f[TF_FORMAT], QJ_OBJECT, "object (a text or grammar format)"))) return st;
+            tl->format = qval_of(d, f[TF_FORMAT]);
+        }
         if (f[TF_CACHE] != QJ_NONE) {
             ptr_key(c, "cacheControl");
             if ((st = expect_type(c, f[TF_CACHE], QJ_OBJECT, "object"))) return st;
@@ -647,13 +811,33 @@ void qtr_write_block(const qblock *b, qw *w) {
     switch (b->type) {
     case QB_TEXT:
         qw_key(w, "text"); qw_qstr(w, b->text);
+        if (qval_present(b->citations)) { qw_key(w, "citations"); qw_qval(w, b->citations); }
         break;
     case QB_IMAGE:
     case QB_DOCUMENT:
-        if (qstr_present(b->media_type)) { qw_key(w, "mediaType"); qw_qstr(w, b->media_type); }
+    case QB_AUDIO:
+    case QB_FILE: {
+        qstr mt = b->media_resolved ? b->media_given : b->media_type;
+        if (qstr_present(mt)) { qw_key(w, "mediaType"); qw_qstr(w, mt); }
         if (qstr_present(b->data)) { qw_key(w, "data"); qw_qstr(w, b->data); }
         if (qstr_present(b->url)) { qw_key(w, "url"); qw_qstr(w, b->url); }
+        if (qstr_present(b->file_id)) { qw_key(w, "fileId"); qw_qstr(w, b->file_id); }
+        if (qstr_present(b->provider)) { qw_key(w, "provider"); qw_qstr(w, b->provider); }
         if (qstr_present(b->title)) { qw_key(w, "title"); qw_qstr(w, b->title); }
+        if (qstr_present(b->filename)) { qw_key(w, "filename"); qw_qstr(w, b->filename); }
+        break;
+    }
+    case QB_SERVER_TOOL_CALL:
+        qw_key(w, "provider"); qw_qstr(w, b->provider);
+        qw_key(w, "id"); qw_qstr(w, b->id);
+        qw_key(w, "name"); qw_qstr(w, b->name);
+        qw_key(w, "input"); qw_qval(w, b->input);
+        break;
+    case QB_SERVER_TOOL_RESULT:
+        qw_key(w, "provider"); qw_qstr(w, b->provider);
+        qw_key(w, "toolCallId"); qw_qstr(w, b->tool_call_id);
+        if (qstr_present(b->name)) { qw_key(w, "name"); qw_qstr(w, b->name); }
+        qw_key(w, "content"); qw_qval(w, b->result);
         break;
     case QB_TOOL_CALL:
         qw_key(w, "id"); qw_qstr(w, b->id);
@@ -724,9 +908,16 @@ void qtr_write(const quire_transcript *t, qw *w) {
         for (uint32_t i = 0; i < t->ntools; i++) {
             const qtool *tl = &t->tools[i];
             qw_obj_begin(w);
-            qw_key(w, "name"); qw_qstr(w, tl->name);
-            if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
-            qw_key(w, "inputSchema"); qw_qval(w, tl->input_schema);
+            if (tl->kind_given) { qw_key(w, "kind"); qw_strz(w, k_tool_kinds[tl->kind]); }
+            if (tl->kind == QTK_PROVIDER) {
+                qw_key(w, "provider"); qw_qstr(w, tl->provider);
+                qw_key(w, "item"); qw_qval(w, tl->item);
+            } else {
+                qw_key(w, "name"); qw_qstr(w, tl->name);
+                if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
+            }
+            if (tl->kind == QTK_FUNCTION) { qw_key(w, "inputSchema"); qw_qval(w, tl->input_schema); }
+            if (qval_present(tl->format)) { qw_key(w, "format"); qw_qval(w, tl->format); }
             if (qval_present(tl->cache_control)) { qw_key(w, "cacheControl"); qw_qval(w, tl->cache_control); }
             qw_obj_end(w);
         }

@@ -49,8 +49,12 @@ const char *qrole_name(qrole r);
 
 typedef enum qblock_type {
     QB_TEXT, QB_IMAGE, QB_DOCUMENT, QB_TOOL_CALL, QB_TOOL_RESULT, QB_THINKING,
-    QB_REDACTED_THINKING, QB_OPAQUE
+    QB_REDACTED_THINKING, QB_OPAQUE, QB_AUDIO, QB_FILE, QB_SERVER_TOOL_CALL, QB_SERVER_TOOL_RESULT
 } qblock_type;
+/* image, document, audio, file: blocks that carry media. */
+static inline bool qblock_is_media(qblock_type t) {
+    return t == QB_IMAGE || t == QB_DOCUMENT || t == QB_AUDIO || t == QB_FILE;
+}
 const char *qblock_type_name(qblock_type t);
 
 typedef struct qblock {
@@ -69,8 +73,14 @@ typedef struct qblock {
     qstr content_text;        /* toolResult string content */
     struct qblock *parts;     /* toolResult array content: text | image blocks */
     uint32_t nparts;
-    qstr provider;            /* opaque */
+    qstr provider;            /* opaque; media with fileId; serverToolCall/Result */
     qval item;                /* opaque */
+    qstr file_id;             /* media: a file id owned by provider */
+    qstr filename;            /* document, file (optional) */
+    qstr media_given;         /* media: mediaType as written when media_type was resolved */
+    bool media_resolved;      /* media: media_type resolved from the data's magic bytes */
+    qval citations;           /* text (optional), byte-exact */
+    qval result;              /* serverToolResult content, byte-exact */
     qval cache_control;       /* extension: a provider cache marker to honour */
 } qblock;
 
@@ -85,11 +95,22 @@ typedef struct qmsg {
     uint32_t src_index;       /* index in the input's messages array */
 } qmsg;
 
+typedef enum qtool_kind { QTK_FUNCTION, QTK_CUSTOM, QTK_PROVIDER } qtool_kind;
+
 typedef struct qtool {
     qstr name, description;
-    qval input_schema;
+    qval input_schema;        /* function tools */
     qval cache_control;
+    qtool_kind kind;          /* absent in the input: function */
+    bool kind_given;          /* "kind" was written (kept on write-back) */
+    qval format;              /* custom tools (optional), byte-exact */
+    qstr provider;            /* provider tools */
+    qval item;                /* provider tools: the provider's tool item, byte-exact */
 } qtool;
+
+/* The media type a base64 payload starts with (PNG, JPEG, GIF, WebP, PDF, WAV,
+ * MP3), or NULL. */
+const char *qtr_sniff_media(qstr data);
 
 struct quire_transcript {
     qarena ar;

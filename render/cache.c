@@ -29,8 +29,11 @@ static bool markable(const qr_ctx *c, const qmsg *m, const qblock *b) {
         return b->text.len > 0; /* empty text blocks cannot be cached */
     case QB_IMAGE: case QB_DOCUMENT: case QB_TOOL_CALL: case QB_TOOL_RESULT:
         return true;
+    case QB_FILE:
+        return true;
     case QB_THINKING: case QB_REDACTED_THINKING: case QB_OPAQUE:
-        return false;
+    case QB_AUDIO: case QB_SERVER_TOOL_CALL: case QB_SERVER_TOOL_RESULT:
+        return false; /* audio reaches no marker dialect; server tool blocks are provider artefacts */
     }
     return false;
 }
@@ -81,7 +84,11 @@ quire_status qr_plan_cache(qr_ctx *c) {
 
     qr_mark want[3];
     uint32_t nwant = 0;
-    if (managed && t->has_tools && t->ntools && kind != QCACHE_BREAKPOINTS) want[nwant++] = (qr_mark){QRS_TOOL, t->ntools - 1, 0, {0}, false};
+    /* the last tool the marker dialects render (custom tools reach OpenAI only) */
+    uint32_t last_tool = UINT32_MAX;
+    for (uint32_t i = 0; t->has_tools && i < t->ntools; i++)
+        if (t->tools[i].kind != QTK_CUSTOM) last_tool = i;
+    if (managed && last_tool != UINT32_MAX && kind != QCACHE_BREAKPOINTS) want[nwant++] = (qr_mark){QRS_TOOL, last_tool, 0, {0}, false};
     if (managed && t->has_system && t->nsystem && c->caps.system == QSYS_NATIVE)
         want[nwant++] = (qr_mark){QRS_SYSTEM, t->nsystem - 1, 0, {0}, false};
     if (managed || eph) {

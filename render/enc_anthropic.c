@@ -27,7 +27,10 @@ static void mark(qr_ctx *c, qr_site site, uint32_t a, uint32_t b) {
 static void source(qw *w, const qblock *b, bool document) {
     qw_key(w, "source");
     qw_obj_begin(w);
-    if (qstr_present(b->url)) {
+    if (qstr_present(b->file_id)) {
+        qw_key(w, "type"); qw_strz(w, "file");
+        qw_key(w, "file_id"); qw_qstr(w, b->file_id);
+    } else if (qstr_present(b->url)) {
         qw_key(w, "type"); qw_strz(w, "url");
         qw_key(w, "url"); qw_qstr(w, b->url);
     } else if (document && qstr_eq(b->media_type, "text/plain")) {
@@ -49,6 +52,23 @@ static void text_block(qw *w, qstr text) {
     qw_obj_end(w);
 }
 
+/* The name of the serverToolCall that result b answers (for the
+ * "<name>_tool_result" block type): b's own name, else the call's. */
+static qstr server_tool_name(const qr_ctx *c, const qblock *b, uint32_t mi) {
+    if (qstr_present(b->name)) return b->name;
+    for (uint32_t k = mi + 1; k-- > 0;) {
+        const qmsg *m = &c->t->msgs[k];
+        for (uint32_t i = 0; i < m->nblocks; i++) {
+            const qblock *x = &m->blocks[i];
+            if (x->type == QB_SERVER_TOOL_CALL && x->id.len == b->tool_call_id.len &&
+                memcmp(x->id.p, b->tool_call_id.p, x->id.len) == 0)
+                return x->name;
+        }
+    }
+    qstr none = {0};
+    return none;
+}
+
 /* One content block of message mi (bi = its index; parts of a tool result use
  * the result's index). */
 static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool part) {
@@ -59,20 +79,72 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "text");
         qw_key(w, "text"); qw_qstr(w, b->text);
+        if (qval_present(b->citations)) { qw_key(w, "citations"); qw_qval(w, b->citations); }
         if (!part) mark(c, QRS_BLOCK, mi, bi);
         qw_obj_end(w);
+        return;
+    case QB_AUDIO:
+        qr_unsupported(c, mi, (int32_t)bi, "an audio block");
         return;
     case QB_IMAGE:
     case QB_DOCUMENT:
-        if (b->type == QB_DOCUMENT && !c->caps.documents) { qr_unsupported(c, mi, (int32_t)bi, "a document block"); return; }
+    case QB_FILE: {
+        /* a file renders as a document (the Messages API's attachment block), or as an
+         * image when its bytes are an image */
+        bool file_image = b->type == QB_FILE && b->media_type.len > 6 && memcmp(b->media_type.p, "image/", 6) == 0;
+        bool doc = b->type != QB_IMAGE && !file_image;
+        if (doc && !c->caps.documents) { qr_unsupported(c, mi, (int32_t)bi, "a document block"); return; }
         if (qstr_present(b->url) && !c->caps.image_urls) { qr_unsupported(c, mi, (int32_t)bi, "a block by URL"); return; }
+        if (!qr_media_ok(c, b, mi, bi)) return;
+        if (!doc && qstr_present(b->filename) &&
+            qr_unsupported(c, mi, (int32_t)bi, "a filename on an image") && !c->ro->lossy)
+            return;
+        if (qstr_present(b->title) && qstr_present(b->filename) &&
+            qr_unsupported(c, mi, (int32_t)bi, "a document's filename next to its title") && !c->ro->lossy)
+            return;
         qw_obj_begin(w);
-        qw_key(w, "type"); qw_strz(w, b->type == QB_IMAGE ? "image" : "document");
-        source(w, b, b->type == QB_DOCUMENT);
+        qw_key(w, "type"); qw_strz(w, doc ? "document" : "image");
+        source(w, b, doc);
         if (qstr_present(b->title)) { qw_key(w, "title"); qw_qstr(w, b->title); }
+        else if (doc && qstr_present(b->filename)) { qw_key(w, "title"); qw_qstr(w, b->filename); }
         if (!part) mark(c, QRS_BLOCK, mi, bi);
         qw_obj_end(w);
         return;
+    }
+    case QB_SERVER_TOOL_CALL:
+        if (!qstr_eq(b->provider, "anthropic")) { qr_drop_artefact(c, mi, bi, "server tool call of another provider"); return; }
+        qw_obj_begin(w);
+        qw_key(w, "type"); qw_strz(w, "server_tool_use");
+        qw_key(w, "id"); qw_qstr(w, b->id);
+        qw_key(w, "name"); qw_qstr(w, b->name);
+        qw_key(w, "input"); qw_qval(w, b->input);
+        mark(c, QRS_BLOCK, mi, bi);
+        qw_obj_end(w);
+        return;
+    case QB_SERVER_TOOL_RESULT: {
+        if (!qstr_eq(b->provider, "anthropic")) { qr_drop_artefact(c, mi, bi, "server tool result of another provider"); return; }
+        qstr nm = server_tool_name(c, b, mi);
+        if (!qstr_present(nm)) {
+            qr_unsupported(c, mi, (int32_t)bi, "a serverToolResult with no \"name\" and no serverToolCall it answers");
+            return;
+        }
+        /* "<name>_tool_result": web_search_tool_result, code_execution_tool_result, ... */
+        qw_obj_begin(w);
+        qw_key(w, "type");
+        {
+            qbuf *ob = w->b;
+            qw_str_esc(w, "", 0);
+            ob->len--;
+            if (nm.esc) qbuf_put(ob, nm.p, nm.len);
+            else qj_escape(ob, nm.p, nm.len);
+            qbuf_puts(ob, "_tool_result\"");
+        }
+        qw_key(w, "tool_use_id"); qw_qstr(w, b->tool_call_id);
+        qw_key(w, "content"); qw_qval(w, b->result);
+        mark(c, QRS_BLOCK, mi, bi);
+        qw_obj_end(w);
+        return;
+    }
     case QB_TOOL_CALL:
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "tool_use");
@@ -313,6 +385,22 @@ quire_status qr_encode_anthropic(qr_ctx *c) {
         qw_arr_begin(w);
         for (uint32_t i = 0; i < t->ntools; i++) {
             const qtool *tl = &t->tools[i];
+            if (tl->kind == QTK_CUSTOM) { qr_tool_unsupported(c, i, "a custom (freeform) tool"); continue; }
+            if (tl->kind == QTK_PROVIDER) {
+                /* the provider's own tool item, member by member byte-exact, plus a planned marker */
+                if (!qr_is_provider(c, tl->provider)) { qr_tool_unsupported(c, i, "a provider tool of another provider"); continue; }
+                const qj_doc *d = tl->item.doc;
+                bool own_cc = qj_get(d, tl->item.idx, "cache_control") != QJ_NONE;
+                qw_obj_begin(w);
+                uint32_t k = tl->item.idx + 1;
+                for (uint32_t m = 0; m < qj_at(d, tl->item.idx)->n; m++, k = qj_next(d, k + 1)) {
+                    qw_key_esc(w, qj_at(d, k)->p, qj_at(d, k)->len);
+                    qw_node(w, d, k + 1);
+                }
+                if (!own_cc) mark(c, QRS_TOOL, i, 0);
+                qw_obj_end(w);
+                continue;
+            }
             qw_obj_begin(w);
             qw_key(w, "name"); qw_qstr(w, tl->name);
             if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }

@@ -48,11 +48,44 @@ static const char *format_of(qstr mt, bool image) {
     return NULL;
 }
 
+/* A document name as Converse accepts it: letters, digits, single spaces,
+ * hyphens, parentheses and square brackets, 1..200 bytes. Any other byte
+ * (a filename's dot, say) becomes a hyphen, reported as an event. */
+static void doc_name(qr_ctx *c, qstr given, uint32_t mi) {
+    qstr p = qr_plain(c, given);
+    char out[201];
+    size_t n = 0;
+    bool changed = p.len > 200;
+    for (uint32_t i = 0; i < p.len && n < 200; i++) {
+        unsigned char ch = (unsigned char)p.p[i];
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' ||
+                  ch == '(' || ch == ')' || ch == '[' || ch == ']';
+        if (ch == ' ' && n > 0 && out[n - 1] != ' ') { out[n++] = ' '; continue; }
+        if (ch == ' ') { changed = true; continue; }
+        if (!ok) { out[n++] = '-'; changed = true; continue; }
+        out[n++] = (char)ch;
+    }
+    if (n == 0) { out[n++] = '-'; changed = true; }
+    qw_str(c->w, out, n);
+    if (changed)
+        qr_event_adjusted(c, "document_name", mi,
+                          "a document name keeps only letters, digits, single spaces, hyphens, parentheses and brackets");
+}
+
 static void media(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
     qw *w = c->w;
-    bool image = b->type == QB_IMAGE;
+    bool image = b->type == QB_IMAGE ||
+                 (b->type == QB_FILE && b->media_type.len > 6 && memcmp(b->media_type.p, "image/", 6) == 0);
+    if (image && qstr_present(b->filename) &&
+        qr_unsupported(c, mi, (int32_t)bi, "a filename on an image") && !c->ro->lossy)
+        return;
+    if (b->type == QB_AUDIO) { qr_unsupported(c, mi, (int32_t)bi, "an audio block"); return; }
     if (!image && !c->caps.documents) { qr_unsupported(c, mi, (int32_t)bi, "a document block"); return; }
     if (qstr_present(b->url)) { qr_unsupported(c, mi, (int32_t)bi, "a block by URL (Converse takes bytes or S3)"); return; }
+    if (qstr_present(b->file_id)) { qr_unsupported(c, mi, (int32_t)bi, "a block by file id (Converse takes bytes or S3)"); return; }
+    if (!image && qstr_present(b->title) && qstr_present(b->filename) &&
+        qr_unsupported(c, mi, (int32_t)bi, "a document's filename next to its title") && !c->ro->lossy)
+        return;
     const char *fmt = format_of(b->media_type, image);
     if (!fmt) { qr_unsupported(c, mi, (int32_t)bi, image ? "an image of this media type" : "a document of this media type"); return; }
     qw_obj_begin(w);
@@ -61,7 +94,8 @@ static void media(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
     qw_key(w, "format"); qw_strz(w, fmt);
     if (!image) {
         qw_key(w, "name");
-        if (qstr_present(b->title)) qw_qstr(w, b->title);
+        if (qstr_present(b->title)) doc_name(c, b->title, mi);
+        else if (qstr_present(b->filename)) doc_name(c, b->filename, mi);
         else {
             char nm[48];
             snprintf(nm, sizeof nm, "document-%u-%u", mi < c->t->nmsgs ? c->t->msgs[mi].src_index : mi, bi);
@@ -82,8 +116,12 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
     case QB_TEXT:
         if (b->text.len == 0) { qr_unsupported(c, mi, (int32_t)bi, "an empty text block"); return; }
         text_block(w, b->text);
+        if (qval_present(b->citations)) qr_drop_citations(c, mi, bi);
         break;
-    case QB_IMAGE: case QB_DOCUMENT: media(c, b, mi, bi); break;
+    case QB_IMAGE: case QB_DOCUMENT: case QB_AUDIO: case QB_FILE: media(c, b, mi, bi); break;
+    case QB_SERVER_TOOL_CALL: case QB_SERVER_TOOL_RESULT:
+        qr_drop_artefact(c, mi, bi, "server tool block: no form in this dialect");
+        return;
     case QB_TOOL_CALL:
         qw_obj_begin(w);
         qw_key(w, "toolUse");
@@ -259,6 +297,13 @@ quire_status qr_encode_bedrock(qr_ctx *c) {
         qw_arr_begin(w);
         for (uint32_t i = 0; i < t->ntools; i++) {
             const qtool *tl = &t->tools[i];
+            if (tl->kind == QTK_CUSTOM) { qr_tool_unsupported(c, i, "a custom (freeform) tool"); continue; }
+            if (tl->kind == QTK_PROVIDER) {
+                if (!qr_is_provider(c, tl->provider)) { qr_tool_unsupported(c, i, "a provider tool of another provider"); continue; }
+                qw_qval(w, tl->item);
+                point_after(c, QRS_TOOL, i, 0);
+                continue;
+            }
             qw_obj_begin(w);
             qw_key(w, "toolSpec");
             qw_obj_begin(w);

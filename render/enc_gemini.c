@@ -23,12 +23,17 @@ static void media_part(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
     qw *w = c->w;
     if (b->type == QB_DOCUMENT && !c->caps.documents) { qr_unsupported(c, mi, (int32_t)bi, "a document block"); return; }
     if (qstr_present(b->url) && !c->caps.image_urls) { qr_unsupported(c, mi, (int32_t)bi, "a block by URL"); return; }
+    /* a Gemini file id is the file's URI (Files API): fileData.fileUri */
+    if (qstr_present(b->file_id) && !qstr_eq(b->provider, "gemini") && !qr_media_ok(c, b, mi, bi)) return;
+    if ((qstr_present(b->filename) || qstr_present(b->title)) &&
+        qr_unsupported(c, mi, (int32_t)bi, "a document's title or filename (Gemini parts carry none)") && !c->ro->lossy)
+        return;
     qw_obj_begin(w);
-    if (qstr_present(b->url)) {
+    if (qstr_present(b->url) || qstr_present(b->file_id)) {
         qw_key(w, "fileData");
         qw_obj_begin(w);
         if (qstr_present(b->media_type)) { qw_key(w, "mimeType"); qw_qstr(w, b->media_type); }
-        qw_key(w, "fileUri"); qw_qstr(w, b->url);
+        qw_key(w, "fileUri"); qw_qstr(w, qstr_present(b->url) ? b->url : b->file_id);
         qw_obj_end(w);
     } else {
         qw_key(w, "inlineData");
@@ -43,8 +48,12 @@ static void media_part(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
 static void user_part(qr_ctx *c, const qmsg *m, const qblock *b, uint32_t mi, uint32_t bi) {
     if (qr_is_instruction(m)) { text_part(c->w, qr_wrap_instruction(c, b)); return; }
     switch (b->type) {
-    case QB_TEXT: text_part(c->w, b->text); return;
-    case QB_IMAGE: case QB_DOCUMENT: media_part(c, b, mi, bi); return;
+    case QB_TEXT:
+        text_part(c->w, b->text);
+        if (qval_present(b->citations)) qr_drop_citations(c, mi, bi);
+        return;
+    case QB_IMAGE: case QB_DOCUMENT: case QB_AUDIO: case QB_FILE: media_part(c, b, mi, bi); return;
+    case QB_SERVER_TOOL_CALL: case QB_SERVER_TOOL_RESULT: return; /* assistant-only blocks */
     case QB_OPAQUE:
         if (qstr_eq(b->provider, c->ro->provider) || qstr_eq(b->provider, "gemini")) qw_qval(c->w, b->item);
         else qr_drop_artefact(c, mi, bi, "opaque item of another provider");
@@ -83,8 +92,14 @@ static void model_part(qr_ctx *c, const qmsg *m, uint32_t mi, uint32_t bi) {
         qw_key(w, "text"); qw_qstr(w, b->text);
         sig(w, pending_sig(m, bi));
         qw_obj_end(w);
+        if (qval_present(b->citations)) qr_drop_citations(c, mi, bi);
         return;
-    case QB_IMAGE: case QB_DOCUMENT: qr_unsupported(c, mi, (int32_t)bi, "an image or document in a model turn"); return;
+    case QB_IMAGE: case QB_DOCUMENT: case QB_AUDIO: case QB_FILE:
+        qr_unsupported(c, mi, (int32_t)bi, "media in a model turn");
+        return;
+    case QB_SERVER_TOOL_CALL: case QB_SERVER_TOOL_RESULT:
+        qr_drop_artefact(c, mi, bi, "server tool block: no form in this dialect");
+        return;
     case QB_TOOL_CALL:
         if (qj_type_of(b->input.doc, b->input.idx) != QJ_OBJECT) {
             qr_unsupported(c, mi, (int32_t)bi, "tool call input that is not a JSON object (functionCall.args)");
@@ -130,6 +145,7 @@ static bool model_part_renders(const qr_ctx *c, const qmsg *m, uint32_t bi) {
     case QB_THINKING: return c->caps.thinking;
     case QB_OPAQUE: return qstr_eq(b->provider, c->ro->provider) || qstr_eq(b->provider, "gemini");
     case QB_IMAGE: case QB_DOCUMENT: case QB_REDACTED_THINKING: case QB_TOOL_RESULT: return false;
+    case QB_AUDIO: case QB_FILE: case QB_SERVER_TOOL_CALL: case QB_SERVER_TOOL_RESULT: return false;
     }
     return false;
 }
@@ -166,7 +182,7 @@ static void response_part(qr_ctx *c, const qblock *r, uint32_t mi, uint32_t bi) 
         for (uint32_t i = 0; i < r->nparts; i++) {
             const qblock *p = &r->parts[i];
             if (p->type != QB_IMAGE) continue;
-            if (!c->caps.tool_result_images || qstr_present(p->url)) {
+            if (!c->caps.tool_result_images || qstr_present(p->url) || qstr_present(p->file_id)) {
                 qr_unsupported_part(c, mi, bi, i, "an image inside a tool result");
                 continue;
             }
@@ -295,11 +311,22 @@ quire_status qr_encode_gemini(qr_ctx *c) {
     if (t->has_tools && t->ntools) {
         qw_key(w, "tools");
         qw_arr_begin(w);
+        /* provider tools (googleSearch, codeExecution, ...) are their own Tool objects */
+        uint32_t nfn = 0;
+        for (uint32_t i = 0; i < t->ntools; i++) {
+            const qtool *tl = &t->tools[i];
+            if (tl->kind == QTK_FUNCTION) nfn++;
+            else if (tl->kind == QTK_CUSTOM) qr_tool_unsupported(c, i, "a custom (freeform) tool");
+            else if (qr_is_provider(c, tl->provider)) qw_qval(w, tl->item);
+            else qr_tool_unsupported(c, i, "a provider tool of another provider");
+        }
+        if (nfn) {
         qw_obj_begin(w);
         qw_key(w, "functionDeclarations");
         qw_arr_begin(w);
         for (uint32_t i = 0; i < t->ntools; i++) {
             const qtool *tl = &t->tools[i];
+            if (tl->kind != QTK_FUNCTION) continue;
             qw_obj_begin(w);
             qw_key(w, "name"); qw_qstr(w, tl->name);
             if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
@@ -308,6 +335,7 @@ quire_status qr_encode_gemini(qr_ctx *c) {
         }
         qw_arr_end(w);
         qw_obj_end(w);
+        }
         qw_arr_end(w);
     }
     write_tool_config(c);

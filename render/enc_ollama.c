@@ -82,12 +82,19 @@ static void user_message(qr_ctx *c, uint32_t k, bool *fold, bool groups_k, bool 
         const qblock *bl = &m->blocks[b];
         if (qr_is_instruction(m)) { j_add(&j, qr_wrap_instruction(c, bl)); continue; }
         switch (bl->type) {
-        case QB_TEXT: j_add(&j, bl->text); break;
+        case QB_TEXT:
+            j_add(&j, bl->text);
+            if (qval_present(bl->citations)) qr_drop_citations(c, k, b);
+            break;
         case QB_IMAGE:
             if (qstr_present(bl->url)) qr_unsupported(c, k, (int32_t)b, "an image by URL");
+            else if (qstr_present(bl->file_id)) qr_unsupported(c, k, (int32_t)b, "an image by file id");
             else nimg++;
             break;
         case QB_DOCUMENT: qr_unsupported(c, k, (int32_t)b, "a document block"); break;
+        case QB_AUDIO: qr_unsupported(c, k, (int32_t)b, "an audio block"); break;
+        case QB_FILE: qr_unsupported(c, k, (int32_t)b, "a file block"); break;
+        case QB_SERVER_TOOL_CALL: case QB_SERVER_TOOL_RESULT: break;
         case QB_OPAQUE: qr_drop_artefact(c, k, b, "opaque item: no form in this dialect"); break;
         case QB_TOOL_CALL: case QB_TOOL_RESULT: case QB_THINKING: case QB_REDACTED_THINKING: break;
         }
@@ -101,7 +108,7 @@ static void user_message(qr_ctx *c, uint32_t k, bool *fold, bool groups_k, bool 
         qw_key(w, "images");
         qw_arr_begin(w);
         for (uint32_t b = 0; b < m->nblocks; b++)
-            if (m->blocks[b].type == QB_IMAGE && !qstr_present(m->blocks[b].url)) qw_qstr(w, m->blocks[b].data);
+            if (m->blocks[b].type == QB_IMAGE && qstr_present(m->blocks[b].data)) qw_qstr(w, m->blocks[b].data);
         qw_arr_end(w);
     }
     qw_obj_end(w);
@@ -117,7 +124,16 @@ static void assistant_message(qr_ctx *c, uint32_t k) {
     for (uint32_t b = 0; b < m->nblocks; b++) {
         const qblock *bl = &m->blocks[b];
         switch (bl->type) {
-        case QB_TEXT: j_add(&j, bl->text); break;
+        case QB_TEXT:
+            j_add(&j, bl->text);
+            if (qval_present(bl->citations)) qr_drop_citations(c, k, b);
+            break;
+        case QB_SERVER_TOOL_CALL: case QB_SERVER_TOOL_RESULT:
+            qr_drop_artefact(c, k, b, "server tool block: no form in this dialect");
+            break;
+        case QB_AUDIO: case QB_FILE:
+            qr_unsupported(c, k, (int32_t)b, "media in an assistant message");
+            break;
         case QB_THINKING:
             if (c->caps.thinking) j_add(&th, bl->text);
             else qr_drop_artefact(c, k, b, "thinking block: the row has no thinking");

@@ -56,10 +56,12 @@ static void user_part(cctx *x, const qblock *b, uint32_t mi, uint32_t bi, bool i
         qw_key(w, "text"); qw_qstr(w, b->text);
         breakpoint(x, mi, bi);
         qw_obj_end(w);
+        if (qval_present(b->citations)) qr_drop_citations(c, mi, bi);
         return;
     case QB_IMAGE:
         if (in_tool && !c->caps.tool_result_images) { qr_unsupported(c, mi, (int32_t)bi, "an image inside a tool message"); return; }
         if (qstr_present(b->url) && !c->caps.image_urls) { qr_unsupported(c, mi, (int32_t)bi, "an image by URL"); return; }
+        if (qstr_present(b->file_id)) { qr_unsupported(c, mi, (int32_t)bi, "an image by file id (image_url takes a URL)"); return; }
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "image_url");
         qw_key(w, "image_url");
@@ -73,23 +75,58 @@ static void user_part(cctx *x, const qblock *b, uint32_t mi, uint32_t bi, bool i
         breakpoint(x, mi, bi);
         qw_obj_end(w);
         return;
+    case QB_AUDIO: {
+        /* input_audio {data, format}: base64 WAV or MP3 only */
+        const char *fmt = qstr_eq(b->media_type, "audio/wav") || qstr_eq(b->media_type, "audio/x-wav") ? "wav"
+                        : qstr_eq(b->media_type, "audio/mpeg") || qstr_eq(b->media_type, "audio/mp3") ? "mp3" : NULL;
+        if (x->mistral || in_tool) { qr_unsupported(c, mi, (int32_t)bi, "an audio block"); return; }
+        if (!qstr_present(b->data)) { qr_unsupported(c, mi, (int32_t)bi, "audio by URL or file id (input_audio takes base64 data)"); return; }
+        if (!fmt) { qr_unsupported(c, mi, (int32_t)bi, "audio of this media type (input_audio takes WAV or MP3)"); return; }
+        qw_obj_begin(w);
+        qw_key(w, "type"); qw_strz(w, "input_audio");
+        qw_key(w, "input_audio");
+        qw_obj_begin(w);
+        qw_key(w, "data"); qw_qstr(w, b->data);
+        qw_key(w, "format"); qw_strz(w, fmt);
+        qw_obj_end(w);
+        breakpoint(x, mi, bi);
+        qw_obj_end(w);
+        return;
+    }
+    case QB_FILE:
+        if (x->mistral) { qr_unsupported(c, mi, (int32_t)bi, "a file block"); return; }
+        Q_FALLTHROUGH; /* a file part like a document */
     case QB_DOCUMENT:
         if (!c->caps.documents || in_tool) { qr_unsupported(c, mi, (int32_t)bi, "a document block"); return; }
+        if (x->mistral && qstr_present(b->file_id)) { qr_unsupported(c, mi, (int32_t)bi, "a document by file id"); return; }
+        if (x->mistral && qstr_present(b->title) && qstr_present(b->filename) &&
+            qr_unsupported(c, mi, (int32_t)bi, "a document's filename next to its title") && !c->ro->lossy)
+            return;
         if (x->mistral) {
             qw_obj_begin(w);
             qw_key(w, "type"); qw_strz(w, "document_url");
             qw_key(w, "document_url"); url_value(x, b);
-            if (qstr_present(b->title)) { qw_key(w, "document_name"); qw_qstr(w, b->title); }
+            qstr dn = qstr_present(b->title) ? b->title : b->filename;
+            if (qstr_present(dn)) { qw_key(w, "document_name"); qw_qstr(w, dn); }
             qw_obj_end(w);
             return;
         }
         if (qstr_present(b->url)) { qr_unsupported(c, mi, (int32_t)bi, "a document by URL"); return; }
+        if (!qr_media_ok(c, b, mi, bi)) return;
+        if (qstr_present(b->title) && qstr_present(b->filename) &&
+            qr_unsupported(c, mi, (int32_t)bi, "a document's title next to its filename") && !c->ro->lossy)
+            return;
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "file");
         qw_key(w, "file");
         qw_obj_begin(w);
-        if (qstr_present(b->title)) { qw_key(w, "filename"); qw_qstr(w, b->title); }
-        qw_key(w, "file_data"); qr_write_data_url(c, b->media_type, b->data);
+        if (qstr_present(b->file_id)) {
+            qw_key(w, "file_id"); qw_qstr(w, b->file_id);
+        } else {
+            qstr fname = qstr_present(b->filename) ? b->filename : b->title;
+            if (qstr_present(fname)) { qw_key(w, "filename"); qw_qstr(w, fname); }
+            qw_key(w, "file_data"); qr_write_data_url(c, b->media_type, b->data);
+        }
         qw_obj_end(w);
         breakpoint(x, mi, bi);
         qw_obj_end(w);
@@ -98,6 +135,7 @@ static void user_part(cctx *x, const qblock *b, uint32_t mi, uint32_t bi, bool i
         qr_drop_artefact(c, mi, bi, "opaque item: no form in this dialect");
         return;
     case QB_TOOL_CALL: case QB_TOOL_RESULT: case QB_THINKING: case QB_REDACTED_THINKING:
+    case QB_SERVER_TOOL_CALL: case QB_SERVER_TOOL_RESULT:
         return;
     }
 }
@@ -223,7 +261,13 @@ static void assistant_message(cctx *x, uint32_t k, bool prefix) {
     for (uint32_t b = 0; b < m->nblocks; b++) {
         const qblock *bl = &m->blocks[b];
         switch (bl->type) {
-        case QB_TEXT: ntext++; break;
+        case QB_TEXT:
+            ntext++;
+            if (qval_present(m->blocks[b].citations)) qr_drop_citations(c, k, b);
+            break;
+        case QB_SERVER_TOOL_CALL: case QB_SERVER_TOOL_RESULT:
+            qr_drop_artefact(c, k, b, "server tool block: no form in this dialect");
+            break;
         case QB_TOOL_CALL: ncalls++; break;
         case QB_THINKING: case QB_REDACTED_THINKING:
             qr_drop_artefact(c, k, b, "thinking has no form in this dialect");
@@ -231,7 +275,7 @@ static void assistant_message(cctx *x, uint32_t k, bool prefix) {
         case QB_OPAQUE:
             qr_drop_artefact(c, k, b, "opaque item of another provider");
             break;
-        case QB_IMAGE: case QB_DOCUMENT:
+        case QB_IMAGE: case QB_DOCUMENT: case QB_AUDIO: case QB_FILE:
             qr_unsupported(c, k, (int32_t)b, "an image or document in an assistant message");
             break;
         case QB_TOOL_RESULT:

@@ -18,6 +18,12 @@ static bool opaque_mine(const qr_ctx *c, const qblock *b) {
     return qstr_eq(b->provider, c->ro->provider) || qstr_eq(b->provider, "openai_responses");
 }
 
+/* File ids and provider tools: OpenAI's own ("openai" ids serve Chat and
+ * Responses alike). */
+static bool mine(const qr_ctx *c, qstr provider) {
+    return qr_is_provider(c, provider) || qstr_eq(provider, "openai") || qstr_eq(provider, "openai_responses");
+}
+
 static void bp(qr_ctx *c, uint32_t mi, uint32_t bi) {
     if (c->caps.cache != QCACHE_BREAKPOINTS) return;
     const qr_mark *m = qr_mark_at(c, QRS_BLOCK, mi, bi);
@@ -42,28 +48,47 @@ static void input_part(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, boo
         qw_key(w, "text"); qw_qstr(w, b->text);
         if (mark) bp(c, mi, bi);
         qw_obj_end(w);
+        if (qval_present(b->citations)) qr_drop_citations(c, mi, bi);
         return;
     case QB_IMAGE:
         if (qstr_present(b->url) && !c->caps.image_urls) { qr_unsupported(c, mi, (int32_t)bi, "an image by URL"); return; }
+        if (qstr_present(b->file_id) && !mine(c, b->provider)) { qr_unsupported(c, mi, (int32_t)bi, "a file id of another provider"); return; }
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "input_image");
-        qw_key(w, "image_url");
-        if (qstr_present(b->url)) qw_qstr(w, b->url); else qr_write_data_url(c, b->media_type, b->data);
+        if (qstr_present(b->file_id)) { qw_key(w, "file_id"); qw_qstr(w, b->file_id); }
+        else {
+            qw_key(w, "image_url");
+            if (qstr_present(b->url)) qw_qstr(w, b->url); else qr_write_data_url(c, b->media_type, b->data);
+        }
         qw_key(w, "detail"); qw_strz(w, "auto");
         if (mark) bp(c, mi, bi);
         qw_obj_end(w);
         return;
     case QB_DOCUMENT:
+    case QB_FILE: {
         if (!c->caps.documents) { qr_unsupported(c, mi, (int32_t)bi, "a document block"); return; }
+        if (qstr_present(b->file_id) && !mine(c, b->provider)) { qr_unsupported(c, mi, (int32_t)bi, "a file id of another provider"); return; }
+        if (qstr_present(b->title) && qstr_present(b->filename) &&
+            qr_unsupported(c, mi, (int32_t)bi, "a document's title next to its filename") && !c->ro->lossy)
+            return;
+        qstr fname = qstr_present(b->filename) ? b->filename : b->title;
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "input_file");
-        if (qstr_present(b->title)) { qw_key(w, "filename"); qw_qstr(w, b->title); }
-        if (qstr_present(b->url)) { qw_key(w, "file_url"); qw_qstr(w, b->url); }
-        else { qw_key(w, "file_data"); qr_write_data_url(c, b->media_type, b->data); }
+        if (qstr_present(b->file_id)) { qw_key(w, "file_id"); qw_qstr(w, b->file_id); }
+        else {
+            if (qstr_present(fname)) { qw_key(w, "filename"); qw_qstr(w, fname); }
+            if (qstr_present(b->url)) { qw_key(w, "file_url"); qw_qstr(w, b->url); }
+            else { qw_key(w, "file_data"); qr_write_data_url(c, b->media_type, b->data); }
+        }
         if (mark) bp(c, mi, bi);
         qw_obj_end(w);
         return;
+    }
+    case QB_AUDIO:
+        qr_unsupported(c, mi, (int32_t)bi, "an audio block");
+        return;
     case QB_TOOL_CALL: case QB_TOOL_RESULT: case QB_THINKING: case QB_REDACTED_THINKING: case QB_OPAQUE:
+    case QB_SERVER_TOOL_CALL: case QB_SERVER_TOOL_RESULT:
         return;
     }
 }
@@ -163,6 +188,13 @@ static void assistant_items(qr_ctx *c, uint32_t k) {
             qw_key(w, "role"); qw_strz(w, "assistant");
             qw_key(w, "content"); qw_qstr(w, bl->text);
             qw_obj_end(w);
+            if (qval_present(bl->citations)) qr_drop_citations(c, k, b);
+            break;
+        case QB_SERVER_TOOL_CALL: case QB_SERVER_TOOL_RESULT:
+            qr_drop_artefact(c, k, b, "server tool block: Responses server tools travel as opaque items");
+            break;
+        case QB_AUDIO: case QB_FILE:
+            qr_unsupported(c, k, (int32_t)b, "media in an assistant message");
             break;
         case QB_TOOL_CALL:
             qw_obj_begin(w);
@@ -350,6 +382,20 @@ quire_status qr_encode_openai_responses(qr_ctx *c) {
         qw_arr_begin(w);
         for (uint32_t i = 0; i < t->ntools; i++) {
             const qtool *tl = &t->tools[i];
+            if (tl->kind == QTK_PROVIDER) {
+                if (mine(c, tl->provider)) qw_qval(w, tl->item);
+                else qr_tool_unsupported(c, i, "a provider tool of another provider");
+                continue;
+            }
+            if (tl->kind == QTK_CUSTOM) {
+                qw_obj_begin(w);
+                qw_key(w, "type"); qw_strz(w, "custom");
+                qw_key(w, "name"); qw_qstr(w, tl->name);
+                if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
+                if (qval_present(tl->format)) { qw_key(w, "format"); qw_qval(w, tl->format); }
+                qw_obj_end(w);
+                continue;
+            }
             qw_obj_begin(w);
             qw_key(w, "type"); qw_strz(w, "function");
             qw_key(w, "name"); qw_qstr(w, tl->name);

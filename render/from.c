@@ -130,6 +130,8 @@ static quire_status a_block(fctx *f, uint32_t n, qblock *b, const char *ptr, boo
         b->type = QB_TEXT;
         b->text = S(f, get(f, n, "text"));
         if (!b->text.p) return ferr(f, n, ptr, "text block without \"text\"");
+        uint32_t cit = get(f, n, "citations");
+        if (cit != QJ_NONE && !is(f, cit, QJ_NULL)) b->citations = qval_of(f->d, cit);
         return QUIRE_OK;
     }
     if (str_is(f, ty, "image") || str_is(f, ty, "document")) {
@@ -140,11 +142,16 @@ static quire_status a_block(fctx *f, uint32_t n, qblock *b, const char *ptr, boo
             b->data = S(f, get(f, src, "data"));
         } else if (str_is(f, st, "url")) {
             b->url = S(f, get(f, src, "url"));
+        } else if (str_is(f, st, "file") && get(f, src, "file_id") != QJ_NONE) {
+            b->file_id = S(f, get(f, src, "file_id"));
+            b->provider = qstr_lit(f->provider);
         } else {
             *b = opaque(f, n);
             return QUIRE_OK;
         }
-        if (!b->data.p && !b->url.p) return ferr(f, n, ptr, "image/document source without data or url");
+        /* fields the transcript's media blocks do not hold (context, citations config): kept whole */
+        if (get(f, n, "context") != QJ_NONE || get(f, n, "citations") != QJ_NONE) { *b = opaque(f, n); return QUIRE_OK; }
+        if (!b->data.p && !b->url.p && !b->file_id.p) return ferr(f, n, ptr, "image/document source without data, url or file_id");
         if (b->type == QB_DOCUMENT) b->title = S(f, get(f, n, "title"));
         return QUIRE_OK;
     }
@@ -168,6 +175,27 @@ static quire_status a_block(fctx *f, uint32_t n, qblock *b, const char *ptr, boo
     if (str_is(f, ty, "redacted_thinking")) {
         b->type = QB_REDACTED_THINKING;
         b->data = S(f, get(f, n, "data"));
+        return QUIRE_OK;
+    }
+    if (str_is(f, ty, "server_tool_use") && S(f, get(f, n, "id")).p && S(f, get(f, n, "name")).p &&
+        get(f, n, "input") != QJ_NONE && qj_at(f->d, n)->n == 4 + (cc != QJ_NONE)) {
+        b->type = QB_SERVER_TOOL_CALL;
+        b->provider = qstr_lit(f->provider);
+        b->id = S(f, get(f, n, "id"));
+        b->name = S(f, get(f, n, "name"));
+        b->input = qval_of(f->d, get(f, n, "input"));
+        return QUIRE_OK;
+    }
+    /* <name>_tool_result with exactly type, tool_use_id, content (and a marker) */
+    if (is(f, ty, QJ_STRING) && qj_at(f->d, ty)->len > 12 && !str_is(f, ty, "mcp_tool_result") &&
+        memcmp(qj_at(f->d, ty)->p + qj_at(f->d, ty)->len - 12, "_tool_result", 12) == 0 &&
+        S(f, get(f, n, "tool_use_id")).p && get(f, n, "content") != QJ_NONE && qj_at(f->d, n)->n == 3 + (cc != QJ_NONE)) {
+        b->type = QB_SERVER_TOOL_RESULT;
+        b->provider = qstr_lit(f->provider);
+        b->tool_call_id = S(f, get(f, n, "tool_use_id"));
+        b->name = qstr_node(f->d, ty);
+        b->name.len -= 12;
+        b->result = qval_of(f->d, get(f, n, "content"));
         return QUIRE_OK;
     }
     *b = opaque(f, n);
@@ -238,6 +266,18 @@ static quire_status from_anthropic(fctx *f) {
             char p[64];
             ptr_idx(p, sizeof p, "/tools", i, NULL);
             uint32_t schema = get(f, e, "input_schema");
+            if (!is(f, schema, QJ_OBJECT) && is(f, get(f, e, "type"), QJ_STRING) && !str_is(f, get(f, e, "type"), "custom")) {
+                /* a built-in tool (web_search_20250305, bash_20250124, ...): a provider tool, byte-exact */
+                qtool *pt = &t->tools[t->ntools++];
+                pt->kind = QTK_PROVIDER;
+                pt->kind_given = true;
+                pt->provider = qstr_lit(f->provider);
+                pt->item = qval_of(d, e);
+                pt->name = S(f, get(f, e, "name"));
+                uint32_t pcc = get(f, e, "cache_control");
+                if (pcc != QJ_NONE) pt->cache_control = qval_of(d, pcc); /* counted against the marker limit */
+                continue;
+            }
             if (!is(f, schema, QJ_OBJECT)) return ferr(f, e, p, "only custom tools with an input_schema convert");
             qtool *tl = &t->tools[t->ntools++];
             tl->name = S(f, get(f, e, "name"));
@@ -395,7 +435,35 @@ static quire_status function_tools(fctx *f, uint32_t tools, bool nested) {
     for (uint32_t i = 0; i < k; i++, e = qj_next(f->d, e)) {
         char p[64];
         ptr_idx(p, sizeof p, "/tools", i, NULL);
-        if (!str_is(f, get(f, e, "type"), "function")) return ferr(f, e, p, "only function tools convert");
+        uint32_t ty = get(f, e, "type");
+        if (str_is(f, ty, "custom")) {
+            /* a freeform tool: Responses {type, name, description?, format?}, Chat nests it in "custom" */
+            uint32_t cu = nested ? get(f, e, "custom") : e;
+            qtool *ct = &t->tools[t->ntools++];
+            ct->kind = QTK_CUSTOM;
+            ct->kind_given = true;
+            ct->name = S(f, get(f, cu, "name"));
+            if (!ct->name.p) return ferr(f, e, p, "custom tool without a name");
+            ct->description = S(f, get(f, cu, "description"));
+            uint32_t fm = get(f, cu, "format");
+            if (fm != QJ_NONE) {
+                if (nested && str_is(f, get(f, fm, "type"), "grammar"))
+                    return ferr(f, fm, p, "a Chat custom tool with a grammar format does not convert (give it in the Responses form)");
+                if (!is(f, fm, QJ_OBJECT)) return ferr(f, fm, p, "custom tool format must be an object");
+                ct->format = qval_of(f->d, fm);
+            }
+            continue;
+        }
+        if (!nested && is(f, ty, QJ_STRING) && !str_is(f, ty, "function")) {
+            /* a built-in Responses tool (web_search, file_search, ...): a provider tool, byte-exact */
+            qtool *pt = &t->tools[t->ntools++];
+            pt->kind = QTK_PROVIDER;
+            pt->kind_given = true;
+            pt->provider = qstr_lit(f->provider);
+            pt->item = qval_of(f->d, e);
+            continue;
+        }
+        if (!str_is(f, ty, "function")) return ferr(f, e, p, "only function, custom and built-in tools convert");
         uint32_t fn = nested ? get(f, e, "function") : e;
         qtool *tl = &t->tools[t->ntools++];
         tl->name = S(f, get(f, fn, "name"));

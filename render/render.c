@@ -62,6 +62,45 @@ void qr_drop_artefact(qr_ctx *c, uint32_t msg, uint32_t block, const char *detai
     ev_content_dropped(c, msg, (int32_t)block, -1, "not_renderable", detail);
 }
 
+bool qr_is_provider(const qr_ctx *c, qstr p) {
+    return c->ro && c->ro->provider && qstr_eq(p, c->ro->provider);
+}
+
+void qr_tool_unsupported(qr_ctx *c, uint32_t tool, const char *what) {
+    char detail[256];
+    snprintf(detail, sizeof detail, "%s cannot be expressed for %s (%s)", what, qdialect_name(c->caps.dialect),
+             c->model);
+    if (c->ro->lossy) {
+        if (!c->events) return;
+        qw w;
+        ev_begin(c, &w, "content_dropped");
+        qw_key(&w, "toolIndex"); qw_int(&w, tool);
+        qw_key(&w, "reason"); qw_strz(&w, "not_expressible");
+        qw_key(&w, "detail"); qw_strz(&w, detail);
+        ev_end(c, &w);
+        return;
+    }
+    if (!c->st) {
+        char ptr[48];
+        snprintf(ptr, sizeof ptr, "/tools/%u", tool);
+        c->st = q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, ptr, "%s (use --lossy to drop it with an event)",
+                         detail);
+    }
+}
+
+void qr_drop_citations(qr_ctx *c, uint32_t msg, uint32_t block) {
+    ev_content_dropped(c, msg, (int32_t)block, -1, "not_renderable",
+                       "citations of a text block: no form in this dialect (the text is kept)");
+}
+
+bool qr_media_ok(qr_ctx *c, const qblock *b, uint32_t msg, uint32_t block) {
+    if (qstr_present(b->file_id) && !qr_is_provider(c, b->provider)) {
+        qr_unsupported(c, msg, (int32_t)block, "a file id of another provider");
+        return false;
+    }
+    return true;
+}
+
 void qr_event_adjusted(qr_ctx *c, const char *change, uint32_t msg, const char *detail) {
     if (!c->events) return;
     qw w;
@@ -758,6 +797,24 @@ void qr_write_system_parts(qr_ctx *c, const char *part_type) {
     qw_arr_end(w);
 }
 
+/* A custom tool's format (transcript form = Responses form: {"type":"text"} or
+ * {"type":"grammar","syntax","definition"}) in the Chat form, which nests the
+ * grammar: {"type":"grammar","grammar":{"definition","syntax"}}. */
+static void chat_format(qw *w, qval f) {
+    const qj_doc *d = f.doc;
+    uint32_t ty = qj_get(d, f.idx, "type");
+    if (ty == QJ_NONE || !qj_str_eq(d, ty, "grammar")) { qw_qval(w, f); return; }
+    uint32_t def = qj_get(d, f.idx, "definition"), syn = qj_get(d, f.idx, "syntax");
+    qw_obj_begin(w);
+    qw_key(w, "type"); qw_strz(w, "grammar");
+    qw_key(w, "grammar");
+    qw_obj_begin(w);
+    if (def != QJ_NONE) { qw_key(w, "definition"); qw_node(w, d, def); }
+    if (syn != QJ_NONE) { qw_key(w, "syntax"); qw_node(w, d, syn); }
+    qw_obj_end(w);
+    qw_obj_end(w);
+}
+
 void qr_write_function_tools(qr_ctx *c) {
     const quire_transcript *t = c->t;
     qw *w = c->w;
@@ -766,6 +823,25 @@ void qr_write_function_tools(qr_ctx *c) {
     qw_arr_begin(w);
     for (uint32_t i = 0; i < t->ntools; i++) {
         const qtool *tl = &t->tools[i];
+        if (tl->kind == QTK_PROVIDER) {
+            if (qr_is_provider(c, tl->provider)) qw_qval(w, tl->item);
+            else qr_tool_unsupported(c, i, "a provider tool of another provider");
+            continue;
+        }
+        if (tl->kind == QTK_CUSTOM) {
+            /* OpenAI Chat: {"type":"custom","custom":{name, description?, format?}} */
+            if (c->caps.dialect != QD_OPENAI_CHAT) { qr_tool_unsupported(c, i, "a custom (freeform) tool"); continue; }
+            qw_obj_begin(w);
+            qw_key(w, "type"); qw_strz(w, "custom");
+            qw_key(w, "custom");
+            qw_obj_begin(w);
+            qw_key(w, "name"); qw_qstr(w, tl->name);
+            if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
+            if (qval_present(tl->format)) { qw_key(w, "format"); chat_format(w, tl->format); }
+            qw_obj_end(w);
+            qw_obj_end(w);
+            continue;
+        }
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "function");
         qw_key(w, "function");

@@ -116,6 +116,20 @@ void qr_write_stop(qr_ctx *c);
 /* Records an anthropic-beta feature the body needs. */
 void qr_need_beta(qr_ctx *c, const char *beta);
 
+/* ---- vocabulary helpers (render.c) ---- */
+/* Whether p names the provider being rendered for (file ids, provider tools,
+ * server tool blocks go only to their own provider). */
+bool qr_is_provider(const qr_ctx *c, qstr p);
+/* A tool the target cannot express: an error naming /tools/<i>, or with lossy
+ * a content_dropped event (the tool is left out). */
+void qr_tool_unsupported(qr_ctx *c, uint32_t tool, const char *what);
+/* A text block's citations where the dialect has no place for them: dropped
+ * with an event (the text itself is rendered). */
+void qr_drop_citations(qr_ctx *c, uint32_t msg, uint32_t block);
+/* The media rules every encoder shares for block b (image, document, audio,
+ * file): a fileId of another provider is unsupported. Returns false (after
+ * reporting) when the block must be skipped. */
+bool qr_media_ok(qr_ctx *c, const qblock *b, uint32_t msg, uint32_t block);
 /* Joins the system blocks (and the system-slot paragraph) with blank lines. */
 qstr qr_system_joined(qr_ctx *c);
 /* Plain bytes of a qstr (decoded into scratch if escaped). */

@@ -141,6 +141,10 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
                 need_type(v, get(v, src, "data"), QJ_STRING, PK(PK(p, "source"), "data"), "\"data\"");
             } else if (str_is(v, st, "url")) {
                 need_type(v, get(v, src, "url"), QJ_STRING, PK(PK(p, "source"), "url"), "\"url\"");
+            } else if (str_is(v, st, "file")) {
+                need_type(v, get(v, src, "file_id"), QJ_STRING, PK(PK(p, "source"), "file_id"), "\"file_id\"");
+            } else {
+                viol(v, PK(PK(p, "source"), "type").s, "source type must be base64, text, url or file");
             }
         }
         a_cache(v, b, p);
@@ -166,8 +170,14 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
         if (get(v, b, "cache_control") != QJ_NONE) viol(v, PK(p, "cache_control").s, "thinking blocks cannot carry cache_control");
         if (str_is(v, ty, "thinking")) need_type(v, get(v, b, "thinking"), QJ_STRING, PK(p, "thinking"), "\"thinking\"");
         else need_type(v, get(v, b, "data"), QJ_STRING, PK(p, "data"), "\"data\"");
+    } else if (str_is(v, ty, "server_tool_use")) {
+        if (!assistant) viol(v, pt.s, "server_tool_use blocks belong in assistant messages");
+        need_type(v, get(v, b, "id"), QJ_STRING, PK(p, "id"), "\"id\"");
+        need_type(v, get(v, b, "name"), QJ_STRING, PK(p, "name"), "\"name\"");
+        need_type(v, get(v, b, "input"), QJ_OBJECT, PK(p, "input"), "\"input\"");
+        a_cache(v, b, p);
     } else {
-        a_cache(v, b, p); /* other block types (server tools, search results): carried as given */
+        a_cache(v, b, p); /* other block types (server tool results, search results): carried as given */
     }
 }
 
@@ -314,7 +324,21 @@ static void b_block(vctx *v, uint32_t b, vp p, bool assistant) {
     if ((x = get(v, b, "image")) != QJ_NONE && assistant) viol(v, PK(p, "image").s, "images belong in user messages");
     if ((x = get(v, b, "document")) != QJ_NONE) {
         if (!v->caps.documents) viol(v, PK(p, "document").s, "documents are not supported by this model row");
-        need_type(v, get(v, x, "name"), QJ_STRING, PK(PK(p, "document"), "name"), "\"name\"");
+        uint32_t nm = get(v, x, "name");
+        if (need_type(v, nm, QJ_STRING, PK(PK(p, "document"), "name"), "\"name\"")) {
+            char s[256];
+            sval(v, nm, s, sizeof s);
+            size_t n = strlen(s);
+            bool ok = n >= 1 && n <= 200;
+            for (size_t i = 0; ok && s[i]; i++) {
+                unsigned char ch = (unsigned char)s[i];
+                ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' ||
+                     ch == '(' || ch == ')' || ch == '[' || ch == ']' || (ch == ' ' && s[i + 1] != ' ');
+            }
+            if (!ok)
+                viol(v, PK(PK(p, "document"), "name").s,
+                     "a document name is 1-200 letters, digits, single spaces, hyphens, parentheses or brackets");
+        }
     }
     if ((x = get(v, b, "reasoningContent")) != QJ_NONE && !assistant)
         viol(v, PK(p, "reasoningContent").s, "reasoning belongs in assistant messages");
@@ -389,6 +413,10 @@ static void v_bedrock(vctx *v, uint32_t root) {
 }
 
 /* ---- OpenAI Chat, Mistral, Ollama (the chat family) ---- */
+static bool dialect_is_mistral_or_ollama(const vctx *v) {
+    return v->caps.dialect == QD_MISTRAL || v->caps.dialect == QD_OLLAMA;
+}
+
 static void chat_part(vctx *v, uint32_t part, vp p, const char *role) {
     uint32_t ty = get(v, part, "type");
     if (!is(v, ty, QJ_STRING)) { viol(v, PK(p, "type").s, "missing content part type"); return; }
@@ -401,6 +429,22 @@ static void chat_part(vctx *v, uint32_t part, vp p, const char *role) {
     if (text) need_type(v, get(v, part, "text"), QJ_STRING, PK(p, "text"), "\"text\"");
     if ((str_is(v, ty, "file") || str_is(v, ty, "document_url")) && !v->caps.documents)
         viol(v, PK(p, "type").s, "documents are not supported by this model row");
+    if (str_is(v, ty, "file")) {
+        uint32_t f = get(v, part, "file");
+        if (need_type(v, f, QJ_OBJECT, PK(p, "file"), "\"file\"") && get(v, f, "file_id") == QJ_NONE &&
+            get(v, f, "file_data") == QJ_NONE)
+            viol(v, PK(p, "file").s, "a file part needs \"file_id\" or \"file_data\"");
+    }
+    if (str_is(v, ty, "input_audio")) {
+        uint32_t a = get(v, part, "input_audio");
+        if (dialect_is_mistral_or_ollama(v)) viol(v, PK(p, "type").s, "audio parts are not supported by this dialect");
+        if (need_type(v, a, QJ_OBJECT, PK(p, "input_audio"), "\"input_audio\"")) {
+            need_type(v, get(v, a, "data"), QJ_STRING, PK(PK(p, "input_audio"), "data"), "\"data\"");
+            uint32_t fm = get(v, a, "format");
+            if (!str_is(v, fm, "wav") && !str_is(v, fm, "mp3"))
+                viol(v, PK(PK(p, "input_audio"), "format").s, "expected \"wav\" or \"mp3\"");
+        }
+    }
     uint32_t bp = get(v, part, "prompt_cache_breakpoint");
     if (bp != QJ_NONE) {
         if (v->caps.cache != QCACHE_BREAKPOINTS) viol(v, PK(p, "prompt_cache_breakpoint").s, "prompt_cache_breakpoint on a row without explicit breakpoints");
@@ -545,6 +589,11 @@ static void v_responses(vctx *v, uint32_t root) {
                                                      : !(str_is(v, bt, "input_text") || str_is(v, bt, "input_image") ||
                                                          str_is(v, bt, "input_file") || str_is(v, bt, "input_audio")))
                         viol(v, PK(pb, "type").s, "content part type not allowed for this role");
+                    if (str_is(v, bt, "input_image") && get(v, b, "image_url") == QJ_NONE && get(v, b, "file_id") == QJ_NONE)
+                        viol(v, pb.s, "an input_image needs \"image_url\" or \"file_id\"");
+                    if (str_is(v, bt, "input_file") && get(v, b, "file_id") == QJ_NONE &&
+                        get(v, b, "file_data") == QJ_NONE && get(v, b, "file_url") == QJ_NONE)
+                        viol(v, pb.s, "an input_file needs \"file_id\", \"file_data\" or \"file_url\"");
                     if (get(v, b, "prompt_cache_breakpoint") != QJ_NONE) {
                         if (v->caps.cache != QCACHE_BREAKPOINTS) viol(v, pb.s, "prompt_cache_breakpoint on a row without explicit breakpoints");
                         if (++v->marks == v->caps.cache_limit + 1)

@@ -1,8 +1,10 @@
 /* Anthropic Messages responses: the JSON body and the SSE events
  * (message_start, content_block_start/delta/stop, message_delta, message_stop,
  * ping, error). Content blocks: text (with citations), thinking, redacted
- * thinking, tool_use, server tool use and results (server_tool_use,
- * mcp_tool_use, *_tool_result), anything else kept as an opaque item.
+ * thinking, tool_use, server tool use and results (server_tool_use ->
+ * serverToolCall, <name>_tool_result -> serverToolResult with that name;
+ * mcp_tool_use and mcp_tool_result, which carry more fields, stay opaque
+ * items), anything else kept as an opaque item.
  * Sources: docs.anthropic.com "Messages" and "Streaming Messages". */
 #include "respond/respond.h"
 
@@ -59,10 +61,15 @@ static quire_status block(racc *acc, const qj_doc *d, uint32_t v, bool stream, r
         /* streamed inputs arrive as input_json_delta; the start block's input is a placeholder */
         if (!stream && in != QJ_NONE) rb_put_raw(&b->args, d, in);
         if (b->kind == RK_SERVER_CALL) rb_put_raw(&b->raw, d, v);
-    } else if (!type_is(d, t, "tool_result") && ends_with_tool_result(d, t)) {
+        b->as_opaque = type_is(d, t, "mcp_tool_use"); /* server_name and more: kept as the item */
+    } else if (!type_is(d, t, "tool_result") && !type_is(d, t, "mcp_tool_result") && ends_with_tool_result(d, t) &&
+               rj_str(d, v, "tool_use_id") != QJ_NONE && qj_get(d, v, "content") != QJ_NONE) {
+        /* <name>_tool_result: serverToolResult {toolCallId, name, content} */
         if (!(b = racc_push(acc, RK_SERVER_RESULT))) return q_oom(err);
-        uint32_t id = rj_str(d, v, "tool_use_id");
-        if (id != QJ_NONE) rb_put_str(&b->id, d, id);
+        rb_put_str(&b->id, d, rj_str(d, v, "tool_use_id"));
+        const qj_node *tn = qj_at(d, t);
+        qbuf_put(&b->name, tn->p, tn->len - (sizeof "_tool_result" - 1));
+        rb_put_raw(&b->args, d, qj_get(d, v, "content"));
         rb_put_raw(&b->raw, d, v);
     } else {
         if (!(b = racc_push(acc, RK_OPAQUE))) return q_oom(err);

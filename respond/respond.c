@@ -289,17 +289,25 @@ quire_status racc_write(racc *acc, const rdec *dec, bool pretty, quire_bytes *me
             qw_key(&w, "input"); wbuf(&w, &b->text);
             break;
         case RK_SERVER_CALL:
+            if (b->as_opaque) {
+                qw_key(&w, "type"); qw_strz(&w, "opaque");
+                qw_key(&w, "provider"); qw_strz(&w, acc->provider);
+                qw_key(&w, "item"); qw_raw_value(&w, b->raw.data, b->raw.len);
+                break;
+            }
             qw_key(&w, "type"); qw_strz(&w, "serverToolCall");
             qw_key(&w, "provider"); qw_strz(&w, acc->provider);
             qw_key(&w, "id"); wbuf(&w, &b->id);
             qw_key(&w, "name"); wbuf(&w, &b->name);
-            qw_key(&w, "item"); qw_raw_value(&w, b->raw.data, b->raw.len);
+            qw_key(&w, "input");
+            if (b->args.len) qw_raw_value(&w, b->args.data, b->args.len); else qw_raw_value(&w, "{}", 2);
             break;
         case RK_SERVER_RESULT:
             qw_key(&w, "type"); qw_strz(&w, "serverToolResult");
             qw_key(&w, "provider"); qw_strz(&w, acc->provider);
             qw_key(&w, "toolCallId"); wbuf(&w, &b->id);
-            qw_key(&w, "item"); qw_raw_value(&w, b->raw.data, b->raw.len);
+            qw_key(&w, "name"); wbuf(&w, &b->name);
+            qw_key(&w, "content"); qw_raw_value(&w, b->args.data, b->args.len);
             break;
         case RK_OPAQUE:
             qw_key(&w, "type"); qw_strz(&w, "opaque");

@@ -25,7 +25,8 @@ typedef struct rblock {
     qbuf text;     /* text | thinking text | redacted data | custom call input (plain UTF-8) */
     qbuf sig;      /* thinking signature (plain) */
     qbuf id, name; /* calls (plain); serverToolResult: id = the call it answers */
-    qbuf args;     /* toolCall / serverToolCall input: JSON text as the provider sent it */
+    qbuf args;     /* toolCall / serverToolCall input, serverToolResult content: JSON text as sent */
+    bool as_opaque; /* a server call written as an opaque item (MCP calls: fields beyond id/name/input) */
     qbuf raw;      /* opaque and server blocks: the provider item (JSON text);
                       text: citations, JSON values joined by ',' */
 } rblock;

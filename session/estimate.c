@@ -250,6 +250,16 @@ static void block(est *e, const qblock *b, bool current_turn, uint64_t *msg) {
          * prices encrypted reasoning; half its JSON text is what the Codex logs measure */
         *msg += (qvalue(e, b->item) + 1) / 2;
         break;
+    case QB_AUDIO:
+    case QB_FILE:
+        /* no size rule from the data alone (audio is priced by duration, files by
+         * pages): the document's flat figure, plus the file name */
+        e->out.documents++;
+        e->out.media += e->f->document;
+        *msg += qtext(e, b->filename);
+        break;
+    case QB_SERVER_TOOL_CALL: *msg += qtext(e, b->name) + qvalue(e, b->input); break;
+    case QB_SERVER_TOOL_RESULT: *msg += qvalue(e, b->result); break;
     }
 }
 

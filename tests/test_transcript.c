@@ -122,11 +122,12 @@ int main(void) {
     bad(M("{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\",\"text\":\"b\"}]}"), "/messages/0/content/0/text",
         "duplicate key \"text\"", 1, 66);
     bad(M("{\"role\":\"user\",\"content\":[{\"type\":\"image\",\"mediaType\":\"image/png\"}]}"), "/messages/0/content/0",
-        "image block needs \"data\" or \"url\"", 1, 40);
+        "image block needs \"data\", \"url\" or \"fileId\"", 1, 40);
     bad(M("{\"role\":\"user\",\"content\":[{\"type\":\"image\",\"mediaType\":\"image/png\",\"data\":\"a\",\"url\":\"b\"}]}"),
         "/messages/0/content/0", "image block has both \"data\" and \"url\"; give one", 1, 40);
     bad(M("{\"role\":\"user\",\"content\":[{\"type\":\"document\",\"data\":\"a\"}]}"), "/messages/0/content/0",
-        "missing required field \"mediaType\" in document block with \"data\"", 1, 40);
+        "document block: the media type is missing and the data's first bytes match no known format "
+        "(PNG, JPEG, GIF, WebP, PDF, WAV, MP3); give \"mediaType\" with a subtype", 1, 40);
     bad(M("{\"role\":\"user\",\"content\":[{\"type\":\"document\",\"url\":\"u\",\"title\":5}]}"), "/messages/0/content/0/title",
         "expected string, got number", 1, 77);
     bad(M("{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"name\":\"r\",\"input\":{}}]}"), "/messages/0/content/0",

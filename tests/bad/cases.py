@@ -342,7 +342,7 @@ def gen_transcript():
     add("pair-result-id-long-utf8.json", msg(u, replaced(res, ("content", 0, "toolCallId"), "x" + "\u00e9" * 40)))
     for role in ("model", "function", "User", "", "tool_result", "human"):
         add("role-unknown-%s.json" % (role or "empty"), msg({"role": role, "content": "x"}))
-    for bt in ("tool_use", "Text", "", "image_url", "audio"):
+    for bt in ("tool_use", "Text", "", "image_url", "video"):
         add("block-unknown-%s.json" % (bt or "empty"), msg({"role": "user", "content": [{"type": bt, "text": "x"}]}))
     add("block-not-object.json", msg({"role": "user", "content": ["text"]}))
     add("block-image-data-and-url.json", msg({"role": "user", "content": [
