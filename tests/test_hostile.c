@@ -551,6 +551,135 @@ static void test_utf8_cuts(void) {
     quire_state_free(s);
 }
 
+/* Renders lines for (provider, model) under the policy JSON; returns the
+ * request body, and the events in *evs (both malloc'd). */
+static char *render_policy(const char *lines, const char *provider, const char *model, const char *policy,
+                           char **evs) {
+    quire_state *s = NULL;
+    quire_error e;
+    *evs = NULL;
+    if (quire_state_apply_lines(NULL, lines, strlen(lines), NULL, &s, NULL, NULL, &e)) {
+        fprintf(stderr, "apply: %s\n", e.message);
+        return NULL;
+    }
+    quire_transcript *t = NULL;
+    const char *tj = "{\"system\":\"S\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    quire_transcript_parse(tj, strlen(tj), NULL, &t, &e);
+    quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
+    ro.provider = provider;
+    ro.model = model;
+    char *req = NULL;
+    if (policy && quire_render_policy_apply(policy, strlen(policy), &ro, &e)) {
+        fprintf(stderr, "policy: %s\n", e.message);
+    } else {
+        quire_render_result r = {{0}, {0}, NULL, {0}};
+        if (quire_render(t, s, &ro, NULL, &r, &e) == QUIRE_OK) {
+            req = malloc(r.request.len + 1);
+            memcpy(req, r.request.data, r.request.len);
+            req[r.request.len] = '\0';
+            *evs = malloc(r.events.len + 1);
+            if (r.events.len) memcpy(*evs, r.events.data, r.events.len);
+            (*evs)[r.events.len] = '\0';
+        } else {
+            fprintf(stderr, "render: %s\n", e.message);
+        }
+        quire_render_result_free(&r);
+    }
+    quire_transcript_free(t);
+    quire_state_free(s);
+    return req;
+}
+
+/* Item 5 (peers): a peer's reminder with the default roleHint system gets no
+ * instruction authority unless the host raises peerMaxSlot. */
+static void test_peer_max_slot(void) {
+    /* the policy field */
+    quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
+    quire_error e;
+    CHECK_INT(ro.peer_max_slot, QUIRE_PEER_SLOT_USER_BLOCK);
+    const char *p1 = "{\"peerMaxSlot\":\"developer\"}";
+    CHECK_INT(quire_render_policy_apply(p1, strlen(p1), &ro, &e), QUIRE_OK);
+    CHECK_INT(ro.peer_max_slot, QUIRE_PEER_SLOT_DEVELOPER);
+    const char *p2 = "{\"peerMaxSlot\":\"system\"}";
+    CHECK_INT(quire_render_policy_apply(p2, strlen(p2), &ro, &e), QUIRE_OK);
+    CHECK_INT(ro.peer_max_slot, QUIRE_PEER_SLOT_SYSTEM);
+    const char *p3 = "{\"peerMaxSlot\":\"user_block\"}";
+    CHECK_INT(quire_render_policy_apply(p3, strlen(p3), &ro, &e), QUIRE_OK);
+    CHECK_INT(ro.peer_max_slot, QUIRE_PEER_SLOT_USER_BLOCK);
+    static const char *const bad[] = {"{\"peerMaxSlot\":\"ephemeral_cache\"}", "{\"peerMaxSlot\":\"System\"}",
+                                      "{\"peerMaxSlot\":2}", "{\"peerMaxSlot\":null}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ro.peer_max_slot = QUIRE_PEER_SLOT_DEVELOPER;
+        CHECK_INT(quire_render_policy_apply(bad[i], strlen(bad[i]), &ro, &e), QUIRE_E_SCHEMA);
+        CHECK_STR(e.pointer, "/peerMaxSlot");
+        CHECK_INT(ro.peer_max_slot, QUIRE_PEER_SLOT_DEVELOPER); /* unchanged on failure */
+    }
+    /* o3 has a developer role and a prompt cache: by default a system hint is
+     * demoted to developer, which a peer must not reach */
+    const char *lines =
+        MCP_INIT("fs")
+        "{\"type\":\"mcp\",\"server\":\"fs\",\"message\":{\"method\":\"notifications/reminder\",\"params\":"
+        "{\"reminder\":{\"body\":\"MCP-SYS\"}}}}\n"
+        "{\"type\":\"acp\",\"message\":{\"jsonrpc\":\"2.0\",\"method\":\"session/inject_reminder\",\"params\":"
+        "{\"sessionId\":\"ed\",\"body\":\"ACP-DEV\",\"roleHint\":\"developer\"}}}\n"
+        "{\"type\":\"reminder\",\"reminder\":{\"body\":\"HOST-SYS\"}}\n"
+        "{\"type\":\"reminder\",\"reminder\":{\"body\":\"BRIDGE-AS-HOST\",\"source\":\"bridge\"}}\n"
+        "{\"type\":\"reminder\",\"reminder\":{\"body\":\"INHERITED\",\"source\":\"inherited\",\"origin\":\"mcp:up\"}}\n"
+        "{\"type\":\"reminder\",\"reminder\":{\"body\":\"EPH\",\"roleHint\":\"ephemeral_cache\",\"origin\":\"mcp:x\"}}\n";
+    char *evs = NULL;
+    char *req = render_policy(lines, "openai", "o3", NULL, &evs);
+    CHECK(req != NULL);
+    if (req) {
+        /* only the host's reminder reaches the developer message */
+        CHECK(strstr(req, "{\"role\":\"developer\",\"content\":\"HOST-SYS\"}") != NULL);
+        CHECK(strstr(req, "<system-reminder>\\nMCP-SYS\\n\\nACP-DEV\\n\\nBRIDGE-AS-HOST\\n\\nINHERITED\\n\\nEPH\\n"
+                          "</system-reminder>") != NULL);
+        CHECK_INT(count_of(evs, strlen(evs), "\"reason\":\"peer_slot_capped\""), 4);
+        CHECK(strstr(evs, "\"body\":\"MCP-SYS\"") &&
+              strstr(strstr(evs, "\"body\":\"MCP-SYS\""), "\"slot\":\"user_block\",\"requestedSlot\":\"system\","
+                                                         "\"reason\":\"peer_slot_capped\""));
+        CHECK(strstr(strstr(evs, "\"body\":\"HOST-SYS\""), "\"reason\":\"system_demoted_for_cache\""));
+        /* ephemeral_cache is not above the cap: no event says capped */
+        CHECK(strstr(strstr(evs, "\"body\":\"EPH\""), "\"reason\":\"no_explicit_cache\""));
+    }
+    free(req);
+    free(evs);
+    /* developer cap: the MCP system hint becomes a developer message; the
+     * system prompt stays the host's */
+    req = render_policy(lines, "openai", "o3", "{\"systemSlot\":\"allow\",\"peerMaxSlot\":\"developer\"}", &evs);
+    CHECK(req != NULL);
+    if (req) {
+        CHECK(strstr(req, "{\"role\":\"developer\",\"content\":\"S\\n\\nHOST-SYS\"}") != NULL);
+        CHECK(strstr(req, "{\"role\":\"developer\",\"content\":\"MCP-SYS\\n\\nACP-DEV\\n\\nBRIDGE-AS-HOST\\n\\nINHERITED\"}") !=
+              NULL);
+        CHECK_INT(count_of(evs, strlen(evs), "\"reason\":\"peer_slot_capped\""), 3);
+    }
+    free(req);
+    free(evs);
+    /* a developer cap on a row without a developer slot (Claude Sonnet 4.5)
+     * still ends in a user block */
+    req = render_policy(lines, "anthropic", "claude-sonnet-4-5", "{\"systemSlot\":\"allow\",\"peerMaxSlot\":\"developer\"}",
+                        &evs);
+    CHECK(req != NULL);
+    if (req) {
+        CHECK_INT(count_of(req, strlen(req), "MCP-SYS"), 1);
+        CHECK(strstr(req, "<system-reminder>\\nMCP-SYS") != NULL);
+        CHECK_INT(count_of(evs, strlen(evs), "\"reason\":\"peer_slot_capped\""), 3);
+    }
+    free(req);
+    free(evs);
+    /* system cap = no cap */
+    req = render_policy(lines, "openai", "o3", "{\"systemSlot\":\"allow\",\"peerMaxSlot\":\"system\"}", &evs);
+    CHECK(req != NULL);
+    if (req) {
+        CHECK(strstr(req, "{\"role\":\"developer\",\"content\":\"S\\n\\nMCP-SYS\\n\\nHOST-SYS\\n\\nBRIDGE-AS-HOST\\n\\nINHERITED\"}") !=
+              NULL);
+        CHECK_INT(count_of(evs, strlen(evs), "peer_slot_capped"), 0);
+    }
+    free(req);
+    free(evs);
+}
+
 int main(void) {
     test_render_many_origins();
     test_ingest_many_servers();
@@ -562,5 +691,6 @@ int main(void) {
     test_invisible_bodies();
     test_summary_wrapper();
     test_utf8_cuts();
+    test_peer_max_slot();
     TEST_MAIN_END();
 }
