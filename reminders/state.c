@@ -316,7 +316,7 @@ static bool ix_build(quire_state *s) {
     if (!x) return false;
     memset(x, 0, sizeof *x);
     s->ix = x;
-    uint32_t n = s->nrems + 16;
+    uint32_t n = 2 * s->nrems + 16; /* room to double before the next rebuild */
     if (!ix_table_init(s->a, &x->ids, n) || !ix_table_init(s->a, &x->keys, n) ||
         !ix_table_init(s->a, &x->origins, n) || !ix_reserve_pos(s, s->caprems > n ? s->caprems : n)) {
         ix_free(s);
