@@ -307,8 +307,18 @@ typedef struct quire_render_options {
     const char *params_override;    /* a second object whose members replace those of params (the
                                        CLI's single flags over --params); NULL = none */
     size_t params_override_len;
+    int peer_max_slot;              /* policy peerMaxSlot: QUIRE_PEER_SLOT_* (default user_block) */
 } quire_render_options;
-#define QUIRE_RENDER_OPTIONS_INIT {sizeof(quire_render_options), NULL, NULL, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0}
+#define QUIRE_RENDER_OPTIONS_INIT {sizeof(quire_render_options), NULL, NULL, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, 0}
+
+/* Render policy peerMaxSlot: the strongest slot a reminder from a peer (an
+ * origin other than "host", or source "bridge": MCP servers, ACP sessions) may
+ * take. A peer's reminder that would land above it is rendered in the cap's
+ * slot instead, reason "peer_slot_capped" in its reminder_emitted event.
+ * ephemeral_cache counts as user_block. Host reminders are never capped. */
+#define QUIRE_PEER_SLOT_USER_BLOCK 0 /* default: no instruction authority */
+#define QUIRE_PEER_SLOT_DEVELOPER 1  /* developer message at most */
+#define QUIRE_PEER_SLOT_SYSTEM 2     /* no cap (roleHint and policy decide) */
 
 typedef struct quire_render_result {
     quire_bytes request;    /* the request body, ready to POST */
@@ -334,7 +344,8 @@ QUIRE_API quire_status quire_params_check(const char *json, size_t len, quire_er
 
 /* Applies a render policy file to ro: {"systemSlot": "allow"|"demote",
  * "placement": "tail"|"append_only", "cacheBreakpoints": "managed"|"input",
- * "lossy": bool}. Unknown fields are rejected. */
+ * "lossy": bool, "peerMaxSlot": "user_block"|"developer"|"system"}.
+ * Unknown fields are rejected. */
 QUIRE_API quire_status quire_render_policy_apply(const char *json, size_t len, quire_render_options *ro,
                                                  quire_error *err);
 
@@ -616,7 +627,7 @@ typedef struct quire_session quire_session;
  *   sessionId      string: feeds derived reminder ids
  *   target         {"provider", "model"?}: the default target of render
  *   system, tools  as in quire.transcript/1
- *   renderPolicy   {"systemSlot", "placement", "cacheBreakpoints", "lossy"}
+ *   renderPolicy   {"systemSlot", "placement", "cacheBreakpoints", "lossy", "peerMaxSlot"}
  *                  (quire_render_policy_apply)
  *   maxTokens      integer >= 1 (default: the row's)
  *   compactPolicy  the default policy of quire_session_compact / _plan

@@ -316,7 +316,7 @@ static bool ix_build(quire_state *s) {
     if (!x) return false;
     memset(x, 0, sizeof *x);
     s->ix = x;
-    uint32_t n = s->nrems + 16;
+    uint32_t n = 2 * s->nrems + 16; /* room to double before the next rebuild */
     if (!ix_table_init(s->a, &x->ids, n) || !ix_table_init(s->a, &x->keys, n) ||
         !ix_table_init(s->a, &x->origins, n) || !ix_reserve_pos(s, s->caprems > n ? s->caprems : n)) {
         ix_free(s);
@@ -395,18 +395,25 @@ static bool srv_eq(const qserver *sv, const char *name, size_t len) {
     return strncmp(sv->name, name, len) == 0 && sv->name[len] == '\0';
 }
 
+/* A slot of the server table: the upper half of the name's hash (checked
+ * before the name is read: a probe past another server then touches no
+ * other memory) and the server's index. */
+#define SRV_EMPTY UINT64_MAX
+static uint64_t srv_entry(uint64_t h, uint32_t k) { return (h & UINT64_C(0xFFFFFFFF00000000)) | k; }
+
 /* (Re)builds the server table with room for twice the servers. */
 static bool srv_rehash(quire_state *s, uint32_t want) {
     uint32_t cap = 16;
     while (cap < want * 2) cap *= 2;
-    uint32_t *t = q_malloc(s->a, (size_t)cap * sizeof *t);
+    uint64_t *t = q_malloc(s->a, (size_t)cap * sizeof *t);
     if (!t) return false;
-    for (uint32_t i = 0; i < cap; i++) t[i] = UINT32_MAX;
+    for (uint32_t i = 0; i < cap; i++) t[i] = SRV_EMPTY;
     for (uint32_t k = 0; k < s->nservers; k++) {
         const char *nm = s->servers[k].name;
-        uint32_t i = (uint32_t)name_hash(nm, strlen(nm)) & (cap - 1);
-        while (t[i] != UINT32_MAX) i = (i + 1) & (cap - 1);
-        t[i] = k;
+        uint64_t h = name_hash(nm, strlen(nm));
+        uint32_t i = (uint32_t)h & (cap - 1);
+        while (t[i] != SRV_EMPTY) i = (i + 1) & (cap - 1);
+        t[i] = srv_entry(h, k);
     }
     if (s->srv_slot) q_free(s->a, s->srv_slot, (size_t)s->srv_cap * sizeof *s->srv_slot);
     s->srv_slot = t;
@@ -424,9 +431,14 @@ qserver *qs_server(quire_state *s, const char *name, size_t len, bool create) {
             return NULL;
         }
     }
-    uint32_t i = (uint32_t)name_hash(name, len) & (s->srv_cap - 1);
-    for (; s->srv_slot[i] != UINT32_MAX; i = (i + 1) & (s->srv_cap - 1))
-        if (srv_eq(&s->servers[s->srv_slot[i]], name, len)) return &s->servers[s->srv_slot[i]];
+    uint64_t h = name_hash(name, len), tag = srv_entry(h, 0);
+    uint32_t i = (uint32_t)h & (s->srv_cap - 1);
+    for (; s->srv_slot[i] != SRV_EMPTY; i = (i + 1) & (s->srv_cap - 1)) {
+        uint64_t v = s->srv_slot[i];
+        if ((v & UINT64_C(0xFFFFFFFF00000000)) != tag) continue;
+        qserver *sv = &s->servers[(uint32_t)v];
+        if (srv_eq(sv, name, len)) return sv;
+    }
     if (!create) return NULL;
     if (s->nservers == s->capservers) {
         uint32_t cap = s->capservers ? s->capservers * 2 : 4;
@@ -440,7 +452,7 @@ qserver *qs_server(quire_state *s, const char *name, size_t len, bool create) {
     qserver *sv = &s->servers[s->nservers];
     memset(sv, 0, sizeof *sv);
     sv->name = nm;
-    s->srv_slot[i] = s->nservers++;
+    s->srv_slot[i] = srv_entry(h, s->nservers++);
     return sv;
 }
 

@@ -86,7 +86,7 @@ struct quire_state {
     quire_reminder_limits lim;   /* as set (0 = default); see qs_limits() */
     uint32_t ndead;              /* rems marked dead, compacted by qs_settle */
     struct qs_index *ix;         /* lookup tables for inject (state.c); NULL = not built */
-    uint32_t *srv_slot;          /* open-addressing table of server indices; NULL = not built */
+    uint64_t *srv_slot;          /* open-addressing table: hash tag << 32 | server index; NULL = not built */
     uint32_t srv_cap;
 };
 

@@ -30,13 +30,19 @@ quire_status quire_render_policy_apply(const char *json, size_t len, quire_rende
         } else if (qj_str_eq(&d, k, "lossy")) {
             if (t == QJ_TRUE || t == QJ_FALSE) o.lossy = t == QJ_TRUE;
             else st = q_err_at(err, QUIRE_E_SCHEMA, qj_offset(&d, v), "/lossy", "expected boolean, got %s", qj_type_name(t));
+        } else if (qj_str_eq(&d, k, "peerMaxSlot")) {
+            if (t == QJ_STRING && qj_str_eq(&d, v, "user_block")) o.peer_max_slot = QUIRE_PEER_SLOT_USER_BLOCK;
+            else if (t == QJ_STRING && qj_str_eq(&d, v, "developer")) o.peer_max_slot = QUIRE_PEER_SLOT_DEVELOPER;
+            else if (t == QJ_STRING && qj_str_eq(&d, v, "system")) o.peer_max_slot = QUIRE_PEER_SLOT_SYSTEM;
+            else st = q_err_at(err, QUIRE_E_SCHEMA, qj_offset(&d, v), "/peerMaxSlot",
+                               "expected \"user_block\", \"developer\" or \"system\"");
         } else {
             char key[64];
             size_t kl = qj_at(&d, k)->len < sizeof key - 1 ? qj_at(&d, k)->len : sizeof key - 1;
             memcpy(key, qj_at(&d, k)->p, kl);
             key[kl] = '\0';
             st = q_err_at(err, QUIRE_E_SCHEMA, qj_offset(&d, k), "",
-                          "unknown field \"%s\" in render policy (expected systemSlot, placement, cacheBreakpoints, lossy)", key);
+                          "unknown field \"%s\" in render policy (expected systemSlot, placement, cacheBreakpoints, lossy, peerMaxSlot)", key);
         }
     }
     if (st && err) q_err_locate(err, json, len);

@@ -19,12 +19,15 @@
  * Reasons: "requested", "system_demoted_for_cache" (default policy keeps the
  * system prompt byte-identical), "no_prompt_cache" (system allowed because the
  * row has no prompt caching), "policy_allows_system", "no_developer_slot",
- * "no_explicit_cache" (ephemeral_cache without explicit breakpoints). */
+ * "no_explicit_cache" (ephemeral_cache without explicit breakpoints),
+ * "peer_slot_capped" (a peer's reminder held to the policy's peerMaxSlot). */
 #include "render/render.h"
 
 #include "core/text.h"
 
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const k_slots[] = {"system", "developer", "user_block", "ephemeral_cache"};
 const char *qslot_name(qslot s) { return (unsigned)s < Q_COUNTOF(k_slots) ? k_slots[s] : "?"; }
@@ -33,9 +36,9 @@ static qslot strongest_in_conversation(const qcaps *caps) {
     return caps->developer != QDEV_NONE ? QSLOT_DEVELOPER : QSLOT_USER_BLOCK;
 }
 
-static qslot decide(const qr_ctx *c, const qreminder *r, const char **reason) {
+static qslot decide_hint(const qr_ctx *c, qrole_hint hint, const char **reason) {
     const qcaps *caps = &c->caps;
-    switch (r->role_hint) {
+    switch (hint) {
     case QRH_SYSTEM:
         if (c->ro->allow_system_slot) { *reason = "policy_allows_system"; return QSLOT_SYSTEM; }
         if (caps->cache == QCACHE_NONE) { *reason = "no_prompt_cache"; return QSLOT_SYSTEM; }
@@ -59,6 +62,35 @@ static qslot decide(const qr_ctx *c, const qreminder *r, const char **reason) {
     }
     *reason = "requested";
     return QSLOT_USER_BLOCK;
+}
+
+/* Peers (principle: a compromised server must not steer the agent): a
+ * reminder whose origin is not the host, or that came over an MCP bridge,
+ * gets at most the policy's peerMaxSlot. The rank is the authority a slot
+ * carries: system prompt > developer message > user block (ephemeral_cache is
+ * a user block too). */
+static bool from_peer(const qreminder *r) {
+    return r->source == QS_BRIDGE || (r->origin && strcmp(r->origin, "host") != 0);
+}
+
+static int slot_rank(qslot s) {
+    return s == QSLOT_SYSTEM ? QUIRE_PEER_SLOT_SYSTEM : s == QSLOT_DEVELOPER ? QUIRE_PEER_SLOT_DEVELOPER
+                                                                              : QUIRE_PEER_SLOT_USER_BLOCK;
+}
+
+static qslot decide(const qr_ctx *c, const qreminder *r, const char **reason) {
+    qslot s = decide_hint(c, r->role_hint, reason);
+    /* a caller built before the field existed passes a smaller size: the default */
+    int cap = c->ro->size >= offsetof(quire_render_options, peer_max_slot) + sizeof(int) ? c->ro->peer_max_slot
+                                                                                         : QUIRE_PEER_SLOT_USER_BLOCK;
+    if (cap < QUIRE_PEER_SLOT_USER_BLOCK || cap > QUIRE_PEER_SLOT_SYSTEM) cap = QUIRE_PEER_SLOT_USER_BLOCK;
+    if (slot_rank(s) <= cap || !from_peer(r)) return s;
+    /* above the cap: decide again as if the peer had asked for the cap's slot
+     * (a developer cap on a row without one still ends in user_block) */
+    const char *ignored = NULL;
+    s = decide_hint(c, cap == QUIRE_PEER_SLOT_DEVELOPER ? QRH_DEVELOPER : QRH_USER_BLOCK, &ignored);
+    *reason = "peer_slot_capped";
+    return s;
 }
 
 static int slot_order(qslot s) {

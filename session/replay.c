@@ -526,6 +526,7 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
         if (over->placement) ro.placement = over->placement;
         if (over->cache_breakpoints) ro.cache_breakpoints = over->cache_breakpoints;
         if (over->lossy) ro.lossy = over->lossy;
+        if (over->peer_max_slot) ro.peer_max_slot = over->peer_max_slot;
         if (over->max_tokens) ro.max_tokens = over->max_tokens;
     }
     ro.size = sizeof ro;

@@ -86,7 +86,7 @@ export interface RenderOptions {
   model?: string;
   state?: JSONInput;
   caps?: JSONInput;
-  /** {systemSlot, placement, cacheBreakpoints, lossy} */
+  /** {systemSlot, placement, cacheBreakpoints, lossy, peerMaxSlot} */
   policy?: JSONInput;
   pretty?: boolean;
   maxTokens?: number;
@@ -162,7 +162,7 @@ export interface SessionOptions {
   tools?: Tool[];
   sessionId?: string;
   caps?: JSONInput;
-  /** Render policy: {systemSlot, placement, cacheBreakpoints, lossy}. */
+  /** Render policy: {systemSlot, placement, cacheBreakpoints, lossy, peerMaxSlot}. */
   policy?: JSONValue;
   maxTokens?: number;
   compactPolicy?: JSONValue;
