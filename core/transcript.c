@@ -196,20 +196,20 @@ static quire_status need(dctx *c, uint32_t obj, uint32_t v, const char *field, c
 
 enum {
     BF_TYPE, BF_TEXT, BF_CACHE, BF_MEDIA, BF_DATA, BF_URL, BF_TITLE, BF_ID, BF_NAME, BF_INPUT,
-    BF_TOOLCALLID, BF_CONTENT, BF_ISERROR, BF_SIGNATURE, BF_PROVIDER, BF_ITEM, BF_COUNT
+    BF_TOOLCALLID, BF_CONTENT, BF_ISERROR, BF_SIGNATURE, BF_PROVIDER, BF_ITEM, BF_KIND, BF_COUNT
 };
 static const char *const k_block_fields[BF_COUNT] = {
     "type", "text", "cacheControl", "mediaType", "data", "url", "title", "id", "name", "input",
-    "toolCallId", "content", "isError", "signature", "provider", "item"};
+    "toolCallId", "content", "isError", "signature", "provider", "item", "kind"};
 #define B(x) (1u << (x))
 static const uint32_t k_block_allowed[] = {
     [QB_TEXT] = B(BF_TYPE) | B(BF_TEXT) | B(BF_CACHE),
     [QB_IMAGE] = B(BF_TYPE) | B(BF_MEDIA) | B(BF_DATA) | B(BF_URL) | B(BF_CACHE),
     [QB_DOCUMENT] = B(BF_TYPE) | B(BF_MEDIA) | B(BF_DATA) | B(BF_URL) | B(BF_TITLE) | B(BF_CACHE),
-    [QB_TOOL_CALL] = B(BF_TYPE) | B(BF_ID) | B(BF_NAME) | B(BF_INPUT) | B(BF_CACHE),
+    [QB_TOOL_CALL] = B(BF_TYPE) | B(BF_ID) | B(BF_NAME) | B(BF_INPUT) | B(BF_KIND) | B(BF_CACHE),
     [QB_TOOL_RESULT] = B(BF_TYPE) | B(BF_TOOLCALLID) | B(BF_CONTENT) | B(BF_ISERROR) | B(BF_CACHE),
-    [QB_THINKING] = B(BF_TYPE) | B(BF_TEXT) | B(BF_SIGNATURE),
-    [QB_REDACTED_THINKING] = B(BF_TYPE) | B(BF_DATA),
+    [QB_THINKING] = B(BF_TYPE) | B(BF_TEXT) | B(BF_SIGNATURE) | B(BF_PROVIDER),
+    [QB_REDACTED_THINKING] = B(BF_TYPE) | B(BF_DATA) | B(BF_PROVIDER),
     [QB_OPAQUE] = B(BF_TYPE) | B(BF_PROVIDER) | B(BF_ITEM),
 };
 
@@ -287,6 +287,18 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
         if ((st = get_str(c, f[BF_ID], "id", &b->id))) return st;
         if ((st = get_str(c, f[BF_NAME], "name", &b->name))) return st;
         b->input = qval_of(d, f[BF_INPUT]);
+        if (f[BF_KIND] != QJ_NONE) {
+            ptr_key(c, "kind");
+            if ((st = expect_type(c, f[BF_KIND], QJ_STRING, "string"))) return st;
+            if (!qj_str_eq(d, f[BF_KIND], "custom"))
+                return derr(c, f[BF_KIND], "unknown toolCall kind (the only kind is \"custom\")");
+            b->custom = true;
+        }
+        if (b->custom && qj_type_of(d, f[BF_INPUT]) != QJ_STRING) {
+            ptr_key(c, "input");
+            return derr(c, f[BF_INPUT], "a custom toolCall's input is a string, got %s",
+                        qj_type_name(qj_type_of(d, f[BF_INPUT])));
+        }
         break;
     case QB_TOOL_RESULT: {
         if ((st = need(c, v, f[BF_TOOLCALLID], "toolCallId", "toolResult block"))) return st;
@@ -327,10 +339,12 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
         if ((st = need(c, v, f[BF_TEXT], "text", "thinking block"))) return st;
         if ((st = get_str(c, f[BF_TEXT], "text", &b->text))) return st;
         if ((st = get_str(c, f[BF_SIGNATURE], "signature", &b->signature))) return st;
+        if ((st = get_str(c, f[BF_PROVIDER], "provider", &b->provider))) return st;
         break;
     case QB_REDACTED_THINKING:
         if ((st = need(c, v, f[BF_DATA], "data", "redactedThinking block"))) return st;
         if ((st = get_str(c, f[BF_DATA], "data", &b->data))) return st;
+        if ((st = get_str(c, f[BF_PROVIDER], "provider", &b->provider))) return st;
         break;
     case QB_OPAQUE:
         if ((st = need(c, v, f[BF_PROVIDER], "provider", "opaque block"))) return st;
@@ -656,6 +670,7 @@ void qtr_write_block(const qblock *b, qw *w) {
         if (qstr_present(b->title)) { qw_key(w, "title"); qw_qstr(w, b->title); }
         break;
     case QB_TOOL_CALL:
+        if (b->custom) { qw_key(w, "kind"); qw_strz(w, "custom"); }
         qw_key(w, "id"); qw_qstr(w, b->id);
         qw_key(w, "name"); qw_qstr(w, b->name);
         qw_key(w, "input"); qw_qval(w, b->input);
@@ -674,9 +689,11 @@ void qtr_write_block(const qblock *b, qw *w) {
     case QB_THINKING:
         qw_key(w, "text"); qw_qstr(w, b->text);
         if (qstr_present(b->signature)) { qw_key(w, "signature"); qw_qstr(w, b->signature); }
+        if (qstr_present(b->provider)) { qw_key(w, "provider"); qw_qstr(w, b->provider); }
         break;
     case QB_REDACTED_THINKING:
         qw_key(w, "data"); qw_qstr(w, b->data);
+        if (qstr_present(b->provider)) { qw_key(w, "provider"); qw_qstr(w, b->provider); }
         break;
     case QB_OPAQUE:
         qw_key(w, "provider"); qw_qstr(w, b->provider);

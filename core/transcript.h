@@ -69,7 +69,8 @@ typedef struct qblock {
     qstr content_text;        /* toolResult string content */
     struct qblock *parts;     /* toolResult array content: text | image blocks */
     uint32_t nparts;
-    qstr provider;            /* opaque */
+    qstr provider;            /* opaque; thinking, redactedThinking: who signed it (optional) */
+    bool custom;              /* toolCall kind "custom": input is a string, carried byte-exact */
     qval item;                /* opaque */
     qval cache_control;       /* extension: a provider cache marker to honour */
 } qblock;

@@ -76,6 +76,18 @@ static void media(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
     qw_obj_end(w);
 }
 
+/* Converse tool names: [a-zA-Z0-9_-]{1,64} (escaped input never matches: an
+ * escape is outside the set). */
+static bool name_ok(qstr n) {
+    if (n.len < 1 || n.len > 64) return false;
+    for (uint32_t i = 0; i < n.len; i++) {
+        char ch = n.p[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-'))
+            return false;
+    }
+    return true;
+}
+
 static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
     qw *w = c->w;
     switch (b->type) {
@@ -85,12 +97,17 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
         break;
     case QB_IMAGE: case QB_DOCUMENT: media(c, b, mi, bi); break;
     case QB_TOOL_CALL:
+        if (!qr_tool_input_ok(c, mi, bi, b)) return;
+        if (!name_ok(b->name)) {
+            qr_unsupported(c, mi, (int32_t)bi, "a tool name outside [a-zA-Z0-9_-]{1,64}");
+            return;
+        }
         qw_obj_begin(w);
         qw_key(w, "toolUse");
         qw_obj_begin(w);
         qw_key(w, "toolUseId"); qw_qstr(w, b->id);
         qw_key(w, "name"); qw_qstr(w, b->name);
-        qw_key(w, "input"); qw_qval(w, b->input);
+        qw_key(w, "input"); qr_write_tool_input(c, b);
         qw_obj_end(w);
         qw_obj_end(w);
         break;
@@ -192,6 +209,12 @@ quire_status qr_encode_bedrock(qr_ctx *c) {
         qw_arr_begin(w);
         for (uint32_t i = 0; i < t->ntools; i++) {
             const qtool *tl = &t->tools[i];
+            if (!name_ok(tl->name) && !c->st) {
+                char ptr[48];
+                snprintf(ptr, sizeof ptr, "/tools/%u/name", i);
+                c->st = q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, ptr,
+                                 "a Converse tool name matches [a-zA-Z0-9_-]{1,64}; rename the tool");
+            }
             qw_obj_begin(w);
             qw_key(w, "toolSpec");
             qw_obj_begin(w);

@@ -17,6 +17,8 @@
  * contents are always arrays so that appending keeps earlier bytes. */
 #include "render/wire.h"
 
+#include <stdio.h>
+
 typedef struct cctx {
     qr_ctx *c;
     bool mistral;
@@ -83,11 +85,21 @@ static void user_part(cctx *x, const qblock *b, uint32_t mi, uint32_t bi, bool i
             return;
         }
         if (qstr_present(b->url)) { qr_unsupported(c, mi, (int32_t)bi, "a document by URL"); return; }
+        if (!qstr_eq(b->media_type, "application/pdf")) {
+            qr_unsupported(c, mi, (int32_t)bi, "a document that is not application/pdf (Chat files are PDFs)");
+            return;
+        }
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "file");
         qw_key(w, "file");
         qw_obj_begin(w);
-        if (qstr_present(b->title)) { qw_key(w, "filename"); qw_qstr(w, b->title); }
+        qw_key(w, "filename"); /* required with file_data */
+        if (qstr_present(b->title)) qw_qstr(w, b->title);
+        else {
+            char nm[48];
+            snprintf(nm, sizeof nm, "document-%u-%u.pdf", mi < c->t->nmsgs ? c->t->msgs[mi].src_index : mi, bi);
+            qw_strz(w, nm);
+        }
         qw_key(w, "file_data"); qr_write_data_url(c, b->media_type, b->data);
         qw_obj_end(w);
         breakpoint(x, mi, bi);
@@ -267,7 +279,7 @@ static void assistant_message(cctx *x, uint32_t k, bool prefix) {
             qw_key(w, "function");
             qw_obj_begin(w);
             qw_key(w, "name"); qw_qstr(w, bl->name);
-            qw_key(w, "arguments"); qr_write_value_as_string(c, bl->input);
+            qw_key(w, "arguments"); qr_write_tool_input_string(c, bl);
             qw_obj_end(w);
             qw_obj_end(w);
         }
