@@ -230,13 +230,18 @@ static void assistant_message(cctx *x, uint32_t k, bool prefix) {
     qr_ctx *c = x->c;
     const qmsg *m = &c->t->msgs[k];
     qw *w = c->w;
-    uint32_t ntext = 0, ncalls = 0;
+    uint32_t ntext = 0, ncalls = 0, nthink = 0;
+    bool think_chunks = x->mistral && c->caps.thinking; /* Mistral thinking chunks */
     for (uint32_t b = 0; b < m->nblocks; b++) {
         const qblock *bl = &m->blocks[b];
         switch (bl->type) {
         case QB_TEXT: ntext++; break;
         case QB_TOOL_CALL: ncalls++; break;
-        case QB_THINKING: case QB_REDACTED_THINKING:
+        case QB_THINKING:
+            if (think_chunks) { nthink++; break; }
+            qr_drop_artefact(c, k, b, "thinking has no form in this dialect");
+            break;
+        case QB_REDACTED_THINKING:
             qr_drop_artefact(c, k, b, "thinking has no form in this dialect");
             break;
         case QB_OPAQUE:
@@ -251,10 +256,27 @@ static void assistant_message(cctx *x, uint32_t k, bool prefix) {
     }
     /* nothing left that this dialect can carry (thinking only, say): the drops
      * were reported; an empty assistant message would be rejected */
-    if (!ntext && !ncalls) return;
+    if (!ntext && !ncalls && !nthink) return;
     qw_obj_begin(w);
     qw_key(w, "role"); qw_strz(w, "assistant");
-    if (ntext == 1) {
+    if (nthink) {
+        /* [{"type":"thinking","thinking":[{"type":"text","text":…}]}, {"type":"text",…}] in block order */
+        qw_key(w, "content");
+        qw_arr_begin(w);
+        for (uint32_t b = 0; b < m->nblocks; b++) {
+            const qblock *bl = &m->blocks[b];
+            if (bl->type == QB_TEXT) text_part(w, bl->text);
+            if (bl->type != QB_THINKING) continue;
+            qw_obj_begin(w);
+            qw_key(w, "type"); qw_strz(w, "thinking");
+            qw_key(w, "thinking");
+            qw_arr_begin(w);
+            text_part(w, bl->text);
+            qw_arr_end(w);
+            qw_obj_end(w);
+        }
+        qw_arr_end(w);
+    } else if (ntext == 1) {
         qw_key(w, "content");
         for (uint32_t b = 0; b < m->nblocks; b++)
             if (m->blocks[b].type == QB_TEXT) qw_qstr(w, m->blocks[b].text);
