@@ -834,6 +834,15 @@ quire_status qc_compact_span(const quire_transcript *t, const quire_state *state
     memset(out, 0, sizeof *out);
     if (span_id && !summary) return q_err(err, QUIRE_E_INVALID, "a span id applies a summary: give the summary too");
     if (!t || !p) return q_err(err, QUIRE_E_INVALID, "compact needs a transcript and a policy");
+    {
+        /* the transcript checks render runs (an orphan tool result is an
+         * error in both); calls may still be unanswered */
+        qarena ar;
+        qarena_init(&ar, t->a);
+        quire_status cs = qtr_check(t, false, true, &ar, err);
+        qarena_free(&ar);
+        if (cs) return cs;
+    }
     if (summary) {
         size_t bad;
         if (!qt_utf8_valid(summary, summary_len, &bad))

@@ -767,6 +767,123 @@ quire_status quire_transcript_write(const quire_transcript *t, int pretty, quire
     return QUIRE_OK;
 }
 
+static bool ids_eq(qstr a, qstr b) {
+    if (a.esc == b.esc) return a.len == b.len && memcmp(a.p, b.p, a.len) == 0;
+    char ta[512], tb[512];
+    if (a.len >= sizeof ta || b.len >= sizeof tb) return false;
+    size_t na = a.esc ? qj_unescape(a.p, a.len, ta) : a.len, nb = b.esc ? qj_unescape(b.p, b.len, tb) : b.len;
+    return na == nb && memcmp(a.esc ? ta : a.p, b.esc ? tb : b.p, na) == 0;
+}
+
+static uint64_t id_hash(qstr s) {
+    /* hash of the decoded bytes (escapes decoded on the fly for the common ASCII case) */
+    char tmp[512];
+    const char *p = s.p;
+    size_t n = s.len;
+    if (s.esc && s.len < sizeof tmp) { n = qj_unescape(s.p, s.len, tmp); p = tmp; }
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) { h ^= (uint8_t)p[i]; h *= 1099511628211ull; }
+    return h;
+}
+
+/* msg = `<what> "<id>"<tail>` */
+static quire_status pair_err(const quire_transcript *t, qarena *scratch, quire_error *err, uint32_t mi, uint32_t bi,
+                             const char *field, const char *what, qstr id, const char *tail) {
+    char ptr[128];
+    snprintf(ptr, sizeof ptr, "/messages/%u/content/%u%s", t->msgs[mi].src_index, bi, field);
+    size_t n = 0;
+    const char *plain = qstr_plain_bytes(id, scratch, &n);
+    char idb[80];
+    q_quote_text(idb, sizeof idb, plain ? plain : "", plain ? n : 0);
+    return q_err_at(err, QUIRE_E_SCHEMA, SIZE_MAX, ptr, "%s \"%s\"%s", what, idb, tail);
+}
+
+quire_status qtr_check(const quire_transcript *t, bool global, bool open_calls, qarena *scratch, quire_error *err) {
+    /* all toolCall ids: unique (open addressing over hashes) */
+    uint32_t ncalls = 0;
+    for (uint32_t k = 0; k < t->nmsgs; k++) {
+        if (t->msgs[k].nblocks == 0) { /* no dialect accepts an empty message, the last one included */
+            char ptr[64];
+            snprintf(ptr, sizeof ptr, "/messages/%u/content", t->msgs[k].src_index);
+            return q_err_at(err, QUIRE_E_SCHEMA, SIZE_MAX, ptr, "a message needs at least one content block");
+        }
+        if (t->msgs[k].role == QR_ASSISTANT)
+            for (uint32_t b = 0; b < t->msgs[k].nblocks; b++) ncalls += t->msgs[k].blocks[b].type == QB_TOOL_CALL;
+    }
+    if (ncalls) {
+        uint32_t cap = 16;
+        while (cap < ncalls * 2) cap *= 2;
+        const qblock **slots = qarena_calloc(scratch, cap, sizeof *slots);
+        uint32_t *slot_msg = qarena_calloc(scratch, cap, sizeof *slot_msg);
+        if (!slots || !slot_msg) return q_oom(err);
+        for (uint32_t k = 0; k < t->nmsgs; k++) {
+            if (t->msgs[k].role != QR_ASSISTANT) continue;
+            for (uint32_t b = 0; b < t->msgs[k].nblocks; b++) {
+                const qblock *bl = &t->msgs[k].blocks[b];
+                if (bl->type != QB_TOOL_CALL) continue;
+                uint32_t h = (uint32_t)id_hash(bl->id) & (cap - 1);
+                while (slots[h]) {
+                    if (ids_eq(slots[h]->id, bl->id) && (global || slot_msg[h] == k))
+                        return pair_err(t, scratch, err, k, b, "/id", "toolCall id", bl->id,
+                                        slot_msg[h] == k ? " is used twice in one assistant message"
+                                                         : " is used twice (ids must be unique in the request)");
+                    h = (h + 1) & (cap - 1);
+                }
+                slots[h] = bl;
+                slot_msg[h] = k;
+            }
+        }
+    }
+    /* pairing, turn by turn */
+    for (uint32_t k = 0; k < t->nmsgs; k++) {
+        const qmsg *m = &t->msgs[k];
+        if (m->role == QR_TOOL) {
+            /* results not preceded by an assistant turn with calls */
+            uint32_t p = k;
+            while (p > 0 && t->msgs[p - 1].role == QR_TOOL) p--;
+            bool has_calls = p > 0 && t->msgs[p - 1].role == QR_ASSISTANT;
+            if (!has_calls)
+                return pair_err(t, scratch, err, k, 0, "/toolCallId", "toolResult", m->blocks[0].tool_call_id,
+                                " answers no toolCall: no assistant message precedes it");
+            continue;
+        }
+        if (m->role != QR_ASSISTANT) continue;
+        uint32_t e = k + 1;
+        while (e < t->nmsgs && t->msgs[e].role == QR_TOOL) e++;
+        /* each call answered exactly once by the results in [k+1, e) */
+
+        for (uint32_t b = 0; b < m->nblocks; b++) {
+            const qblock *call = &m->blocks[b];
+            if (call->type != QB_TOOL_CALL) continue;
+            uint32_t seen = 0;
+            for (uint32_t q = k + 1; q < e; q++)
+                for (uint32_t r = 0; r < t->msgs[q].nblocks; r++)
+                    if (ids_eq(t->msgs[q].blocks[r].tool_call_id, call->id)) {
+                        if (++seen == 2)
+                            return pair_err(t, scratch, err, q, r, "/toolCallId", "toolCall", call->id, " has two toolResults");
+                    }
+            if (seen == 0 && open_calls) continue; /* compaction: a call may still be unanswered */
+            if (seen == 0) {
+                const char *why = e == t->nmsgs ? " has no toolResult: a request cannot end with an unanswered call"
+                                  : t->msgs[e].role == QR_ASSISTANT
+                                      ? " is separated from its result: another assistant message follows it"
+                                      : " has no toolResult before the next message";
+                return pair_err(t, scratch, err, k, b, "/id", "toolCall", call->id, why);
+            }
+        }
+        for (uint32_t q = k + 1; q < e; q++)
+            for (uint32_t r = 0; r < t->msgs[q].nblocks; r++) {
+                bool found = false;
+                for (uint32_t b = 0; b < m->nblocks && !found; b++)
+                    found = m->blocks[b].type == QB_TOOL_CALL && ids_eq(m->blocks[b].id, t->msgs[q].blocks[r].tool_call_id);
+                if (!found)
+                    return pair_err(t, scratch, err, q, r, "/toolCallId", "toolResult", t->msgs[q].blocks[r].tool_call_id,
+                                    " answers no toolCall of the assistant message before it");
+            }
+    }
+    return QUIRE_OK;
+}
+
 bool qtr_copy_msg(quire_transcript *t, const qmsg *src) {
     qmsg *m = qtr_push_msg(t);
     if (!m) return false;

@@ -134,6 +134,15 @@ void qtr_write(const quire_transcript *t, qw *w);
 void qtr_write_message(const qmsg *m, qw *w);
 void qtr_write_block(const qblock *b, qw *w);
 
+/* The structural checks every request needs (docs/providers.md, "Transcript
+ * checks"), shared by render and compact: every message has a block; toolCall
+ * ids unique within an assistant message (request-wide when global); every
+ * toolResult answers a call of the assistant message right before its tool
+ * messages, once; every call is answered before the next message (unless
+ * open_calls: compaction accepts transcripts whose calls are not answered
+ * yet, never a result that answers no call). */
+quire_status qtr_check(const quire_transcript *t, bool global, bool open_calls, qarena *scratch, quire_error *err);
+
 /* Deep-copies message src of another transcript into t (strings and values
  * keep pointing at the source's documents: the caller keeps those alive or
  * uses qtr_adopt_docs). */
