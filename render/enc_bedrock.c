@@ -13,17 +13,24 @@
 
 #include <stdio.h>
 
-static void cache_point(qw *w) {
+/* {"cachePoint":{"type":"default"}}, with the marker's TTL kept: an input
+ * cacheControl "ttl" ("5m" | "1h") or a managed marker that needs "1h". */
+static void cache_point(qw *w, const qr_mark *m) {
     qw_obj_begin(w);
     qw_key(w, "cachePoint");
     qw_obj_begin(w);
     qw_key(w, "type"); qw_strz(w, "default");
+    uint32_t ttl = qval_present(m->input) && qj_type_of(m->input.doc, m->input.idx) == QJ_OBJECT
+                       ? qj_get(m->input.doc, m->input.idx, "ttl") : QJ_NONE;
+    if (ttl != QJ_NONE && qj_type_of(m->input.doc, ttl) == QJ_STRING) { qw_key(w, "ttl"); qw_node(w, m->input.doc, ttl); }
+    else if (m->ttl_1h) { qw_key(w, "ttl"); qw_strz(w, "1h"); }
     qw_obj_end(w);
     qw_obj_end(w);
 }
 
 static void point_after(qr_ctx *c, qr_site site, uint32_t a, uint32_t b) {
-    if (qr_mark_at(c, site, a, b)) cache_point(c->w);
+    const qr_mark *m = qr_mark_at(c, site, a, b);
+    if (m) cache_point(c->w, m);
 }
 
 static void text_block(qw *w, qstr s) {

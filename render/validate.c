@@ -347,7 +347,11 @@ static void v_anthropic(vctx *v, uint32_t root) {
 
 /* ---- Bedrock Converse ---- */
 static void b_point(vctx *v, uint32_t blk, vp p) {
-    if (get(v, blk, "cachePoint") == QJ_NONE) return;
+    uint32_t cp = get(v, blk, "cachePoint");
+    if (cp == QJ_NONE) return;
+    uint32_t ttl = get(v, cp, "ttl");
+    if (ttl != QJ_NONE && !str_is(v, ttl, "5m") && !str_is(v, ttl, "1h"))
+        viol(v, PK(PK(p, "cachePoint"), "ttl").s, "expected \"5m\" or \"1h\"");
     if (v->caps.cache != QCACHE_CACHE_POINTS) viol(v, p.s, "cachePoint on a row without prompt caching");
     v->marks++;
     if (v->marks == v->caps.cache_limit + 1) viol(v, p.s, "more than %u cachePoint blocks in the request", v->caps.cache_limit);

@@ -281,6 +281,18 @@ static void test_converse_names(void) {
                "/toolConfig/tools/0/toolSpec/name: a tool name matches");
 }
 
+/* ---- Bedrock cachePoint TTL ---- */
+static void test_cache_ttl(void) {
+    out o = rend("{\"system\":[{\"type\":\"text\",\"text\":\"Terse.\",\"cacheControl\":{\"type\":\"ephemeral\",\"ttl\":\"1h\"}}],"
+                 "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", "bedrock", BEDROCK_CLAUDE, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "{\"text\":\"Terse.\"},{\"cachePoint\":{\"type\":\"default\",\"ttl\":\"1h\"}}");
+    out_free(&o);
+    CHECK_VIOL("{\"system\":[{\"text\":\"x\"},{\"cachePoint\":{\"type\":\"default\",\"ttl\":\"2h\"}}],"
+               "\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]}]}", "bedrock", BEDROCK_CLAUDE,
+               "/system/1/cachePoint/ttl: expected \"5m\" or \"1h\"");
+}
+
 /* ---- documents ---- */
 static void doc(char *buf, size_t n, const char *mt, const char *data) {
     snprintf(buf, n, "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"document\",\"mediaType\":\"%s\","
@@ -397,6 +409,7 @@ int main(void) {
     test_emptied_message();
     test_tool_inputs();
     test_converse_names();
+    test_cache_ttl();
     test_documents();
     test_responses_order();
     test_mistral_thinking();
