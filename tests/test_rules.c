@@ -7,6 +7,7 @@
 #include "unit.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 static quire_transcript *tr(const char *json) {
@@ -402,6 +403,45 @@ static void test_compact_checks(void) {
     out_free(&o);
 }
 
+/* Every rule transcript for every target: what renders validates. */
+static void test_cross(void) {
+    static const char *const ts[] = {
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"\\n\\n\"},"
+        "{\"type\":\"thinking\",\"text\":\"p\",\"signature\":\"s\",\"provider\":\"anthropic\"},{\"type\":\"text\",\"text\":\"Hi.\"}]},"
+        "{\"role\":\"user\",\"content\":\"more\"}]}",
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\"Sure: \\n\"}]}",
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"text\":\"p\",\"signature\":\"g\",\"provider\":\"gemini\"}]},"
+        "{\"role\":\"user\",\"content\":\"next\"}]}",
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"text\":\"p\"}]},"
+        "{\"role\":\"user\",\"content\":\"next\"}]}",
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"patch\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"ok \"},"
+        "{\"type\":\"toolCall\",\"kind\":\"custom\",\"id\":\"c1\",\"name\":\"apply_patch\",\"input\":\"*** Begin Patch\"},"
+        "{\"type\":\"text\",\"text\":\" \"},{\"type\":\"toolCall\",\"id\":\"c2\",\"name\":\"r\",\"input\":{}}]},"
+        "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"c1\",\"content\":\"Done\"},"
+        "{\"type\":\"toolResult\",\"toolCallId\":\"c2\",\"content\":\"1\"}]},{\"role\":\"user\",\"content\":\" \"},"
+        "{\"role\":\"user\",\"content\":\"go on\"}]}",
+        "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"document\",\"mediaType\":\"application/pdf\",\"data\":\"JVBERi0x\"},"
+        "{\"type\":\"text\",\"text\":\"sum\"}]},{\"role\":\"system\",\"content\":\"Be brief.\"}]}",
+    };
+    static const struct { const char *p, *m; } tg[] = {
+        {"anthropic", NULL}, {"anthropic", "claude-opus-4-8"}, {"openai", "gpt-4o"}, {"openai", "gpt-5"},
+        {"openai_responses", NULL}, {"gemini", NULL}, {"gemini", "gemma-3-27b-it"}, {"bedrock", BEDROCK_CLAUDE},
+        {"bedrock", NOVA}, {"mistral", NULL}, {"ollama", NULL}, {"deepseek", NULL},
+    };
+    uint32_t ok = 0;
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        for (size_t j = 0; j < sizeof tg / sizeof tg[0]; j++) {
+            out o = rend(ts[i], tg[j].p, tg[j].m, false);
+            if (o.st == QUIRE_OK) ok++;
+            else CHECK_MSG(o.st == QUIRE_E_UNSUPPORTED, "%s: case %zu: %s", tg[j].p, i, o.err);
+            out_free(&o);
+            o = rend(ts[i], tg[j].p, tg[j].m, true); /* lossy: validated by render itself too */
+            CHECK_MSG(o.st == QUIRE_OK || o.st == QUIRE_E_UNSUPPORTED, "%s lossy: case %zu: %s", tg[j].p, i, o.err);
+            out_free(&o);
+        }
+    CHECK_MSG(ok >= 60, "%u renders succeeded", ok);
+}
+
 int main(void) {
     test_blank_text();
     test_final_whitespace();
@@ -415,5 +455,6 @@ int main(void) {
     test_mistral_thinking();
     test_mid_system();
     test_compact_checks();
+    test_cross();
     TEST_MAIN_END();
 }
