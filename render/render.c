@@ -232,8 +232,9 @@ static quire_status check_transcript(qr_ctx *c) {
 /* ---- provider content rules applied before encoding (docs/providers.md,
  * "Provider rules") ----
  * Rules the dialect encoders would otherwise break in the body:
- *   - blank text (empty or whitespace only) on Anthropic and Bedrock: the block
- *     is dropped (content_dropped, reason blank_text);
+ *   - blank text (empty or whitespace only) on Anthropic and Bedrock, empty
+ *     text (not carrying a signature) on Gemini: the block is dropped
+ *     (content_dropped, reason blank_text);
  *   - a thinking / redactedThinking block signed by another provider (its
  *     `provider` differs from the target's): dropped (reason foreign_signature),
  *     every dialect; an unsigned thinking block on Anthropic and Bedrock
@@ -288,6 +289,12 @@ static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
             if (claude_rules && bl->type == QB_TEXT && !qr_is_instruction(m) && is_blank(bl->text)) {
                 reason = "blank_text";
                 detail = "a text block with no visible character is rejected by this provider";
+            } else if (c->caps.dialect == QD_GEMINI && bl->type == QB_TEXT && bl->text.len == 0 && !qr_is_instruction(m) &&
+                       !(b > 0 && m->blocks[b - 1].type == QB_THINKING && m->blocks[b - 1].text.len == 0 &&
+                         qstr_present(m->blocks[b - 1].signature))) {
+                /* Gemini: an empty text part is rejected unless it carries a thoughtSignature */
+                reason = "blank_text";
+                detail = "an empty text part is rejected by this provider";
             } else if ((bl->type == QB_THINKING || bl->type == QB_REDACTED_THINKING) && qstr_present(bl->provider) &&
                        !qstr_eq(bl->provider, c->ro->provider)) {
                 reason = "foreign_signature";

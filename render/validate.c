@@ -731,6 +731,9 @@ static void v_gemini(vctx *v, uint32_t root) {
             uint32_t nd = 0;
             for (size_t k = 0; k < Q_COUNTOF(k_gemini_data); k++) if (get(v, b, k_gemini_data[k]) != QJ_NONE) nd++;
             if (nd != 1) viol(v, pb.s, "a part holds exactly one of text, inlineData, fileData, functionCall, functionResponse");
+            uint32_t tx = get(v, b, "text");
+            if (is(v, tx, QJ_STRING) && qj_at(v->d, tx)->len == 0 && get(v, b, "thoughtSignature") == QJ_NONE)
+                viol(v, PK(pb, "text").s, "an empty text part is rejected (unless it carries a thoughtSignature)");
             uint32_t fc = get(v, b, "functionCall"), fr = get(v, b, "functionResponse");
             if (fc != QJ_NONE) {
                 if (!model) viol(v, PK(pb, "functionCall").s, "functionCall parts belong in model contents");

@@ -104,6 +104,16 @@ static void test_blank_text(void) {
     CHECK_NOT(o.ev, "blank_text");
     CHECK_HAS(o.req, "{\"type\":\"text\",\"text\":\"\\n\\n\"}");
     out_free(&o);
+    /* Gemini rejects empty text (whitespace is fine), unless the part carries a signature */
+    o = rend("{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"\"},"
+             "{\"type\":\"text\",\"text\":\" \"},{\"type\":\"thinking\",\"text\":\"\",\"signature\":\"S\",\"provider\":\"gemini\"},"
+             "{\"type\":\"text\",\"text\":\"\"}]},{\"role\":\"user\",\"content\":\"more\"}]}", "gemini", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.ev, "\"blockIndex\":0,\"reason\":\"blank_text\"");
+    CHECK_HAS(o.req, "{\"role\":\"model\",\"parts\":[{\"text\":\" \"},{\"text\":\"\",\"thoughtSignature\":\"S\"}]}");
+    out_free(&o);
+    CHECK_VIOL("{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"\"}]}]}", "gemini", NULL,
+               "/contents/0/parts/0/text: an empty text part is rejected");
     /* a user message of blank text only: nothing left, an error (lossy: dropped with an event) */
     const char *u = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\"ok\"},"
                     "{\"role\":\"user\",\"content\":\" \\n\"}]}";
