@@ -57,6 +57,7 @@ typedef struct qblock {
     qblock_type type;
     int8_t is_error;          /* toolResult: -1 absent, 0 false, 1 true */
     bool content_is_string;   /* toolResult: content given as a string */
+    bool custom;              /* toolCall kind "custom": input is a string, carried byte-exact */
     qstr text;                /* text; thinking */
     qstr signature;           /* thinking (optional) */
     qstr media_type;          /* image, document */
@@ -70,7 +71,6 @@ typedef struct qblock {
     struct qblock *parts;     /* toolResult array content: text | image blocks */
     uint32_t nparts;
     qstr provider;            /* opaque; thinking, redactedThinking: who signed it (optional) */
-    bool custom;              /* toolCall kind "custom": input is a string, carried byte-exact */
     qval item;                /* opaque */
     qval cache_control;       /* extension: a provider cache marker to honour */
 } qblock;
