@@ -900,6 +900,15 @@ quire_status qc_compact_span(const quire_transcript *t, const quire_state *state
     if (p->budget_scope == QUIRE_BUDGET_REQUEST && p->budget_tokens)
         return q_err(err, QUIRE_E_INVALID, "budgetScope \"request\" counts the request to a session's target: "
                                            "use it in a session or session log, or give budgetScope \"transcript\"");
+    {
+        /* the transcript checks render runs (an orphan tool result is an
+         * error in both); calls may still be unanswered */
+        qarena ar;
+        qarena_init(&ar, t->a);
+        quire_status cs = qtr_check(t, false, true, &ar, err);
+        qarena_free(&ar);
+        if (cs) return cs;
+    }
     if (summary) {
         size_t bad;
         if (!qt_utf8_valid(summary, summary_len, &bad))

@@ -198,12 +198,12 @@ static quire_status need(dctx *c, uint32_t obj, uint32_t v, const char *field, c
 enum {
     BF_TYPE, BF_TEXT, BF_CACHE, BF_MEDIA, BF_DATA, BF_URL, BF_TITLE, BF_ID, BF_NAME, BF_INPUT,
     BF_TOOLCALLID, BF_CONTENT, BF_ISERROR, BF_SIGNATURE, BF_PROVIDER, BF_ITEM, BF_FILEID, BF_FILENAME,
-    BF_CITATIONS, BF_COUNT
+    BF_CITATIONS, BF_KIND, BF_COUNT
 };
 static const char *const k_block_fields[BF_COUNT] = {
     "type", "text", "cacheControl", "mediaType", "data", "url", "title", "id", "name", "input",
     "toolCallId", "content", "isError", "signature", "provider", "item", "fileId", "filename",
-    "citations"};
+    "citations", "kind"};
 #define B(x) (1u << (x))
 static const uint32_t k_block_allowed[] = {
     [QB_TEXT] = B(BF_TYPE) | B(BF_TEXT) | B(BF_CITATIONS) | B(BF_CACHE),
@@ -215,10 +215,10 @@ static const uint32_t k_block_allowed[] = {
                 B(BF_CACHE),
     [QB_SERVER_TOOL_CALL] = B(BF_TYPE) | B(BF_PROVIDER) | B(BF_ID) | B(BF_NAME) | B(BF_INPUT) | B(BF_CACHE),
     [QB_SERVER_TOOL_RESULT] = B(BF_TYPE) | B(BF_PROVIDER) | B(BF_TOOLCALLID) | B(BF_NAME) | B(BF_CONTENT) | B(BF_CACHE),
-    [QB_TOOL_CALL] = B(BF_TYPE) | B(BF_ID) | B(BF_NAME) | B(BF_INPUT) | B(BF_CACHE),
+    [QB_TOOL_CALL] = B(BF_TYPE) | B(BF_ID) | B(BF_NAME) | B(BF_INPUT) | B(BF_KIND) | B(BF_CACHE),
     [QB_TOOL_RESULT] = B(BF_TYPE) | B(BF_TOOLCALLID) | B(BF_CONTENT) | B(BF_ISERROR) | B(BF_CACHE),
-    [QB_THINKING] = B(BF_TYPE) | B(BF_TEXT) | B(BF_SIGNATURE),
-    [QB_REDACTED_THINKING] = B(BF_TYPE) | B(BF_DATA),
+    [QB_THINKING] = B(BF_TYPE) | B(BF_TEXT) | B(BF_SIGNATURE) | B(BF_PROVIDER),
+    [QB_REDACTED_THINKING] = B(BF_TYPE) | B(BF_DATA) | B(BF_PROVIDER),
     [QB_OPAQUE] = B(BF_TYPE) | B(BF_PROVIDER) | B(BF_ITEM),
 };
 
@@ -403,6 +403,18 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
         if ((st = get_str(c, f[BF_ID], "id", &b->id))) return st;
         if ((st = get_str(c, f[BF_NAME], "name", &b->name))) return st;
         b->input = qval_of(d, f[BF_INPUT]);
+        if (f[BF_KIND] != QJ_NONE) {
+            ptr_key(c, "kind");
+            if ((st = expect_type(c, f[BF_KIND], QJ_STRING, "string"))) return st;
+            if (!qj_str_eq(d, f[BF_KIND], "custom"))
+                return derr(c, f[BF_KIND], "unknown toolCall kind (the only kind is \"custom\")");
+            b->custom = true;
+        }
+        if (b->custom && qj_type_of(d, f[BF_INPUT]) != QJ_STRING) {
+            ptr_key(c, "input");
+            return derr(c, f[BF_INPUT], "a custom toolCall's input is a string, got %s",
+                        qj_type_name(qj_type_of(d, f[BF_INPUT])));
+        }
         break;
     case QB_TOOL_RESULT: {
         if ((st = need(c, v, f[BF_TOOLCALLID], "toolCallId", "toolResult block"))) return st;
@@ -443,10 +455,12 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
         if ((st = need(c, v, f[BF_TEXT], "text", "thinking block"))) return st;
         if ((st = get_str(c, f[BF_TEXT], "text", &b->text))) return st;
         if ((st = get_str(c, f[BF_SIGNATURE], "signature", &b->signature))) return st;
+        if ((st = get_str(c, f[BF_PROVIDER], "provider", &b->provider))) return st;
         break;
     case QB_REDACTED_THINKING:
         if ((st = need(c, v, f[BF_DATA], "data", "redactedThinking block"))) return st;
         if ((st = get_str(c, f[BF_DATA], "data", &b->data))) return st;
+        if ((st = get_str(c, f[BF_PROVIDER], "provider", &b->provider))) return st;
         break;
     case QB_OPAQUE:
         if ((st = need(c, v, f[BF_PROVIDER], "provider", "opaque block"))) return st;
@@ -840,6 +854,7 @@ void qtr_write_block(const qblock *b, qw *w) {
         qw_key(w, "content"); qw_qval(w, b->result);
         break;
     case QB_TOOL_CALL:
+        if (b->custom) { qw_key(w, "kind"); qw_strz(w, "custom"); }
         qw_key(w, "id"); qw_qstr(w, b->id);
         qw_key(w, "name"); qw_qstr(w, b->name);
         qw_key(w, "input"); qw_qval(w, b->input);
@@ -858,9 +873,11 @@ void qtr_write_block(const qblock *b, qw *w) {
     case QB_THINKING:
         qw_key(w, "text"); qw_qstr(w, b->text);
         if (qstr_present(b->signature)) { qw_key(w, "signature"); qw_qstr(w, b->signature); }
+        if (qstr_present(b->provider)) { qw_key(w, "provider"); qw_qstr(w, b->provider); }
         break;
     case QB_REDACTED_THINKING:
         qw_key(w, "data"); qw_qstr(w, b->data);
+        if (qstr_present(b->provider)) { qw_key(w, "provider"); qw_qstr(w, b->provider); }
         break;
     case QB_OPAQUE:
         qw_key(w, "provider"); qw_qstr(w, b->provider);
@@ -938,6 +955,123 @@ quire_status quire_transcript_write(const quire_transcript *t, int pretty, quire
     qtr_write(t, &w);
     qw_dispose(&w);
     if (b.oom || !qbuf_take(&b, out)) { qbuf_free(&b); return q_oom(err); }
+    return QUIRE_OK;
+}
+
+static bool ids_eq(qstr a, qstr b) {
+    if (a.esc == b.esc) return a.len == b.len && memcmp(a.p, b.p, a.len) == 0;
+    char ta[512], tb[512];
+    if (a.len >= sizeof ta || b.len >= sizeof tb) return false;
+    size_t na = a.esc ? qj_unescape(a.p, a.len, ta) : a.len, nb = b.esc ? qj_unescape(b.p, b.len, tb) : b.len;
+    return na == nb && memcmp(a.esc ? ta : a.p, b.esc ? tb : b.p, na) == 0;
+}
+
+static uint64_t id_hash(qstr s) {
+    /* hash of the decoded bytes (escapes decoded on the fly for the common ASCII case) */
+    char tmp[512];
+    const char *p = s.p;
+    size_t n = s.len;
+    if (s.esc && s.len < sizeof tmp) { n = qj_unescape(s.p, s.len, tmp); p = tmp; }
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) { h ^= (uint8_t)p[i]; h *= 1099511628211ull; }
+    return h;
+}
+
+/* msg = `<what> "<id>"<tail>` */
+static quire_status pair_err(const quire_transcript *t, qarena *scratch, quire_error *err, uint32_t mi, uint32_t bi,
+                             const char *field, const char *what, qstr id, const char *tail) {
+    char ptr[128];
+    snprintf(ptr, sizeof ptr, "/messages/%u/content/%u%s", t->msgs[mi].src_index, bi, field);
+    size_t n = 0;
+    const char *plain = qstr_plain_bytes(id, scratch, &n);
+    char idb[80];
+    q_quote_text(idb, sizeof idb, plain ? plain : "", plain ? n : 0);
+    return q_err_at(err, QUIRE_E_SCHEMA, SIZE_MAX, ptr, "%s \"%s\"%s", what, idb, tail);
+}
+
+quire_status qtr_check(const quire_transcript *t, bool global, bool open_calls, qarena *scratch, quire_error *err) {
+    /* all toolCall ids: unique (open addressing over hashes) */
+    uint32_t ncalls = 0;
+    for (uint32_t k = 0; k < t->nmsgs; k++) {
+        if (t->msgs[k].nblocks == 0) { /* no dialect accepts an empty message, the last one included */
+            char ptr[64];
+            snprintf(ptr, sizeof ptr, "/messages/%u/content", t->msgs[k].src_index);
+            return q_err_at(err, QUIRE_E_SCHEMA, SIZE_MAX, ptr, "a message needs at least one content block");
+        }
+        if (t->msgs[k].role == QR_ASSISTANT)
+            for (uint32_t b = 0; b < t->msgs[k].nblocks; b++) ncalls += t->msgs[k].blocks[b].type == QB_TOOL_CALL;
+    }
+    if (ncalls) {
+        uint32_t cap = 16;
+        while (cap < ncalls * 2) cap *= 2;
+        const qblock **slots = qarena_calloc(scratch, cap, sizeof *slots);
+        uint32_t *slot_msg = qarena_calloc(scratch, cap, sizeof *slot_msg);
+        if (!slots || !slot_msg) return q_oom(err);
+        for (uint32_t k = 0; k < t->nmsgs; k++) {
+            if (t->msgs[k].role != QR_ASSISTANT) continue;
+            for (uint32_t b = 0; b < t->msgs[k].nblocks; b++) {
+                const qblock *bl = &t->msgs[k].blocks[b];
+                if (bl->type != QB_TOOL_CALL) continue;
+                uint32_t h = (uint32_t)id_hash(bl->id) & (cap - 1);
+                while (slots[h]) {
+                    if (ids_eq(slots[h]->id, bl->id) && (global || slot_msg[h] == k))
+                        return pair_err(t, scratch, err, k, b, "/id", "toolCall id", bl->id,
+                                        slot_msg[h] == k ? " is used twice in one assistant message"
+                                                         : " is used twice (ids must be unique in the request)");
+                    h = (h + 1) & (cap - 1);
+                }
+                slots[h] = bl;
+                slot_msg[h] = k;
+            }
+        }
+    }
+    /* pairing, turn by turn */
+    for (uint32_t k = 0; k < t->nmsgs; k++) {
+        const qmsg *m = &t->msgs[k];
+        if (m->role == QR_TOOL) {
+            /* results not preceded by an assistant turn with calls */
+            uint32_t p = k;
+            while (p > 0 && t->msgs[p - 1].role == QR_TOOL) p--;
+            bool has_calls = p > 0 && t->msgs[p - 1].role == QR_ASSISTANT;
+            if (!has_calls)
+                return pair_err(t, scratch, err, k, 0, "/toolCallId", "toolResult", m->blocks[0].tool_call_id,
+                                " answers no toolCall: no assistant message precedes it");
+            continue;
+        }
+        if (m->role != QR_ASSISTANT) continue;
+        uint32_t e = k + 1;
+        while (e < t->nmsgs && t->msgs[e].role == QR_TOOL) e++;
+        /* each call answered exactly once by the results in [k+1, e) */
+
+        for (uint32_t b = 0; b < m->nblocks; b++) {
+            const qblock *call = &m->blocks[b];
+            if (call->type != QB_TOOL_CALL) continue;
+            uint32_t seen = 0;
+            for (uint32_t q = k + 1; q < e; q++)
+                for (uint32_t r = 0; r < t->msgs[q].nblocks; r++)
+                    if (ids_eq(t->msgs[q].blocks[r].tool_call_id, call->id)) {
+                        if (++seen == 2)
+                            return pair_err(t, scratch, err, q, r, "/toolCallId", "toolCall", call->id, " has two toolResults");
+                    }
+            if (seen == 0 && open_calls) continue; /* compaction: a call may still be unanswered */
+            if (seen == 0) {
+                const char *why = e == t->nmsgs ? " has no toolResult: a request cannot end with an unanswered call"
+                                  : t->msgs[e].role == QR_ASSISTANT
+                                      ? " is separated from its result: another assistant message follows it"
+                                      : " has no toolResult before the next message";
+                return pair_err(t, scratch, err, k, b, "/id", "toolCall", call->id, why);
+            }
+        }
+        for (uint32_t q = k + 1; q < e; q++)
+            for (uint32_t r = 0; r < t->msgs[q].nblocks; r++) {
+                bool found = false;
+                for (uint32_t b = 0; b < m->nblocks && !found; b++)
+                    found = m->blocks[b].type == QB_TOOL_CALL && ids_eq(m->blocks[b].id, t->msgs[q].blocks[r].tool_call_id);
+                if (!found)
+                    return pair_err(t, scratch, err, q, r, "/toolCallId", "toolResult", t->msgs[q].blocks[r].tool_call_id,
+                                    " answers no toolCall of the assistant message before it");
+            }
+    }
     return QUIRE_OK;
 }
 

@@ -61,6 +61,7 @@ typedef struct qblock {
     qblock_type type;
     int8_t is_error;          /* toolResult: -1 absent, 0 false, 1 true */
     bool content_is_string;   /* toolResult: content given as a string */
+    bool custom;              /* toolCall kind "custom": input is a string, carried byte-exact */
     qstr text;                /* text; thinking */
     qstr signature;           /* thinking (optional) */
     qstr media_type;          /* image, document */
@@ -73,7 +74,8 @@ typedef struct qblock {
     qstr content_text;        /* toolResult string content */
     struct qblock *parts;     /* toolResult array content: text | image blocks */
     uint32_t nparts;
-    qstr provider;            /* opaque; media with fileId; serverToolCall/Result */
+    qstr provider;            /* opaque; media with fileId; serverToolCall/Result; thinking,
+                                 redactedThinking: who signed it (optional) */
     qval item;                /* opaque */
     qstr file_id;             /* media: a file id owned by provider */
     qstr filename;            /* document, file (optional) */
@@ -153,6 +155,15 @@ quire_status qtr_decode_tools(quire_transcript *t, const qj_doc *d, uint32_t v, 
 void qtr_write(const quire_transcript *t, qw *w);
 void qtr_write_message(const qmsg *m, qw *w);
 void qtr_write_block(const qblock *b, qw *w);
+
+/* The structural checks every request needs (docs/providers.md, "Transcript
+ * checks"), shared by render and compact: every message has a block; toolCall
+ * ids unique within an assistant message (request-wide when global); every
+ * toolResult answers a call of the assistant message right before its tool
+ * messages, once; every call is answered before the next message (unless
+ * open_calls: compaction accepts transcripts whose calls are not answered
+ * yet, never a result that answers no call). */
+quire_status qtr_check(const quire_transcript *t, bool global, bool open_calls, qarena *scratch, quire_error *err);
 
 /* Deep-copies message src of another transcript into t (strings and values
  * keep pointing at the source's documents: the caller keeps those alive or

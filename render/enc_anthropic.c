@@ -102,6 +102,12 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
         if (qstr_present(b->title) && qstr_present(b->filename) &&
             qr_unsupported(c, mi, (int32_t)bi, "a document's filename next to its title") && !c->ro->lossy)
             return;
+        if (b->type == QB_DOCUMENT && !qstr_present(b->url) && !qstr_present(b->file_id) && !qstr_eq(b->media_type, "application/pdf") &&
+            !qstr_eq(b->media_type, "text/plain")) {
+            /* base64 documents are PDFs; plain text goes as a text source */
+            qr_unsupported(c, mi, (int32_t)bi, "a document that is neither application/pdf nor text/plain");
+            return;
+        }
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, doc ? "document" : "image");
         source(w, b, doc);
@@ -146,11 +152,12 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
         return;
     }
     case QB_TOOL_CALL:
+        if (!qr_tool_input_ok(c, mi, bi, b)) return;
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "tool_use");
         qw_key(w, "id"); qw_qstr(w, b->id);
         qw_key(w, "name"); qw_qstr(w, b->name);
-        qw_key(w, "input"); qw_qval(w, b->input);
+        qw_key(w, "input"); qr_write_tool_input(c, b);
         mark(c, QRS_BLOCK, mi, bi);
         qw_obj_end(w);
         return;

@@ -13,17 +13,24 @@
 
 #include <stdio.h>
 
-static void cache_point(qw *w) {
+/* {"cachePoint":{"type":"default"}}, with the marker's TTL kept: an input
+ * cacheControl "ttl" ("5m" | "1h") or a managed marker that needs "1h". */
+static void cache_point(qw *w, const qr_mark *m) {
     qw_obj_begin(w);
     qw_key(w, "cachePoint");
     qw_obj_begin(w);
     qw_key(w, "type"); qw_strz(w, "default");
+    uint32_t ttl = qval_present(m->input) && qj_type_of(m->input.doc, m->input.idx) == QJ_OBJECT
+                       ? qj_get(m->input.doc, m->input.idx, "ttl") : QJ_NONE;
+    if (ttl != QJ_NONE && qj_type_of(m->input.doc, ttl) == QJ_STRING) { qw_key(w, "ttl"); qw_node(w, m->input.doc, ttl); }
+    else if (m->ttl_1h) { qw_key(w, "ttl"); qw_strz(w, "1h"); }
     qw_obj_end(w);
     qw_obj_end(w);
 }
 
 static void point_after(qr_ctx *c, qr_site site, uint32_t a, uint32_t b) {
-    if (qr_mark_at(c, site, a, b)) cache_point(c->w);
+    const qr_mark *m = qr_mark_at(c, site, a, b);
+    if (m) cache_point(c->w, m);
 }
 
 static void text_block(qw *w, qstr s) {
@@ -110,6 +117,18 @@ static void media(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
     qw_obj_end(w);
 }
 
+/* Converse tool names: [a-zA-Z0-9_-]{1,64} (escaped input never matches: an
+ * escape is outside the set). */
+static bool name_ok(qstr n) {
+    if (n.len < 1 || n.len > 64) return false;
+    for (uint32_t i = 0; i < n.len; i++) {
+        char ch = n.p[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-'))
+            return false;
+    }
+    return true;
+}
+
 static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
     qw *w = c->w;
     switch (b->type) {
@@ -123,12 +142,17 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
         qr_drop_artefact(c, mi, bi, "server tool block: no form in this dialect");
         return;
     case QB_TOOL_CALL:
+        if (!qr_tool_input_ok(c, mi, bi, b)) return;
+        if (!name_ok(b->name)) {
+            qr_unsupported(c, mi, (int32_t)bi, "a tool name outside [a-zA-Z0-9_-]{1,64}");
+            return;
+        }
         qw_obj_begin(w);
         qw_key(w, "toolUse");
         qw_obj_begin(w);
         qw_key(w, "toolUseId"); qw_qstr(w, b->id);
         qw_key(w, "name"); qw_qstr(w, b->name);
-        qw_key(w, "input"); qw_qval(w, b->input);
+        qw_key(w, "input"); qr_write_tool_input(c, b);
         qw_obj_end(w);
         qw_obj_end(w);
         break;
@@ -303,6 +327,12 @@ quire_status qr_encode_bedrock(qr_ctx *c) {
                 qw_qval(w, tl->item);
                 point_after(c, QRS_TOOL, i, 0);
                 continue;
+            }
+            if (!name_ok(tl->name) && !c->st) {
+                char ptr[48];
+                snprintf(ptr, sizeof ptr, "/tools/%u/name", i);
+                c->st = q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, ptr,
+                                 "a Converse tool name matches [a-zA-Z0-9_-]{1,64}; rename the tool");
             }
             qw_obj_begin(w);
             qw_key(w, "toolSpec");

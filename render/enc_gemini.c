@@ -101,7 +101,7 @@ static void model_part(qr_ctx *c, const qmsg *m, uint32_t mi, uint32_t bi) {
         qr_drop_artefact(c, mi, bi, "server tool block: no form in this dialect");
         return;
     case QB_TOOL_CALL:
-        if (qj_type_of(b->input.doc, b->input.idx) != QJ_OBJECT) {
+        if (!b->custom && qj_type_of(b->input.doc, b->input.idx) != QJ_OBJECT) {
             qr_unsupported(c, mi, (int32_t)bi, "tool call input that is not a JSON object (functionCall.args)");
             return;
         }
@@ -110,7 +110,7 @@ static void model_part(qr_ctx *c, const qmsg *m, uint32_t mi, uint32_t bi) {
         qw_obj_begin(w);
         qw_key(w, "id"); qw_qstr(w, b->id);
         qw_key(w, "name"); qw_qstr(w, b->name);
-        qw_key(w, "args"); qw_qval(w, b->input);
+        qw_key(w, "args"); qr_write_tool_input(c, b);
         qw_obj_end(w);
         sig(w, pending_sig(m, bi));
         qw_obj_end(w);
@@ -141,7 +141,7 @@ static bool model_part_renders(const qr_ctx *c, const qmsg *m, uint32_t bi) {
     if (is_carrier(m, bi)) return false;
     switch (b->type) {
     case QB_TEXT: return true;
-    case QB_TOOL_CALL: return qj_type_of(b->input.doc, b->input.idx) == QJ_OBJECT;
+    case QB_TOOL_CALL: return b->custom || qj_type_of(b->input.doc, b->input.idx) == QJ_OBJECT;
     case QB_THINKING: return c->caps.thinking;
     case QB_OPAQUE: return qstr_eq(b->provider, c->ro->provider) || qstr_eq(b->provider, "gemini");
     case QB_IMAGE: case QB_DOCUMENT: case QB_REDACTED_THINKING: case QB_TOOL_RESULT: return false;

@@ -141,7 +141,7 @@ static void assistant_message(qr_ctx *c, uint32_t k) {
         case QB_REDACTED_THINKING: qr_drop_artefact(c, k, b, "redactedThinking has no Ollama form"); break;
         case QB_OPAQUE: qr_drop_artefact(c, k, b, "opaque item of another provider"); break;
         case QB_TOOL_CALL:
-            if (qj_type_of(bl->input.doc, bl->input.idx) != QJ_OBJECT)
+            if (!bl->custom && qj_type_of(bl->input.doc, bl->input.idx) != QJ_OBJECT)
                 qr_unsupported(c, k, (int32_t)b, "tool call input that is not a JSON object");
             else ncalls++;
             break;
@@ -158,12 +158,12 @@ static void assistant_message(qr_ctx *c, uint32_t k) {
         qw_arr_begin(w);
         for (uint32_t b = 0; b < m->nblocks; b++) {
             const qblock *bl = &m->blocks[b];
-            if (bl->type != QB_TOOL_CALL || qj_type_of(bl->input.doc, bl->input.idx) != QJ_OBJECT) continue;
+            if (bl->type != QB_TOOL_CALL || (!bl->custom && qj_type_of(bl->input.doc, bl->input.idx) != QJ_OBJECT)) continue;
             qw_obj_begin(w);
             qw_key(w, "function");
             qw_obj_begin(w);
             qw_key(w, "name"); qw_qstr(w, bl->name);
-            qw_key(w, "arguments"); qw_qval(w, bl->input);
+            qw_key(w, "arguments"); qr_write_tool_input(c, bl);
             qw_obj_end(w);
             qw_obj_end(w);
         }

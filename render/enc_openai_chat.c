@@ -18,6 +18,8 @@
 #include "render/wire.h"
 #include "render/memo.h"
 
+#include <stdio.h>
+
 typedef struct cctx {
     qr_ctx *c;
     bool mistral;
@@ -116,6 +118,10 @@ static void user_part(cctx *x, const qblock *b, uint32_t mi, uint32_t bi, bool i
         if (qstr_present(b->title) && qstr_present(b->filename) &&
             qr_unsupported(c, mi, (int32_t)bi, "a document's title next to its filename") && !c->ro->lossy)
             return;
+        if (!qstr_present(b->file_id) && !qstr_eq(b->media_type, "application/pdf")) {
+            qr_unsupported(c, mi, (int32_t)bi, "a document that is not application/pdf (Chat files are PDFs)");
+            return;
+        }
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "file");
         qw_key(w, "file");
@@ -123,8 +129,14 @@ static void user_part(cctx *x, const qblock *b, uint32_t mi, uint32_t bi, bool i
         if (qstr_present(b->file_id)) {
             qw_key(w, "file_id"); qw_qstr(w, b->file_id);
         } else {
+            qw_key(w, "filename"); /* required with file_data: the block's, else its title, else derived */
             qstr fname = qstr_present(b->filename) ? b->filename : b->title;
-            if (qstr_present(fname)) { qw_key(w, "filename"); qw_qstr(w, fname); }
+            if (qstr_present(fname)) qw_qstr(w, fname);
+            else {
+                char nm[48];
+                snprintf(nm, sizeof nm, "document-%u-%u.pdf", mi < c->t->nmsgs ? c->t->msgs[mi].src_index : mi, bi);
+                qw_strz(w, nm);
+            }
             qw_key(w, "file_data"); qr_write_data_url(c, b->media_type, b->data);
         }
         qw_obj_end(w);
@@ -257,7 +269,8 @@ static void assistant_message(cctx *x, uint32_t k, bool prefix) {
     qr_ctx *c = x->c;
     const qmsg *m = &c->t->msgs[k];
     qw *w = c->w;
-    uint32_t ntext = 0, ncalls = 0;
+    uint32_t ntext = 0, ncalls = 0, nthink = 0;
+    bool think_chunks = x->mistral && c->caps.thinking; /* Mistral thinking chunks */
     for (uint32_t b = 0; b < m->nblocks; b++) {
         const qblock *bl = &m->blocks[b];
         switch (bl->type) {
@@ -269,7 +282,11 @@ static void assistant_message(cctx *x, uint32_t k, bool prefix) {
             qr_drop_artefact(c, k, b, "server tool block: no form in this dialect");
             break;
         case QB_TOOL_CALL: ncalls++; break;
-        case QB_THINKING: case QB_REDACTED_THINKING:
+        case QB_THINKING:
+            if (think_chunks) { nthink++; break; }
+            qr_drop_artefact(c, k, b, "thinking has no form in this dialect");
+            break;
+        case QB_REDACTED_THINKING:
             qr_drop_artefact(c, k, b, "thinking has no form in this dialect");
             break;
         case QB_OPAQUE:
@@ -284,10 +301,27 @@ static void assistant_message(cctx *x, uint32_t k, bool prefix) {
     }
     /* nothing left that this dialect can carry (thinking only, say): the drops
      * were reported; an empty assistant message would be rejected */
-    if (!ntext && !ncalls) return;
+    if (!ntext && !ncalls && !nthink) return;
     qw_obj_begin(w);
     qw_key(w, "role"); qw_strz(w, "assistant");
-    if (ntext == 1) {
+    if (nthink) {
+        /* [{"type":"thinking","thinking":[{"type":"text","text":…}]}, {"type":"text",…}] in block order */
+        qw_key(w, "content");
+        qw_arr_begin(w);
+        for (uint32_t b = 0; b < m->nblocks; b++) {
+            const qblock *bl = &m->blocks[b];
+            if (bl->type == QB_TEXT) text_part(w, bl->text);
+            if (bl->type != QB_THINKING) continue;
+            qw_obj_begin(w);
+            qw_key(w, "type"); qw_strz(w, "thinking");
+            qw_key(w, "thinking");
+            qw_arr_begin(w);
+            text_part(w, bl->text);
+            qw_arr_end(w);
+            qw_obj_end(w);
+        }
+        qw_arr_end(w);
+    } else if (ntext == 1) {
         qw_key(w, "content");
         for (uint32_t b = 0; b < m->nblocks; b++)
             if (m->blocks[b].type == QB_TEXT) qw_qstr(w, m->blocks[b].text);
@@ -312,7 +346,7 @@ static void assistant_message(cctx *x, uint32_t k, bool prefix) {
             qw_key(w, "function");
             qw_obj_begin(w);
             qw_key(w, "name"); qw_qstr(w, bl->name);
-            qw_key(w, "arguments"); qr_write_value_as_string(c, bl->input);
+            qw_key(w, "arguments"); qr_write_tool_input_string(c, bl);
             qw_obj_end(w);
             qw_obj_end(w);
         }

@@ -7,6 +7,8 @@
  *   user            {"type":"message","role":"user","content": string | [input_text|input_image|input_file]}
  *   assistant text  {"type":"message","role":"assistant","content":"..."}, one per text block
  *   tool call       {"type":"function_call","call_id","name","arguments":"<input JSON text>"}
+ *                   (a custom call: {"type":"custom_tool_call","call_id","name","input":"<string>"},
+ *                   its result a custom_tool_call_output)
  *   tool result     {"type":"function_call_output","call_id","output": string | [input_text|input_image]}
  *   opaque items of this dialect (encrypted reasoning) verbatim; thinking
  *   blocks have no item without an id and are dropped with an event;
@@ -197,6 +199,15 @@ static void assistant_items(qr_ctx *c, uint32_t k) {
             qr_unsupported(c, k, (int32_t)b, "media in an assistant message");
             break;
         case QB_TOOL_CALL:
+            if (bl->custom) { /* a freeform tool: its input string as given */
+                qw_obj_begin(w);
+                qw_key(w, "type"); qw_strz(w, "custom_tool_call");
+                qw_key(w, "call_id"); qw_qstr(w, bl->id);
+                qw_key(w, "name"); qw_qstr(w, bl->name);
+                qw_key(w, "input"); qw_qval(w, bl->input);
+                qw_obj_end(w);
+                break;
+            }
             qw_obj_begin(w);
             qw_key(w, "type"); qw_strz(w, "function_call");
             qw_key(w, "call_id"); qw_qstr(w, bl->id);
@@ -225,8 +236,9 @@ static void tool_outputs(qr_ctx *c, uint32_t k) {
     qw *w = c->w;
     for (uint32_t b = 0; b < m->nblocks; b++) {
         const qblock *r = &m->blocks[b];
+        const qblock *call = qr_call_for(c, k, r->tool_call_id);
         qw_obj_begin(w);
-        qw_key(w, "type"); qw_strz(w, "function_call_output");
+        qw_key(w, "type"); qw_strz(w, call && call->custom ? "custom_tool_call_output" : "function_call_output");
         qw_key(w, "call_id"); qw_qstr(w, r->tool_call_id);
         qw_key(w, "output");
         bool marked = qr_mark_at(c, QRS_BLOCK, k, b) != NULL;

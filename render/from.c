@@ -169,12 +169,14 @@ static quire_status a_block(fctx *f, uint32_t n, qblock *b, const char *ptr, boo
         b->type = QB_THINKING;
         b->text = S(f, get(f, n, "thinking"));
         b->signature = S(f, get(f, n, "signature"));
+        if (b->signature.p) b->provider = qstr_lit("anthropic"); /* the signature is Anthropic's */
         if (!b->text.p) return ferr(f, n, ptr, "thinking block without \"thinking\"");
         return QUIRE_OK;
     }
     if (str_is(f, ty, "redacted_thinking")) {
         b->type = QB_REDACTED_THINKING;
         b->data = S(f, get(f, n, "data"));
+        b->provider = qstr_lit("anthropic");
         return QUIRE_OK;
     }
     if (str_is(f, ty, "server_tool_use") && S(f, get(f, n, "id")).p && S(f, get(f, n, "name")).p &&
@@ -742,6 +744,7 @@ static quire_status from_gemini(fctx *f) {
                     b.type = QB_THINKING;
                     b.text = S(f, v);
                     b.signature = S(f, get(f, x, "thoughtSignature"));
+                    if (b.signature.p) b.provider = qstr_lit("gemini");
                 } else {
                     b.type = QB_TEXT;
                     b.text = S(f, v);
@@ -819,6 +822,7 @@ static quire_status from_gemini(fctx *f) {
                 th.type = QB_THINKING;
                 th.text = qstr_lit("");
                 th.signature = S(f, get(f, x, "thoughtSignature"));
+                th.provider = qstr_lit("gemini");
                 rest[nrest++] = th;
             }
             if (b.type == QB_TOOL_RESULT) res[nres++] = b;

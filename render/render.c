@@ -1,6 +1,6 @@
 /* The render driver: resolve the capability row, plan slots and cache
  * breakpoints, call the dialect encoder. */
-#include "render/render.h"
+#include "render/wire.h"
 #include "render/memo.h"
 
 #include <stdio.h>
@@ -376,13 +376,42 @@ void qr_write_value_as_string(qr_ctx *c, qval v) {
     qbuf_free(&tmp);
 }
 
-qstr qr_tool_name_for(const qr_ctx *c, uint32_t before_msg, qstr call_id) {
+bool qr_tool_input_ok(qr_ctx *c, uint32_t mi, uint32_t bi, const qblock *b) {
+    if (b->custom || qj_type_of(b->input.doc, b->input.idx) == QJ_OBJECT) return true;
+    qr_unsupported(c, mi, (int32_t)bi, "a toolCall whose input is not a JSON object (this dialect takes an object)");
+    return false;
+}
+
+void qr_write_tool_input(qr_ctx *c, const qblock *b) {
+    qw *w = c->w;
+    if (!b->custom) { qw_qval(w, b->input); return; }
+    qw_obj_begin(w);
+    qw_key(w, "input"); qw_qval(w, b->input);
+    qw_obj_end(w);
+}
+
+void qr_write_tool_input_string(qr_ctx *c, const qblock *b) {
+    if (!b->custom) { qr_write_value_as_string(c, b->input); return; }
+    qbuf tmp;
+    qbuf_init(&tmp, c->scratch.a);
+    qw w2;
+    qw_init(&w2, &tmp, false);
+    qw_obj_begin(&w2);
+    qw_key(&w2, "input"); qw_qval(&w2, b->input);
+    qw_obj_end(&w2);
+    qw_dispose(&w2);
+    if (tmp.oom) { c->w->b->oom = true; qbuf_free(&tmp); return; }
+    qw_str(c->w, tmp.data ? tmp.data : "", tmp.len);
+    qbuf_free(&tmp);
+}
+
+const qblock *qr_call_for(const qr_ctx *c, uint32_t before_msg, qstr call_id) {
     const quire_transcript *t = c->t;
     size_t idn = 0;
     const char *idp = call_id.p;
     char tmp[512];
     if (call_id.esc) {
-        if (call_id.len >= sizeof tmp) return qstr_lit("");
+        if (call_id.len >= sizeof tmp) return NULL;
         idn = qj_unescape(call_id.p, call_id.len, tmp);
         idp = tmp;
     } else {
@@ -402,10 +431,15 @@ qstr qr_tool_name_for(const qr_ctx *c, uint32_t before_msg, qstr call_id) {
                 n2 = qj_unescape(bl->id.p, bl->id.len, t2);
                 p2 = t2;
             }
-            if (n2 == idn && memcmp(p2, idp, idn) == 0) return bl->name;
+            if (n2 == idn && memcmp(p2, idp, idn) == 0) return bl;
         }
     }
-    return qstr_lit("");
+    return NULL;
+}
+
+qstr qr_tool_name_for(const qr_ctx *c, uint32_t before_msg, qstr call_id) {
+    const qblock *b = qr_call_for(c, before_msg, call_id);
+    return b ? b->name : qstr_lit("");
 }
 
 /* ---- result ---- */
@@ -627,6 +661,145 @@ static quire_status check_pairing(qr_ctx *c, uint32_t from) {
     return QUIRE_OK;
 }
 
+/* ---- provider content rules applied before encoding (docs/providers.md,
+ * "Provider rules") ----
+ * Rules the dialect encoders would otherwise break in the body:
+ *   - blank text (empty or whitespace only) on Anthropic and Bedrock, empty
+ *     text (not carrying a signature) on Gemini: the block is dropped
+ *     (content_dropped, reason blank_text);
+ *   - a thinking / redactedThinking block signed by another provider (its
+ *     `provider` differs from the target's): dropped (reason foreign_signature),
+ *     every dialect; an unsigned thinking block on Anthropic and Bedrock
+ *     (reason unsigned_thinking); thinking on a row without thinking there
+ *     (reason not_renderable, as the encoders report it elsewhere);
+ *   - the final assistant message on Anthropic and Bedrock may not end with
+ *     whitespace: its last text block is trimmed (request_adjusted,
+ *     trimmed_trailing_whitespace);
+ *   - a message left with no block: an assistant message is dropped
+ *     (request_adjusted, dropped_empty_message; the user turns around it
+ *     merge); any other message is an error (with --lossy, dropped with the
+ *     same event).
+ * The encoders then see a view of the transcript: same message indices,
+ * changed messages hold their kept blocks (block indices of a changed
+ * message count kept blocks). */
+
+static bool is_blank(qstr s) {
+    /* JSON-escaped input: \n \t \r escapes are whitespace too */
+    for (uint32_t i = 0; i < s.len; i++) {
+        char ch = s.p[i];
+        if (ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r') continue;
+        if (s.esc && ch == '\\' && i + 1 < s.len && (s.p[i + 1] == 'n' || s.p[i + 1] == 't' || s.p[i + 1] == 'r')) {
+            i++;
+            continue;
+        }
+        return false;
+    }
+    return true;
+}
+
+static void ev_drop(qr_ctx *c, uint32_t msg, uint32_t block, const char *reason, const char *detail) {
+    ev_content_dropped(c, msg, (int32_t)block, -1, reason, detail);
+}
+
+static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
+    const quire_transcript *t = c->t;
+    bool claude_rules = c->caps.dialect == QD_ANTHROPIC_MESSAGES || c->caps.dialect == QD_BEDROCK_CONVERSE;
+    quire_transcript *view = NULL;
+    *viewp = NULL;
+    uint32_t last = t->nmsgs ? t->nmsgs - 1 : 0;
+    uint32_t gf;
+    bool final_assistant = claude_rules && t->nmsgs && t->msgs[last].role == QR_ASSISTANT &&
+                           qr_groups_at(c, last, &gf) == 0 && qr_groups_at(c, QR_TAIL, &gf) == 0;
+    for (uint32_t k = 0; k < t->nmsgs; k++) {
+        const qmsg *m = &t->msgs[k];
+        qblock *kept = NULL;
+        uint32_t nk = 0;
+        bool changed = false;
+        for (uint32_t b = 0; b < m->nblocks; b++) {
+            const qblock *bl = &m->blocks[b];
+            const char *reason = NULL, *detail = NULL;
+            if (claude_rules && bl->type == QB_TEXT && !qr_is_instruction(m) && is_blank(bl->text)) {
+                reason = "blank_text";
+                detail = "a text block with no visible character is rejected by this provider";
+            } else if (c->caps.dialect == QD_GEMINI && bl->type == QB_TEXT && bl->text.len == 0 && !qr_is_instruction(m) &&
+                       !(b > 0 && m->blocks[b - 1].type == QB_THINKING && m->blocks[b - 1].text.len == 0 &&
+                         qstr_present(m->blocks[b - 1].signature))) {
+                /* Gemini: an empty text part is rejected unless it carries a thoughtSignature */
+                reason = "blank_text";
+                detail = "an empty text part is rejected by this provider";
+            } else if ((bl->type == QB_THINKING || bl->type == QB_REDACTED_THINKING) && qstr_present(bl->provider) &&
+                       !qstr_eq(bl->provider, c->ro->provider)) {
+                reason = "foreign_signature";
+                detail = "thinking signed by another provider is only sent back to that provider";
+            } else if (claude_rules && (bl->type == QB_THINKING || bl->type == QB_REDACTED_THINKING) && !c->caps.thinking) {
+                reason = "not_renderable";
+                detail = "thinking block: the row has no thinking";
+            } else if (claude_rules && bl->type == QB_THINKING && !qstr_present(bl->signature)) {
+                reason = "unsigned_thinking";
+                detail = "a thinking block without its signature is rejected by this provider";
+            }
+            if (reason) {
+                ev_drop(c, k, b, reason, detail);
+                if (!changed) {
+                    changed = true;
+                    kept = qarena_alloc(&c->scratch, (size_t)(m->nblocks ? m->nblocks : 1) * sizeof(qblock));
+                    if (!kept) return q_oom(c->err);
+                    if (b) memcpy(kept, m->blocks, (size_t)b * sizeof(qblock));
+                    nk = b;
+                }
+                continue;
+            }
+            if (changed) kept[nk++] = *bl;
+        }
+        const qblock *blocks = changed ? kept : m->blocks;
+        uint32_t nb = changed ? nk : m->nblocks;
+        if (k == last && final_assistant && nb && blocks[nb - 1].type == QB_TEXT) {
+            qstr p = qr_plain(c, blocks[nb - 1].text);
+            uint32_t n = p.len;
+            while (n && (p.p[n - 1] == ' ' || p.p[n - 1] == '\n' || p.p[n - 1] == '\t' || p.p[n - 1] == '\r')) n--;
+            if (n != p.len) {
+                if (!changed) {
+                    changed = true;
+                    kept = qarena_alloc(&c->scratch, (size_t)m->nblocks * sizeof(qblock));
+                    if (!kept) return q_oom(c->err);
+                    memcpy(kept, m->blocks, (size_t)m->nblocks * sizeof(qblock));
+                    nk = m->nblocks;
+                }
+                kept[nk - 1].text = qstr_plain(p.p, n);
+                qr_event_adjusted(c, "trimmed_trailing_whitespace", k,
+                                  "the final assistant message may not end with whitespace: its last text block is trimmed");
+            }
+        }
+        if (!changed) continue;
+        if (!view) {
+            view = qarena_alloc(&c->scratch, sizeof *view);
+            qmsg *msgs = qarena_alloc(&c->scratch, (size_t)(t->nmsgs ? t->nmsgs : 1) * sizeof(qmsg));
+            if (!view || !msgs) return q_oom(c->err);
+            *view = *t;
+            memcpy(msgs, t->msgs, (size_t)t->nmsgs * sizeof(qmsg));
+            view->msgs = msgs;
+        }
+        qmsg *vm = &view->msgs[k];
+        vm->blocks = kept;
+        vm->nblocks = nk;
+        vm->content_is_string = vm->content_is_string && nk == 1;
+        if (nk == 0) {
+            if (m->role != QR_ASSISTANT && !c->ro->lossy) {
+                char ptr[64];
+                snprintf(ptr, sizeof ptr, "/messages/%u/content", m->src_index);
+                return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, ptr,
+                                "no block of this %s message can be carried to %s (%s): nothing would be left "
+                                "(use --lossy to drop the message with an event)",
+                                qrole_name(m->role), qdialect_name(c->caps.dialect), c->model);
+            }
+            qr_event_adjusted(c, "dropped_empty_message", k,
+                              "no block of this message can be carried: the message is left out");
+        }
+    }
+    *viewp = view;
+    return QUIRE_OK;
+}
+
 typedef quire_status (*qr_encoder)(qr_ctx *c);
 static const qr_encoder k_encoders[QD_COUNT_] = {
     [QD_ANTHROPIC_MESSAGES] = qr_encode_anthropic,
@@ -717,6 +890,9 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
     if (!st) st = check_transcript(&c, memo);
     if (!st && params.any) st = check_params(&c);
     if (!st) st = qr_plan_slots(&c);
+    quire_transcript *view = NULL;
+    if (!st) st = apply_rules(&c, &view);
+    if (!st && view) c.t = view;
     if (!st) st = qr_plan_cache(&c);
     if (!st) {
         st = k_encoders[c.caps.dialect](&c);
@@ -891,6 +1067,10 @@ qr_run *qr_segment(qr_ctx *c, const qr_seg_opts *o, uint32_t *nruns) {
     if (!r) { c->w->b->oom = true; return NULL; }
     uint32_t n = 0;
     for (uint32_t k = 0; k < t->nmsgs; k++) {
+        if (t->msgs[k].nblocks == 0) { /* left out by the provider rules: no wire message */
+            if (n > 0) r[n - 1].j = k + 1;
+            continue;
+        }
         qwrole role = base_role(&t->msgs[k]);
         if (role == QW_SYSTEM) {
             bool ok = o->mid_system;

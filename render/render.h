@@ -138,6 +138,15 @@ qstr qr_plain(qr_ctx *c, qstr s);
 void qr_write_data_url(qr_ctx *c, qstr media_type, qstr data);
 /* Writes a JSON value as a JSON string holding its exact bytes (tool arguments). */
 void qr_write_value_as_string(qr_ctx *c, qval v);
+/* Tool inputs (docs/providers.md, "Provider rules"): dialects that take an
+ * object refuse a non-object input of a function call (qr_unsupported);
+ * a custom call's string input is wrapped as {"input": "<string>"}. */
+bool qr_tool_input_ok(qr_ctx *c, uint32_t mi, uint32_t bi, const qblock *b);
+void qr_write_tool_input(qr_ctx *c, const qblock *b);
+/* The same object as the content of a JSON string (Chat arguments). */
+void qr_write_tool_input_string(qr_ctx *c, const qblock *b);
+/* The toolCall block that a result answers (NULL when none). */
+const qblock *qr_call_for(const qr_ctx *c, uint32_t before_msg, qstr call_id);
 /* Index of the tool call that a result answers, for names (Gemini, Ollama). */
 qstr qr_tool_name_for(const qr_ctx *c, uint32_t before_msg, qstr call_id);
 /* Whether the system prompt is folded into the first user message. */

@@ -68,6 +68,44 @@ static void sval(const vctx *v, uint32_t n, char *out, size_t cap) {
     out[k] = '\0';
 }
 
+/* A string node with no visible character (JSON escapes \n \t \r count as whitespace). */
+static bool blank_node(const vctx *v, uint32_t n) {
+    const qj_node *x = qj_at(v->d, n);
+    for (uint32_t i = 0; i < x->len; i++) {
+        char ch = x->p[i];
+        if (ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r') continue;
+        if (ch == '\\' && i + 1 < x->len && (x->p[i + 1] == 'n' || x->p[i + 1] == 't' || x->p[i + 1] == 'r')) { i++; continue; }
+        return false;
+    }
+    return true;
+}
+/* A string node that ends with whitespace (decoded). */
+static bool trailing_ws_node(const vctx *v, uint32_t n) {
+    const qj_node *x = qj_at(v->d, n);
+    if (x->len == 0) return false;
+    char ch = x->p[x->len - 1];
+    if (ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r') return true;
+    if (x->len >= 2 && x->p[x->len - 2] == '\\' && (ch == 'n' || ch == 't' || ch == 'r')) {
+        /* an escape only when the backslash itself is not escaped */
+        uint32_t k = 0;
+        while (k < x->len - 1 && x->p[x->len - 2 - k] == '\\') k++;
+        return (k & 1) == 1;
+    }
+    return false;
+}
+/* Converse tool names: [a-zA-Z0-9_-]{1,64}. */
+static bool converse_name(const vctx *v, uint32_t n) {
+    if (!is(v, n, QJ_STRING)) return true; /* reported as a type error */
+    const qj_node *x = qj_at(v->d, n);
+    if (x->len < 1 || x->len > 64) return false;
+    for (uint32_t i = 0; i < x->len; i++) {
+        char ch = x->p[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-'))
+            return false;
+    }
+    return true;
+}
+
 /* The pending tool call ids of one assistant turn; results answer them in any
  * order (providers accept any order, and logged requests carry the order the
  * tools finished in), each exactly once, before the next turn. */
@@ -124,8 +162,10 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
     if (!need_type(v, ty, QJ_STRING, pt, "\"type\"")) return;
     if (str_is(v, ty, "text")) {
         uint32_t tx = get(v, b, "text");
-        if (need_type(v, tx, QJ_STRING, PK(p, "text"), "\"text\"") && qj_at(v->d, tx)->len == 0)
-            viol(v, PK(p, "text").s, "text content blocks must be non-empty");
+        if (need_type(v, tx, QJ_STRING, PK(p, "text"), "\"text\"")) {
+            if (qj_at(v->d, tx)->len == 0) viol(v, PK(p, "text").s, "text content blocks must be non-empty");
+            else if (blank_node(v, tx)) viol(v, PK(p, "text").s, "text content blocks must contain non-whitespace text");
+        }
         a_cache(v, b, p);
     } else if (str_is(v, ty, "image") || str_is(v, ty, "document")) {
         bool doc = str_is(v, ty, "document");
@@ -137,7 +177,12 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
             uint32_t st = get(v, src, "type");
             if (!is(v, st, QJ_STRING)) viol(v, PK(PK(p, "source"), "type").s, "missing source type");
             else if (str_is(v, st, "base64") || str_is(v, st, "text")) {
-                need_type(v, get(v, src, "media_type"), QJ_STRING, PK(PK(p, "source"), "media_type"), "\"media_type\"");
+                uint32_t mt = get(v, src, "media_type");
+                need_type(v, mt, QJ_STRING, PK(PK(p, "source"), "media_type"), "\"media_type\"");
+                if (doc && str_is(v, st, "base64") && is(v, mt, QJ_STRING) && !str_is(v, mt, "application/pdf"))
+                    viol(v, PK(PK(p, "source"), "media_type").s, "a base64 document source is application/pdf");
+                if (doc && str_is(v, st, "text") && is(v, mt, QJ_STRING) && !str_is(v, mt, "text/plain"))
+                    viol(v, PK(PK(p, "source"), "media_type").s, "a text document source is text/plain");
                 need_type(v, get(v, src, "data"), QJ_STRING, PK(PK(p, "source"), "data"), "\"data\"");
             } else if (str_is(v, st, "url")) {
                 need_type(v, get(v, src, "url"), QJ_STRING, PK(PK(p, "source"), "url"), "\"url\"");
@@ -168,7 +213,10 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
     } else if (str_is(v, ty, "thinking") || str_is(v, ty, "redacted_thinking")) {
         if (!assistant) viol(v, pt.s, "thinking blocks belong in assistant messages");
         if (get(v, b, "cache_control") != QJ_NONE) viol(v, PK(p, "cache_control").s, "thinking blocks cannot carry cache_control");
-        if (str_is(v, ty, "thinking")) need_type(v, get(v, b, "thinking"), QJ_STRING, PK(p, "thinking"), "\"thinking\"");
+        if (str_is(v, ty, "thinking")) {
+            need_type(v, get(v, b, "thinking"), QJ_STRING, PK(p, "thinking"), "\"thinking\"");
+            need_type(v, get(v, b, "signature"), QJ_STRING, PK(p, "signature"), "\"signature\" (a thinking block goes back with its signature)");
+        }
         else need_type(v, get(v, b, "data"), QJ_STRING, PK(p, "data"), "\"data\"");
     } else if (str_is(v, ty, "server_tool_use")) {
         if (!assistant) viol(v, pt.s, "server_tool_use blocks belong in assistant messages");
@@ -178,6 +226,31 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
         a_cache(v, b, p);
     } else {
         a_cache(v, b, p); /* other block types (server tool results, search results): carried as given */
+    }
+}
+
+/* The final assistant message (a prefill) may not end with whitespace
+ * (Anthropic; Claude on Bedrock): its string content or last text block. */
+static void final_assistant_ws(vctx *v, uint32_t msgs, uint32_t n) {
+    if (n == 0) return;
+    uint32_t last = first(msgs);
+    for (uint32_t i = 0; i + 1 < n; i++) last = next(v, last);
+    if (!str_is(v, get(v, last, "role"), "assistant")) return;
+    uint32_t ct = get(v, last, "content");
+    char pp[96];
+    if (is(v, ct, QJ_STRING)) {
+        snprintf(pp, sizeof pp, "/messages/%u/content", n - 1);
+        if (trailing_ws_node(v, ct)) viol(v, pp, "the final assistant content may not end with trailing whitespace");
+        return;
+    }
+    uint32_t nb = count_of(v, ct);
+    if (nb == 0) return;
+    uint32_t b = first(ct);
+    for (uint32_t j = 0; j + 1 < nb; j++) b = next(v, b);
+    uint32_t tx = get(v, b, "text");
+    if (is(v, tx, QJ_STRING) && trailing_ws_node(v, tx)) {
+        snprintf(pp, sizeof pp, "/messages/%u/content/%u/text", n - 1, nb - 1);
+        viol(v, pp, "the final assistant content may not end with trailing whitespace");
     }
 }
 
@@ -280,11 +353,16 @@ static void v_anthropic(vctx *v, uint32_t root) {
         prev = rn;
     }
     if (ids.n > ids.next && prev && strcmp(prev, "assistant") != 0) ids_close(&ids, v, P("/messages"));
+    final_assistant_ws(v, msgs, n);
 }
 
 /* ---- Bedrock Converse ---- */
 static void b_point(vctx *v, uint32_t blk, vp p) {
-    if (get(v, blk, "cachePoint") == QJ_NONE) return;
+    uint32_t cp = get(v, blk, "cachePoint");
+    if (cp == QJ_NONE) return;
+    uint32_t ttl = get(v, cp, "ttl");
+    if (ttl != QJ_NONE && !str_is(v, ttl, "5m") && !str_is(v, ttl, "1h"))
+        viol(v, PK(PK(p, "cachePoint"), "ttl").s, "expected \"5m\" or \"1h\"");
     if (v->caps.cache != QCACHE_CACHE_POINTS) viol(v, p.s, "cachePoint on a row without prompt caching");
     v->marks++;
     if (v->marks == v->caps.cache_limit + 1) viol(v, p.s, "more than %u cachePoint blocks in the request", v->caps.cache_limit);
@@ -300,13 +378,14 @@ static void b_block(vctx *v, uint32_t b, vp p, bool assistant) {
     if (!known) { viol(v, p.s, "unknown content block"); return; }
     b_point(v, b, p);
     uint32_t x;
-    if ((x = get(v, b, "text")) != QJ_NONE && need_type(v, x, QJ_STRING, PK(p, "text"), "text") && qj_at(v->d, x)->len == 0)
-        viol(v, PK(p, "text").s, "text blocks must be non-empty");
+    if ((x = get(v, b, "text")) != QJ_NONE && need_type(v, x, QJ_STRING, PK(p, "text"), "text") && blank_node(v, x))
+        viol(v, PK(p, "text").s, "text blocks must contain non-whitespace text");
     if ((x = get(v, b, "toolUse")) != QJ_NONE) {
         if (!assistant) viol(v, PK(p, "toolUse").s, "toolUse blocks belong in assistant messages");
         need_type(v, get(v, x, "toolUseId"), QJ_STRING, PK(PK(p, "toolUse"), "toolUseId"), "\"toolUseId\"");
         need_type(v, get(v, x, "name"), QJ_STRING, PK(PK(p, "toolUse"), "name"), "\"name\"");
-        if (get(v, x, "input") == QJ_NONE) viol(v, PK(PK(p, "toolUse"), "input").s, "missing \"input\"");
+        if (!converse_name(v, get(v, x, "name"))) viol(v, PK(PK(p, "toolUse"), "name").s, "a tool name matches [a-zA-Z0-9_-]{1,64}");
+        need_type(v, get(v, x, "input"), QJ_OBJECT, PK(PK(p, "toolUse"), "input"), "\"input\" (an object)");
     }
     if ((x = get(v, b, "toolResult")) != QJ_NONE) {
         if (assistant) viol(v, PK(p, "toolResult").s, "toolResult blocks belong in user messages");
@@ -340,8 +419,13 @@ static void b_block(vctx *v, uint32_t b, vp p, bool assistant) {
                      "a document name is 1-200 letters, digits, single spaces, hyphens, parentheses or brackets");
         }
     }
-    if ((x = get(v, b, "reasoningContent")) != QJ_NONE && !assistant)
-        viol(v, PK(p, "reasoningContent").s, "reasoning belongs in assistant messages");
+    if ((x = get(v, b, "reasoningContent")) != QJ_NONE) {
+        if (!assistant) viol(v, PK(p, "reasoningContent").s, "reasoning belongs in assistant messages");
+        uint32_t rt = get(v, x, "reasoningText");
+        if (rt != QJ_NONE && !is(v, get(v, rt, "signature"), QJ_STRING))
+            viol(v, PK(PK(PK(p, "reasoningContent"), "reasoningText"), "signature").s,
+                 "missing \"signature\" (reasoning goes back with its signature)");
+    }
 }
 
 static void v_bedrock(vctx *v, uint32_t root) {
@@ -366,6 +450,8 @@ static void v_bedrock(vctx *v, uint32_t root) {
                 uint32_t spec = get(v, e, "toolSpec");
                 if (spec != QJ_NONE) {
                     need_type(v, get(v, spec, "name"), QJ_STRING, PK(PK(p, "toolSpec"), "name"), "\"name\"");
+                    if (!converse_name(v, get(v, spec, "name")))
+                        viol(v, PK(PK(p, "toolSpec"), "name").s, "a tool name matches [a-zA-Z0-9_-]{1,64}");
                     need_type(v, get(v, get(v, spec, "inputSchema"), "json"), QJ_OBJECT, PK(PK(PK(p, "toolSpec"), "inputSchema"), "json"), "\"inputSchema.json\"");
                 } else if (get(v, e, "cachePoint") == QJ_NONE) {
                     viol(v, p.s, "a tool is toolSpec or cachePoint");
@@ -410,6 +496,7 @@ static void v_bedrock(vctx *v, uint32_t root) {
         }
         prev = rn;
     }
+    final_assistant_ws(v, msgs, n);
 }
 
 /* ---- OpenAI Chat, Mistral, Ollama (the chat family) ---- */
@@ -434,6 +521,15 @@ static void chat_part(vctx *v, uint32_t part, vp p, const char *role) {
         if (need_type(v, f, QJ_OBJECT, PK(p, "file"), "\"file\"") && get(v, f, "file_id") == QJ_NONE &&
             get(v, f, "file_data") == QJ_NONE)
             viol(v, PK(p, "file").s, "a file part needs \"file_id\" or \"file_data\"");
+        uint32_t fd = get(v, f, "file_data");
+        if (is(v, fd, QJ_STRING)) {
+            if (!is(v, get(v, f, "filename"), QJ_STRING))
+                viol(v, PK(PK(p, "file"), "filename").s, "a file part with file_data needs a filename");
+            const qj_node *x = qj_at(v->d, fd);
+            static const char pdf[] = "data:application/pdf;";
+            if (x->len < sizeof pdf - 1 || memcmp(x->p, pdf, sizeof pdf - 1) != 0)
+                viol(v, PK(PK(p, "file"), "file_data").s, "file parts carry PDFs (a data:application/pdf URL)");
+        }
     }
     if (str_is(v, ty, "input_audio")) {
         uint32_t a = get(v, part, "input_audio");
@@ -578,7 +674,10 @@ static void v_responses(vctx *v, uint32_t root) {
             } else {
                 seen_non_system = true;
             }
-            ids_close(&ids, v, p);
+            /* OpenAI pairs calls and outputs by call_id: an assistant message
+             * between the calls of one turn (call, text, call) is accepted;
+             * a user or instruction message closes the turn */
+            if (!str_is(v, role, "assistant")) ids_close(&ids, v, p);
             uint32_t ct = get(v, e, "content");
             if (is(v, ct, QJ_ARRAY)) {
                 uint32_t b = first(ct);
@@ -603,15 +702,18 @@ static void v_responses(vctx *v, uint32_t root) {
             } else if (!is(v, ct, QJ_STRING)) {
                 viol(v, PK(p, "content").s, "expected string or array of content parts");
             }
-        } else if (str_is(v, ty, "function_call")) {
+        } else if (str_is(v, ty, "function_call") || str_is(v, ty, "custom_tool_call")) {
             if (ids.next > 0 && ids.next == ids.n) ids.n = ids.next = 0; /* a new turn of calls */
             need_type(v, get(v, e, "call_id"), QJ_STRING, PK(p, "call_id"), "\"call_id\"");
             need_type(v, get(v, e, "name"), QJ_STRING, PK(p, "name"), "\"name\"");
-            need_type(v, get(v, e, "arguments"), QJ_STRING, PK(p, "arguments"), "\"arguments\" (a JSON string)");
+            if (str_is(v, ty, "custom_tool_call"))
+                need_type(v, get(v, e, "input"), QJ_STRING, PK(p, "input"), "\"input\" (a string)");
+            else
+                need_type(v, get(v, e, "arguments"), QJ_STRING, PK(p, "arguments"), "\"arguments\" (a JSON string)");
             ids_add(&ids, v, get(v, e, "call_id"));
             seen_non_system = true;
-        } else if (str_is(v, ty, "function_call_output")) {
-            ids_answer(&ids, v, get(v, e, "call_id"), PK(p, "call_id"), "function_call_output");
+        } else if (str_is(v, ty, "function_call_output") || str_is(v, ty, "custom_tool_call_output")) {
+            ids_answer(&ids, v, get(v, e, "call_id"), PK(p, "call_id"), str_is(v, ty, "function_call_output") ? "function_call_output" : "custom_tool_call_output");
             uint32_t out = get(v, e, "output");
             if (!is(v, out, QJ_STRING) && !is(v, out, QJ_ARRAY)) viol(v, PK(p, "output").s, "expected string or array");
         } else if (!is(v, ty, QJ_STRING)) {
@@ -677,6 +779,9 @@ static void v_gemini(vctx *v, uint32_t root) {
             uint32_t nd = 0;
             for (size_t k = 0; k < Q_COUNTOF(k_gemini_data); k++) if (get(v, b, k_gemini_data[k]) != QJ_NONE) nd++;
             if (nd != 1) viol(v, pb.s, "a part holds exactly one of text, inlineData, fileData, functionCall, functionResponse");
+            uint32_t tx = get(v, b, "text");
+            if (is(v, tx, QJ_STRING) && qj_at(v->d, tx)->len == 0 && get(v, b, "thoughtSignature") == QJ_NONE)
+                viol(v, PK(pb, "text").s, "an empty text part is rejected (unless it carries a thoughtSignature)");
             uint32_t fc = get(v, b, "functionCall"), fr = get(v, b, "functionResponse");
             if (fc != QJ_NONE) {
                 if (!model) viol(v, PK(pb, "functionCall").s, "functionCall parts belong in model contents");

@@ -542,12 +542,18 @@ static void w_block(cc *s, qw *w, const cblock *cb) {
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "thinking");
         w_copy_key(w, d, b, "thinking", "text");
-        if (get_str(d, b, "signature") != QJ_NONE) w_copy_key(w, d, b, "signature", "signature");
+        if (get_str(d, b, "signature") != QJ_NONE) {
+            w_copy_key(w, d, b, "signature", "signature");
+            /* Claude Code talks to the Messages API: the signature is Anthropic's
+             * (sent back only there, docs/providers.md "Provider rules") */
+            qw_key(w, "provider"); qw_strz(w, "anthropic");
+        }
         qw_obj_end(w);
     } else if (qj_str_eq(d, ty, "redacted_thinking") && get_str(d, b, "data") != QJ_NONE) {
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "redactedThinking");
         w_copy_key(w, d, b, "data", "data");
+        qw_key(w, "provider"); qw_strz(w, "anthropic");
         qw_obj_end(w);
     } else if (qj_str_eq(d, ty, "tool_use") && get_str(d, b, "id") != QJ_NONE && get_str(d, b, "name") != QJ_NONE) {
         qw_obj_begin(w);

@@ -8,9 +8,13 @@
  *   message (assistant), function_call, custom_tool_call, reasoning, other
  *   output items                         -> blocks of one assistant message per
  *                                           model response, with a `render`
- *                                           before it
- *   function_call_output                  -> toolResult blocks of a tool message
- *   custom_tool_call(_output), reasoning, web_search_call, ...
+ *                                           before it (a custom_tool_call, e.g.
+ *                                           apply_patch, is a toolCall of kind
+ *                                           "custom" whose string input is kept
+ *                                           byte-exact)
+ *   function_call_output, custom_tool_call_output
+ *                                         -> toolResult blocks of a tool message
+ *   reasoning, web_search_call, other *_output items, ...
  *                                         -> `opaque` openai_responses items
  * A model response starts at the first output item after an input item or
  * after a token_count event (Codex writes one after every response).
@@ -25,7 +29,8 @@ typedef enum { R_NONE, R_ASSISTANT, R_TOOL } cur_role;
 typedef struct cxblock {
     const qj_doc *d;
     uint32_t node;
-    uint8_t kind; /* 0 message content part, 1 function_call, 2 function_call_output, 3 opaque item */
+    uint8_t kind; /* 0 message content part, 1 function_call, 2 function_call_output, 3 opaque item,
+                     4 custom_tool_call */
 } cxblock;
 
 typedef struct cx {
@@ -157,6 +162,21 @@ static void w_tool_call(cx *s, qw *w, const qj_doc *d, uint32_t item) {
     qw_obj_end(w);
 }
 
+/* custom_tool_call {call_id, name, input: string} -> toolCall kind custom. */
+static void w_custom_call(qw *w, const qj_doc *d, uint32_t item) {
+    qw_obj_begin(w);
+    qw_key(w, "type"); qw_strz(w, "toolCall");
+    qw_key(w, "kind"); qw_strz(w, "custom");
+    qw_key(w, "id"); qw_node(w, d, get_str(d, item, "call_id"));
+    qw_key(w, "name");
+    uint32_t nm = get_str(d, item, "name");
+    if (nm != QJ_NONE) qw_node(w, d, nm); else qw_str(w, "", 0);
+    qw_key(w, "input");
+    uint32_t in = get_str(d, item, "input");
+    if (in != QJ_NONE) qw_node(w, d, in); else qw_str(w, "", 0);
+    qw_obj_end(w);
+}
+
 static void w_tool_result(cx *s, qw *w, const qj_doc *d, uint32_t item) {
     qw_obj_begin(w);
     qw_key(w, "type"); qw_strz(w, "toolResult");
@@ -213,6 +233,7 @@ static void flush(cx *s) {
         }
         case 1: w_tool_call(s, &w, b->d, b->node); break;
         case 2: w_tool_result(s, &w, b->d, b->node); break;
+        case 4: w_custom_call(&w, b->d, b->node); break;
         default: w_opaque(&w, b->d, b->node); break;
         }
     }
@@ -368,7 +389,9 @@ static void response_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
         input_message(s, d, p, r, lineno);
         return;
     }
-    if (qj_str_eq(d, ty, "function_call") || qj_str_eq(d, ty, "local_shell_call")) {
+    bool custom = qj_str_eq(d, ty, "custom_tool_call") && get_str(d, p, "call_id") != QJ_NONE &&
+                  get_str(d, p, "input") != QJ_NONE;
+    if (qj_str_eq(d, ty, "function_call") || qj_str_eq(d, ty, "local_shell_call") || custom) {
         uint32_t id = get_str(d, p, "call_id");
         if (id == QJ_NONE) id = get_str(d, p, "id");
         if (id != QJ_NONE && qmap_get(&s->calls, qj_at(d, id)->p, qj_at(d, id)->len) >= 0) {
@@ -378,8 +401,8 @@ static void response_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
             return;
         }
         if (id != QJ_NONE && !qmap_put(&s->calls, qj_at(d, id)->p, qj_at(d, id)->len, 1)) { s->st = q_oom(s->c->err); return; }
-        if (qj_str_eq(d, ty, "function_call")) {
-            output_item(s, d, p, 1);
+        if (qj_str_eq(d, ty, "function_call") || custom) {
+            output_item(s, d, p, custom ? 4 : 1);
             if (id != QJ_NONE) {
                 if (s->npend == s->cappend) {
                     uint32_t nc = s->cappend ? s->cappend * 2 : 8;
@@ -388,7 +411,7 @@ static void response_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
                     s->pend = np;
                     s->cappend = nc;
                 }
-                cxblock b = {d, p, 1};
+                cxblock b = {d, p, (uint8_t)(custom ? 4 : 1)};
                 s->pend[s->npend++] = b;
             }
         } else {
@@ -396,7 +419,9 @@ static void response_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
         }
         return;
     }
-    if (qj_str_eq(d, ty, "function_call_output")) {
+    if (qj_str_eq(d, ty, "function_call_output") ||
+        (qj_str_eq(d, ty, "custom_tool_call_output") && get_str(d, p, "call_id") != QJ_NONE &&
+         qmap_get(&s->calls, qj_at(d, get_str(d, p, "call_id"))->p, qj_at(d, get_str(d, p, "call_id"))->len) >= 0)) {
         uint32_t id = get_str(d, p, "call_id");
         if (id == QJ_NONE || qmap_get(&s->calls, qj_at(d, id)->p, qj_at(d, id)->len) < 0) {
             report(s, lineno, "dropped a function_call_output for a call not in the conversation");

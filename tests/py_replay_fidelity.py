@@ -14,7 +14,10 @@ recorded before that response (same item types, roles and call ids, in order).
 Skipped (with a note) while the openai_responses encoder is not built.
 
 Also checks determinism (two runs, same bytes) and that --digest agrees with
-the bodies.
+the bodies, and prints, per log, the model calls the log records against the
+requests that reproduce them faithfully. "Faithfully" allows only the
+documented provider rules (docs/providers.md, "Provider rules"): a text block
+with no visible character is not sent to Anthropic, so it is not expected.
 """
 import argparse
 import glob
@@ -25,6 +28,11 @@ import sys
 
 FAIL = []
 EMPTY_USER = ("message", "user (empty)")
+TABLE = []  # (log, logged calls, faithfully reproduced calls)
+
+
+def blank_text(b):
+    return b.get("type") == "text" and isinstance(b.get("text"), str) and b["text"].strip(" \n\t\r") == ""
 
 
 def fail(msg):
@@ -117,6 +125,8 @@ def cc_expected(path):
             for b in c if isinstance(c, list) else [{"type": "text"}]:
                 if isinstance(b, dict):
                     t = b.get("type")
+                    if blank_text(b):
+                        continue  # provider rule: blank text is not sent (blank_text)
                     target[1].append((t, b.get("id", "")))
                     if t == "tool_use":
                         emitted_calls.add(b.get("id"))
@@ -129,6 +139,8 @@ def cc_expected(path):
                 if b.get("tool_use_id") not in emitted_calls:
                     continue
                 blocks.append(("tool_result", b.get("tool_use_id")))
+            elif blank_text(b):
+                continue  # provider rule: blank text is not sent (blank_text)
             else:
                 blocks.append((b.get("type"), ""))
         if msgs and msgs[-1][0] == "user":
@@ -177,18 +189,24 @@ def check_claude_code(quire, path):
         return
     reqs = [json.loads(l) for l in out.splitlines() if l.startswith(b'{"type":"request"')]
     snaps = cc_expected(path)
-    if len(reqs) != len(snaps):
-        fail("%s: %d requests, expected %d model responses" % (name, len(reqs), len(snaps)))
-        return
+    faithful, first_bad = 0, None
     for k, (req, exp) in enumerate(zip(reqs, snaps)):
         got = normalise(anthropic_shape(req["body"]))
         want = normalise(exp)
-        if got != want:
+        if got == want:
+            faithful += 1
+        elif first_bad is None:
             # find the first differing message
             j = next((j for j in range(min(len(got), len(want))) if got[j] != want[j]), min(len(got), len(want)))
-            fail("%s: request %d differs at message %d:\n   got  %s\n   want %s" % (
-                name, k + 1, j, got[j] if j < len(got) else None, want[j] if j < len(want) else None))
-            return
+            first_bad = "%s: request %d differs at message %d:\n   got  %s\n   want %s" % (
+                name, k + 1, j, got[j] if j < len(got) else None, want[j] if j < len(want) else None)
+    TABLE.append(("claude-code/" + name, len(snaps), faithful))
+    if len(reqs) != len(snaps):
+        fail("%s: %d requests, expected %d model responses" % (name, len(reqs), len(snaps)))
+        return
+    if first_bad:
+        fail(first_bad)
+        return
     print("ok  %s: %d requests match the logged conversation" % (name, len(reqs)))
 
 
@@ -233,7 +251,10 @@ def codex_expected(path):
             snaps.append(list(items))
         response_done = False
         prev_input = is_input
-        items.append((t, p.get("role") if t == "message" else p.get("call_id", "")))
+        item = (t, p.get("role") if t == "message" else p.get("call_id", ""))
+        if t == "custom_tool_call":
+            item += (p.get("input"),)  # a freeform input (apply_patch) must come back byte for byte
+        items.append(item)
     return snaps
 
 
@@ -249,9 +270,7 @@ def check_codex(quire, path):
     reqs = [json.loads(l) for l in out.splitlines() if l.startswith(b'{"type":"request"')]
     snaps = codex_expected(path)
     system = codex_system(path)
-    if len(reqs) != len(snaps):
-        fail("%s: %d requests, expected %d model responses" % (name, len(reqs), len(snaps)))
-        return
+    faithful, first_bad = 0, None
     for k, (req, exp) in enumerate(zip(reqs, snaps)):
         got = []
         inp = req["body"].get("input", [])
@@ -266,12 +285,23 @@ def check_codex(quire, path):
             if t == "message" and it.get("role") == "user" and it.get("content") == []:
                 got.append(EMPTY_USER)
                 continue
-            got.append((t, it.get("role") if t == "message" else it.get("call_id", "")))
-        if got != exp:
+            item = (t, it.get("role") if t == "message" else it.get("call_id", ""))
+            if t == "custom_tool_call":
+                item += (it.get("input"),)
+            got.append(item)
+        if got == exp:
+            faithful += 1
+        elif first_bad is None:
             j = next((j for j in range(min(len(got), len(exp))) if got[j] != exp[j]), min(len(got), len(exp)))
-            fail("%s: request %d differs at input item %d: got %s, want %s" % (
-                name, k + 1, j, got[j] if j < len(got) else None, exp[j] if j < len(exp) else None))
-            return
+            first_bad = "%s: request %d differs at input item %d: got %s, want %s" % (
+                name, k + 1, j, got[j] if j < len(got) else None, exp[j] if j < len(exp) else None)
+    TABLE.append(("codex/" + name, len(snaps), faithful))
+    if len(reqs) != len(snaps):
+        fail("%s: %d requests, expected %d model responses" % (name, len(reqs), len(snaps)))
+        return
+    if first_bad:
+        fail(first_bad)
+        return
     print("ok  %s: %d requests match the rollout" % (name, len(reqs)))
 
 
@@ -316,6 +346,12 @@ def main():
     for f in sorted(glob.glob(os.path.join(root, "codex", "*.jsonl"))):
         check_codex(a.quire, f)
         check_determinism(a.quire, f, "codex")
+    if TABLE:
+        w = max(len(n) for n, _, _ in TABLE)
+        print("%-*s  %13s  %24s" % (w, "log", "logged calls", "faithfully reproduced"))
+        for n, logged, ok in TABLE:
+            print("%-*s  %13d  %24d" % (w, n, logged, ok))
+        print("%-*s  %13d  %24d" % (w, "total", sum(t[1] for t in TABLE), sum(t[2] for t in TABLE)))
     print("%d failures" % len(FAIL))
     return 1 if FAIL else 0
 

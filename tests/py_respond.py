@@ -98,17 +98,7 @@ for j, s in PAIRS:
     check(mj == ms and mj["role"] == "assistant" and mj["content"], "%s and %s decode to the same message" % (j, s))
 
 # 3. the round trip: decoded message -> transcript -> render -> validate
-PENDING = {  # DESIGN 2.1 vocabulary the transcript parser does not read yet (issue 15, i13b)
-    "anthropic/json_redacted": 'unknown field "provider"',
-    "anthropic/json_tool_thinking": 'unknown field "provider"',
-    "anthropic/stream_tool_thinking": 'unknown field "provider"',
-    "bedrock/json_tool_reasoning": 'unknown field "provider"',
-    "bedrock/stream_tool": 'unknown field "provider"',
-    "gemini/json_text_signature": 'unknown field "provider"',
-    "gemini/json_thinking_call": 'unknown field "provider"',
-    "gemini/stream_thinking_call": 'unknown field "provider"',
-    "gemini/stream_trailing_signature": 'unknown field "provider"',
-    "openai_responses/json_custom_tool": 'unknown field "kind"',
+PENDING = {  # DESIGN 2.1 vocabulary the transcript parser does not read yet: none left
 }
 roundtrips = 0
 with tempfile.TemporaryDirectory() as td:

@@ -1,0 +1,470 @@
+/* Provider rules (docs/providers.md, "Provider rules"): for each rule, a
+ * transcript and what render does with it (an error naming the block, or an
+ * event and the body it writes), the validator's verdict on a body that
+ * breaks the rule, and every successful render checked by quire_validate. */
+#define _POSIX_C_SOURCE 200809L
+#include "quire.h"
+#include "unit.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+static quire_transcript *tr(const char *json) {
+    quire_transcript *t = NULL;
+    quire_error e;
+    if (quire_transcript_parse(json, strlen(json), NULL, &t, &e)) {
+        fprintf(stderr, "transcript: %s %s\n", e.pointer, e.message);
+        return NULL;
+    }
+    return t;
+}
+
+typedef struct out {
+    quire_status st;
+    char *req, *ev;
+    char err[1400];
+} out;
+
+/* Renders; a successful body must pass quire_validate for the same target. */
+static out rend(const char *json, const char *provider, const char *model, bool lossy) {
+    out o;
+    memset(&o, 0, sizeof o);
+    quire_transcript *t = tr(json);
+    if (!t) { o.st = QUIRE_E_SCHEMA; snprintf(o.err, sizeof o.err, "transcript did not parse"); return o; }
+    quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
+    ro.provider = provider;
+    ro.model = model;
+    ro.lossy = lossy;
+    quire_render_result res;
+    quire_error e;
+    o.st = quire_render(t, NULL, &ro, NULL, &res, &e);
+    quire_transcript_free(t);
+    if (o.st) { snprintf(o.err, sizeof o.err, "%s: %s", e.pointer, e.message); return o; }
+    o.req = strdup(res.request.data);
+    o.ev = strdup(res.events.data ? res.events.data : "");
+    quire_bytes rep;
+    quire_error ve;
+    quire_status vs = quire_validate(res.request.data, res.request.len, &ro, NULL, &rep, &ve);
+    CHECK_MSG(vs == QUIRE_OK, "%s/%s: rendered body fails validate: %.*s\n%s", provider, model ? model : "",
+              (int)(vs == QUIRE_E_VALIDATE ? rep.len : 0), vs == QUIRE_E_VALIDATE ? rep.data : "", o.req);
+    if (vs == QUIRE_E_VALIDATE) quire_bytes_free(&rep);
+    quire_render_result_free(&res);
+    return o;
+}
+
+static void out_free(out *o) { free(o->req); free(o->ev); memset(o, 0, sizeof *o); }
+
+#define HAS(s, sub) ((s) && strstr((s), (sub)) != NULL)
+#define CHECK_HAS(s, sub) CHECK_MSG(HAS(s, sub), "missing %s in: %s", sub, (s) ? (s) : "(null)")
+#define CHECK_NOT(s, sub) CHECK_MSG(!HAS(s, sub), "unexpected %s in: %s", sub, (s) ? (s) : "(null)")
+
+/* The validator's report for a body (NULL when valid). */
+static char *val(const char *body, const char *provider, const char *model) {
+    quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
+    ro.provider = provider;
+    ro.model = model;
+    quire_bytes rep;
+    quire_error e;
+    quire_status st = quire_validate(body, strlen(body), &ro, NULL, &rep, &e);
+    if (st == QUIRE_OK) return NULL;
+    if (st != QUIRE_E_VALIDATE) return strdup(e.message);
+    char *r = malloc(rep.len + 1);
+    memcpy(r, rep.data, rep.len);
+    r[rep.len] = '\0';
+    quire_bytes_free(&rep);
+    return r;
+}
+#define CHECK_VIOL(body, prov, model, sub) do { char *r_ = val(body, prov, model); CHECK_HAS(r_, sub); free(r_); } while (0)
+#define CHECK_VALID(body, prov, model) do { char *r_ = val(body, prov, model); \
+    CHECK_MSG(r_ == NULL, "expected valid, got %s", r_); free(r_); } while (0)
+
+#define BEDROCK_CLAUDE "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+#define NOVA "us.amazon.nova-pro-v1:0"
+
+/* ---- blank text ---- */
+static void test_blank_text(void) {
+    const char *t = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+                    "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"\\n\\n\"},"
+                    "{\"type\":\"thinking\",\"text\":\"hmm\",\"signature\":\"sig\",\"provider\":\"anthropic\"},"
+                    "{\"type\":\"text\",\"text\":\"Hello.\"}]},{\"role\":\"user\",\"content\":\"more\"}]}";
+    out o = rend(t, "anthropic", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.ev, "\"sessionUpdate\":\"content_dropped\",\"messageIndex\":1,\"blockIndex\":0,\"reason\":\"blank_text\"");
+    CHECK_HAS(o.req, "\"content\":[{\"type\":\"thinking\",\"thinking\":\"hmm\",\"signature\":\"sig\"},{\"type\":\"text\",\"text\":\"Hello.\"}]");
+    out_free(&o);
+    o = rend(t, "bedrock", BEDROCK_CLAUDE, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.ev, "\"reason\":\"blank_text\"");
+    CHECK_NOT(o.req, "\\n\\n");
+    out_free(&o);
+    /* Chat accepts whitespace text: kept, no event */
+    o = rend(t, "openai", "gpt-4o", false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_NOT(o.ev, "blank_text");
+    CHECK_HAS(o.req, "{\"type\":\"text\",\"text\":\"\\n\\n\"}");
+    out_free(&o);
+    /* Gemini rejects empty text (whitespace is fine), unless the part carries a signature */
+    o = rend("{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"\"},"
+             "{\"type\":\"text\",\"text\":\" \"},{\"type\":\"thinking\",\"text\":\"\",\"signature\":\"S\",\"provider\":\"gemini\"},"
+             "{\"type\":\"text\",\"text\":\"\"}]},{\"role\":\"user\",\"content\":\"more\"}]}", "gemini", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.ev, "\"blockIndex\":0,\"reason\":\"blank_text\"");
+    CHECK_HAS(o.req, "{\"role\":\"model\",\"parts\":[{\"text\":\" \"},{\"text\":\"\",\"thoughtSignature\":\"S\"}]}");
+    out_free(&o);
+    CHECK_VIOL("{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"\"}]}]}", "gemini", NULL,
+               "/contents/0/parts/0/text: an empty text part is rejected");
+    /* a user message of blank text only: nothing left, an error (lossy: dropped with an event) */
+    const char *u = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\"ok\"},"
+                    "{\"role\":\"user\",\"content\":\" \\n\"}]}";
+    o = rend(u, "anthropic", NULL, false);
+    CHECK_INT(o.st, QUIRE_E_UNSUPPORTED);
+    CHECK_HAS(o.err, "/messages/2/content: no block of this user message can be carried to anthropic_messages");
+    out_free(&o);
+    /* validator */
+    CHECK_VIOL("{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\" \\n\"}]}]}",
+               "anthropic", NULL, "/messages/0/content/0/text: text content blocks must contain non-whitespace text");
+    CHECK_VIOL("{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"\\t\"}]}]}", "bedrock", BEDROCK_CLAUDE,
+               "/messages/0/content/0/text: text blocks must contain non-whitespace text");
+}
+
+/* ---- the final assistant message ---- */
+static void test_final_whitespace(void) {
+    const char *t = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\"Sure: \\n\"}]}";
+    out o = rend(t, "anthropic", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.ev, "\"change\":\"trimmed_trailing_whitespace\",\"messageIndex\":1");
+    CHECK_HAS(o.req, "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Sure:\",\"cache_control\"");
+    out_free(&o);
+    o = rend(t, "bedrock", BEDROCK_CLAUDE, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "{\"text\":\"Sure:\"}");
+    out_free(&o);
+    /* not final: untouched */
+    o = rend("{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\"Sure: \\n\"},"
+             "{\"role\":\"user\",\"content\":\"go\"}]}", "anthropic", NULL, false);
+    CHECK_HAS(o.req, "\"text\":\"Sure: \\n\"");
+    CHECK_NOT(o.ev, "trimmed");
+    out_free(&o);
+    CHECK_VIOL("{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+               "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"a \"}]}]}",
+               "anthropic", NULL, "/messages/1/content/0/text: the final assistant content may not end with trailing whitespace");
+    CHECK_VIOL("{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+               "{\"role\":\"assistant\",\"content\":\"a\\n\"}]}",
+               "anthropic", NULL, "/messages/1/content: the final assistant content may not end with trailing whitespace");
+    /* an escaped backslash before n is not whitespace */
+    CHECK_VALID("{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+                "{\"role\":\"assistant\",\"content\":\"a\\\\n\"}]}", "anthropic", NULL);
+}
+
+/* ---- thinking: signatures and their provider ---- */
+static void test_thinking(void) {
+    const char *t = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+                    "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"text\":\"plan\",\"signature\":\"GSIG\",\"provider\":\"gemini\"},"
+                    "{\"type\":\"text\",\"text\":\"Done.\"}]},{\"role\":\"user\",\"content\":\"next\"}]}";
+    out o = rend(t, "anthropic", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.ev, "\"blockIndex\":0,\"reason\":\"foreign_signature\"");
+    CHECK_NOT(o.req, "GSIG");
+    out_free(&o);
+    o = rend(t, "gemini", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "\"thoughtSignature\":\"GSIG\"");
+    CHECK_NOT(o.ev, "foreign_signature");
+    out_free(&o);
+    /* unsigned thinking: Anthropic and Bedrock refuse it, it is dropped */
+    const char *u = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+                    "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"text\":\"plan\"},{\"type\":\"text\",\"text\":\"Done.\"}]},"
+                    "{\"role\":\"user\",\"content\":\"next\"}]}";
+    o = rend(u, "anthropic", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.ev, "\"reason\":\"unsigned_thinking\"");
+    CHECK_NOT(o.req, "\"thinking\"");
+    out_free(&o);
+    /* the transcript writes the provider back */
+    quire_transcript *x = tr(t);
+    quire_bytes b;
+    quire_error e;
+    CHECK_INT(quire_transcript_write(x, 0, &b, &e), QUIRE_OK);
+    CHECK_HAS(b.data, "{\"type\":\"thinking\",\"text\":\"plan\",\"signature\":\"GSIG\",\"provider\":\"gemini\"}");
+    quire_bytes_free(&b);
+    quire_transcript_free(x);
+    CHECK_VIOL("{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+               "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"x\"},{\"type\":\"text\",\"text\":\"a\"}]},"
+               "{\"role\":\"user\",\"content\":\"go\"}]}", "anthropic", NULL, "/messages/1/content/0/signature: missing");
+    CHECK_VIOL("{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]},{\"role\":\"assistant\",\"content\":"
+               "[{\"reasoningContent\":{\"reasoningText\":{\"text\":\"x\"}}},{\"text\":\"a\"}]},{\"role\":\"user\",\"content\":[{\"text\":\"go\"}]}]}",
+               "bedrock", BEDROCK_CLAUDE, "/messages/1/content/0/reasoningContent/reasoningText/signature: missing");
+}
+
+/* ---- a message left with nothing the target carries ---- */
+static void test_emptied_message(void) {
+    /* Nova has no thinking: the assistant message holding only thinking is
+     * left out and the user turns around it merge (never "content":[]) */
+    const char *t = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+                    "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"text\":\"plan\",\"signature\":\"s\"}]},"
+                    "{\"role\":\"user\",\"content\":\"next\"}]}";
+    out o = rend(t, "bedrock", NOVA, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.ev, "\"change\":\"dropped_empty_message\",\"messageIndex\":1");
+    CHECK_HAS(o.req, "\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"},{\"text\":\"next\"},{\"cachePoint\"");
+    CHECK_NOT(o.req, "\"content\":[]");
+    out_free(&o);
+    o = rend(t, "openai", "gpt-4o", false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_NOT(o.req, "\"content\":[]");
+    CHECK_NOT(o.req, "assistant");
+    out_free(&o);
+    CHECK_VIOL("{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]},{\"role\":\"assistant\",\"content\":[]},"
+               "{\"role\":\"user\",\"content\":[{\"text\":\"go\"}]}]}", "bedrock", NOVA, "/messages/1/content: content must be non-empty");
+}
+
+/* ---- tool inputs: objects, custom calls ---- */
+static void test_tool_inputs(void) {
+    const char *bad = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+                      "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"t1\",\"name\":\"x\",\"input\":[1,2]}]},"
+                      "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"t1\",\"content\":\"ok\"}]}]}";
+    out o = rend(bad, "anthropic", NULL, false);
+    CHECK_INT(o.st, QUIRE_E_UNSUPPORTED);
+    CHECK_HAS(o.err, "/messages/1/content/0: a toolCall whose input is not a JSON object");
+    out_free(&o);
+    o = rend(bad, "bedrock", BEDROCK_CLAUDE, false);
+    CHECK_INT(o.st, QUIRE_E_UNSUPPORTED);
+    out_free(&o);
+    CHECK_VIOL("{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]},{\"role\":\"assistant\",\"content\":"
+               "[{\"toolUse\":{\"toolUseId\":\"t\",\"name\":\"x\",\"input\":\"s\"}}]},{\"role\":\"user\",\"content\":"
+               "[{\"toolResult\":{\"toolUseId\":\"t\",\"content\":[{\"text\":\"ok\"}]}}]}]}", "bedrock", BEDROCK_CLAUDE,
+               "/messages/1/content/0/toolUse/input: expected object");
+    /* custom calls (apply_patch): the string input byte-exact */
+    const char *cu = "{\"messages\":[{\"role\":\"user\",\"content\":\"patch it\"},"
+                     "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"kind\":\"custom\",\"id\":\"c1\",\"name\":\"apply_patch\","
+                     "\"input\":\"*** Begin Patch\\n*** End Patch\"}]},"
+                     "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"c1\",\"content\":\"Done\"}]}]}";
+    o = rend(cu, "openai_responses", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "{\"type\":\"custom_tool_call\",\"call_id\":\"c1\",\"name\":\"apply_patch\",\"input\":\"*** Begin Patch\\n*** End Patch\"}");
+    CHECK_HAS(o.req, "{\"type\":\"custom_tool_call_output\",\"call_id\":\"c1\",\"output\":\"Done\"}");
+    out_free(&o);
+    o = rend(cu, "anthropic", NULL, false);
+    CHECK_HAS(o.req, "\"input\":{\"input\":\"*** Begin Patch\\n*** End Patch\"}");
+    out_free(&o);
+    o = rend(cu, "bedrock", BEDROCK_CLAUDE, false);
+    CHECK_HAS(o.req, "\"input\":{\"input\":\"*** Begin Patch\\n*** End Patch\"}");
+    out_free(&o);
+    o = rend(cu, "openai", "gpt-4o", false);
+    CHECK_HAS(o.req, "\"arguments\":\"{\\\"input\\\":\\\"*** Begin Patch\\\\n*** End Patch\\\"}\"");
+    out_free(&o);
+    o = rend(cu, "gemini", NULL, false);
+    CHECK_HAS(o.req, "\"args\":{\"input\":\"*** Begin Patch\\n*** End Patch\"}");
+    out_free(&o);
+    /* the transcript: kind written back; a custom input must be a string */
+    quire_transcript *x = tr(cu);
+    quire_bytes b;
+    quire_error e;
+    CHECK_INT(quire_transcript_write(x, 0, &b, &e), QUIRE_OK);
+    CHECK_HAS(b.data, "{\"type\":\"toolCall\",\"kind\":\"custom\",\"id\":\"c1\"");
+    quire_bytes_free(&b);
+    quire_transcript_free(x);
+    x = NULL;
+    const char *bk = "{\"messages\":[{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"kind\":\"custom\",\"id\":\"c\",\"name\":\"n\",\"input\":{}}]}]}";
+    CHECK_INT(quire_transcript_parse(bk, strlen(bk), NULL, &x, &e), QUIRE_E_SCHEMA);
+    CHECK_STR(e.pointer, "/messages/0/content/0/input");
+    CHECK_HAS(e.message, "a custom toolCall's input is a string, got object");
+    const char *bf = "{\"messages\":[{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"kind\":\"fn\",\"id\":\"c\",\"name\":\"n\",\"input\":{}}]}]}";
+    CHECK_INT(quire_transcript_parse(bf, strlen(bf), NULL, &x, &e), QUIRE_E_SCHEMA);
+    CHECK_STR(e.pointer, "/messages/0/content/0/kind");
+}
+
+/* ---- Converse tool names ---- */
+static void test_converse_names(void) {
+    const char *t = "{\"tools\":[{\"name\":\"mcp.fs.read\",\"inputSchema\":{\"type\":\"object\"}}],"
+                    "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    out o = rend(t, "bedrock", BEDROCK_CLAUDE, false);
+    CHECK_INT(o.st, QUIRE_E_UNSUPPORTED);
+    CHECK_HAS(o.err, "/tools/0/name: a Converse tool name matches [a-zA-Z0-9_-]{1,64}");
+    out_free(&o);
+    o = rend("{\"tools\":[{\"name\":\"mcp__fs-read\",\"inputSchema\":{\"type\":\"object\"}}],"
+             "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", "bedrock", BEDROCK_CLAUDE, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    out_free(&o);
+    CHECK_VIOL("{\"toolConfig\":{\"tools\":[{\"toolSpec\":{\"name\":\"a b\",\"inputSchema\":{\"json\":{}}}}]},"
+               "\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]}]}", "bedrock", BEDROCK_CLAUDE,
+               "/toolConfig/tools/0/toolSpec/name: a tool name matches");
+}
+
+/* ---- Bedrock cachePoint TTL ---- */
+static void test_cache_ttl(void) {
+    out o = rend("{\"system\":[{\"type\":\"text\",\"text\":\"Terse.\",\"cacheControl\":{\"type\":\"ephemeral\",\"ttl\":\"1h\"}}],"
+                 "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", "bedrock", BEDROCK_CLAUDE, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "{\"text\":\"Terse.\"},{\"cachePoint\":{\"type\":\"default\",\"ttl\":\"1h\"}}");
+    out_free(&o);
+    CHECK_VIOL("{\"system\":[{\"text\":\"x\"},{\"cachePoint\":{\"type\":\"default\",\"ttl\":\"2h\"}}],"
+               "\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]}]}", "bedrock", BEDROCK_CLAUDE,
+               "/system/1/cachePoint/ttl: expected \"5m\" or \"1h\"");
+}
+
+/* ---- documents ---- */
+static void doc(char *buf, size_t n, const char *mt, const char *data) {
+    snprintf(buf, n, "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"document\",\"mediaType\":\"%s\","
+             "\"data\":\"%s\"},{\"type\":\"text\",\"text\":\"summarise\"}]}]}", mt, data);
+}
+static void test_documents(void) {
+    char buf[512];
+    doc(buf, sizeof buf, "application/pdf", "JVBERi0x");
+    out o = rend(buf, "anthropic", NULL, false);
+    CHECK_HAS(o.req, "\"source\":{\"type\":\"base64\",\"media_type\":\"application/pdf\",\"data\":\"JVBERi0x\"}");
+    out_free(&o);
+    o = rend(buf, "openai", "gpt-4o", false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "\"file\":{\"filename\":\"document-0-0.pdf\",\"file_data\":\"data:application/pdf;base64,JVBERi0x\"}");
+    out_free(&o);
+    doc(buf, sizeof buf, "text/plain", "hello");
+    o = rend(buf, "anthropic", NULL, false);
+    CHECK_HAS(o.req, "\"source\":{\"type\":\"text\",\"media_type\":\"text/plain\",\"data\":\"hello\"}");
+    out_free(&o);
+    o = rend(buf, "openai", "gpt-4o", false);
+    CHECK_INT(o.st, QUIRE_E_UNSUPPORTED);
+    CHECK_HAS(o.err, "/messages/0/content/0: a document that is not application/pdf");
+    out_free(&o);
+    doc(buf, sizeof buf, "text/csv", "YSxi");
+    o = rend(buf, "anthropic", NULL, false);
+    CHECK_INT(o.st, QUIRE_E_UNSUPPORTED);
+    CHECK_HAS(o.err, "/messages/0/content/0: a document that is neither application/pdf nor text/plain");
+    out_free(&o);
+    CHECK_VIOL("{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"document\","
+               "\"source\":{\"type\":\"base64\",\"media_type\":\"text/csv\",\"data\":\"YSxi\"}}]}]}", "anthropic", NULL,
+               "/messages/0/content/0/source/media_type: a base64 document source is application/pdf");
+    CHECK_VIOL("{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"file\",\"file\":"
+               "{\"file_data\":\"data:application/pdf;base64,JVBERi0x\"}}]}]}", "openai", "gpt-4o",
+               "/messages/0/content/0/file/filename: a file part with file_data needs a filename");
+    CHECK_VIOL("{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"file\",\"file\":"
+               "{\"filename\":\"a.txt\",\"file_data\":\"data:text/plain;base64,aGk=\"}}]}]}", "openai", "gpt-4o",
+               "/messages/0/content/0/file/file_data: file parts carry PDFs");
+}
+
+/* ---- Responses: call, text, call in one assistant turn ---- */
+static void test_responses_order(void) {
+    const char *t = "{\"tools\":[{\"name\":\"r\",\"inputSchema\":{\"type\":\"object\"}}],\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+                    "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"a\",\"name\":\"r\",\"input\":{}},"
+                    "{\"type\":\"text\",\"text\":\"and\"},{\"type\":\"toolCall\",\"id\":\"b\",\"name\":\"r\",\"input\":{}}]},"
+                    "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"a\",\"content\":\"1\"},"
+                    "{\"type\":\"toolResult\",\"toolCallId\":\"b\",\"content\":\"2\"}]}]}";
+    out o = rend(t, "openai_responses", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "\"call_id\":\"a\",\"name\":\"r\",\"arguments\":\"{}\"},{\"type\":\"message\",\"role\":\"assistant\",\"content\":\"and\"},"
+                     "{\"type\":\"function_call\",\"call_id\":\"b\"");
+    out_free(&o);
+    /* a user message between a call and its output is still refused */
+    CHECK_VIOL("{\"model\":\"gpt-5\",\"input\":[{\"type\":\"function_call\",\"call_id\":\"a\",\"name\":\"r\",\"arguments\":\"{}\"},"
+               "{\"type\":\"message\",\"role\":\"user\",\"content\":\"x\"},{\"type\":\"function_call_output\",\"call_id\":\"a\",\"output\":\"1\"}]}",
+               "openai_responses", NULL, "tool call \"a\" has no result right after its turn");
+}
+
+/* ---- Mistral: the row's thinking claim is carried ---- */
+static void test_mistral_thinking(void) {
+    const char *t = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+                    "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"text\":\"plan\"},{\"type\":\"text\",\"text\":\"Done.\"}]},"
+                    "{\"role\":\"user\",\"content\":\"next\"}]}";
+    out o = rend(t, "mistral", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":[{\"type\":\"text\",\"text\":\"plan\"}]},"
+                     "{\"type\":\"text\",\"text\":\"Done.\"}]}");
+    CHECK_NOT(o.ev, "content_dropped");
+    out_free(&o);
+}
+
+/* ---- Anthropic mid-conversation system messages ---- */
+static void test_mid_system(void) {
+    const char *t = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"system\",\"content\":\"Be brief.\"}]}";
+    out o = rend(t, "anthropic", "claude-opus-4-8", false);
+    CHECK_HAS(o.req, "{\"role\":\"system\",\"content\":[{\"type\":\"text\",\"text\":\"Be brief.\"}]}");
+    out_free(&o);
+    o = rend(t, "anthropic", "claude-sonnet-4-5", false);
+    CHECK_NOT(o.req, "\"role\":\"system\"");
+    CHECK_HAS(o.req, "<system-reminder>\\nBe brief.\\n</system-reminder>");
+    out_free(&o);
+    /* before any user turn: wrapped even where the row allows it */
+    o = rend("{\"messages\":[{\"role\":\"system\",\"content\":\"Be brief.\"},{\"role\":\"user\",\"content\":\"hi\"}]}",
+             "anthropic", "claude-opus-4-8", false);
+    CHECK_NOT(o.req, "\"role\":\"system\"");
+    out_free(&o);
+    CHECK_VIOL("{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+               "{\"role\":\"system\",\"content\":\"x\"}]}", "anthropic", NULL,
+               "/messages/1/role: mid-conversation system messages are not supported by this model row");
+}
+
+/* ---- compact runs render's transcript checks ---- */
+static void test_compact_checks(void) {
+    const char *t = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+                    "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"zz\",\"content\":\"1\"}]}]}";
+    quire_transcript *x = tr(t);
+    quire_compact_policy p = QUIRE_COMPACT_POLICY_INIT;
+    p.budget_tokens = 1000000;
+    quire_compact_result r;
+    quire_error e;
+    CHECK_INT(quire_compact(x, NULL, &p, NULL, 0, NULL, &r, &e), QUIRE_E_SCHEMA);
+    CHECK_STR(e.pointer, "/messages/1/content/0/toolCallId");
+    CHECK_HAS(e.message, "toolResult \"zz\" answers no toolCall");
+    quire_transcript_free(x);
+    out o = rend(t, "anthropic", NULL, false);
+    CHECK_INT(o.st, QUIRE_E_SCHEMA);
+    CHECK_HAS(o.err, "/messages/1/content/0/toolCallId: toolResult \"zz\" answers no toolCall");
+    out_free(&o);
+}
+
+/* Every rule transcript for every target: what renders validates. */
+static void test_cross(void) {
+    static const char *const ts[] = {
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"\\n\\n\"},"
+        "{\"type\":\"thinking\",\"text\":\"p\",\"signature\":\"s\",\"provider\":\"anthropic\"},{\"type\":\"text\",\"text\":\"Hi.\"}]},"
+        "{\"role\":\"user\",\"content\":\"more\"}]}",
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\"Sure: \\n\"}]}",
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"text\":\"p\",\"signature\":\"g\",\"provider\":\"gemini\"}]},"
+        "{\"role\":\"user\",\"content\":\"next\"}]}",
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"text\":\"p\"}]},"
+        "{\"role\":\"user\",\"content\":\"next\"}]}",
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"patch\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"ok \"},"
+        "{\"type\":\"toolCall\",\"kind\":\"custom\",\"id\":\"c1\",\"name\":\"apply_patch\",\"input\":\"*** Begin Patch\"},"
+        "{\"type\":\"text\",\"text\":\" \"},{\"type\":\"toolCall\",\"id\":\"c2\",\"name\":\"r\",\"input\":{}}]},"
+        "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"c1\",\"content\":\"Done\"},"
+        "{\"type\":\"toolResult\",\"toolCallId\":\"c2\",\"content\":\"1\"}]},{\"role\":\"user\",\"content\":\" \"},"
+        "{\"role\":\"user\",\"content\":\"go on\"}]}",
+        "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"document\",\"mediaType\":\"application/pdf\",\"data\":\"JVBERi0x\"},"
+        "{\"type\":\"text\",\"text\":\"sum\"}]},{\"role\":\"system\",\"content\":\"Be brief.\"}]}",
+    };
+    static const struct { const char *p, *m; } tg[] = {
+        {"anthropic", NULL}, {"anthropic", "claude-opus-4-8"}, {"openai", "gpt-4o"}, {"openai", "gpt-5"},
+        {"openai_responses", NULL}, {"gemini", NULL}, {"gemini", "gemma-3-27b-it"}, {"bedrock", BEDROCK_CLAUDE},
+        {"bedrock", NOVA}, {"mistral", NULL}, {"ollama", NULL}, {"deepseek", NULL},
+    };
+    uint32_t ok = 0;
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        for (size_t j = 0; j < sizeof tg / sizeof tg[0]; j++) {
+            out o = rend(ts[i], tg[j].p, tg[j].m, false);
+            if (o.st == QUIRE_OK) ok++;
+            else CHECK_MSG(o.st == QUIRE_E_UNSUPPORTED, "%s: case %zu: %s", tg[j].p, i, o.err);
+            out_free(&o);
+            o = rend(ts[i], tg[j].p, tg[j].m, true); /* lossy: validated by render itself too */
+            CHECK_MSG(o.st == QUIRE_OK || o.st == QUIRE_E_UNSUPPORTED, "%s lossy: case %zu: %s", tg[j].p, i, o.err);
+            out_free(&o);
+        }
+    CHECK_MSG(ok >= 60, "%u renders succeeded", ok);
+}
+
+int main(void) {
+    test_blank_text();
+    test_final_whitespace();
+    test_thinking();
+    test_emptied_message();
+    test_tool_inputs();
+    test_converse_names();
+    test_cache_ttl();
+    test_documents();
+    test_responses_order();
+    test_mistral_thinking();
+    test_mid_system();
+    test_compact_checks();
+    test_cross();
+    TEST_MAIN_END();
+}
