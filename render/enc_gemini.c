@@ -13,6 +13,8 @@
  * Reminder user blocks: a separate user content at the tail. */
 #include "render/wire.h"
 
+#include <string.h>
+
 static void text_part(qw *w, qstr s) {
     qw_obj_begin(w);
     qw_key(w, "text"); qw_qstr(w, s);
@@ -82,6 +84,26 @@ static void sig(qw *w, qstr s) {
     qw_qstr(w, s);
 }
 
+/* Gemini 3 and later reject a functionCall of the current turn (the model
+ * messages after the last user message) without its thoughtSignature; only the
+ * first call of a message needs one (parallel calls share it). A call quire has
+ * no signature for (another model's, an imported or edited history) gets the
+ * sentinel Google documents for that case (docs/providers.md, Provider rules). */
+#define QR_GEMINI_SKIP_SIGNATURE "skip_thought_signature_validator"
+
+bool qr_gemini_signs_calls(const char *model) {
+    return model && strncmp(model, "gemini-", 7) == 0 && model[7] >= '3' && model[7] <= '9';
+}
+
+static bool needs_placeholder(const qr_ctx *c, const qmsg *m, uint32_t mi, uint32_t bi) {
+    if (!qr_gemini_signs_calls(c->model)) return false;
+    for (uint32_t k = mi + 1; k < c->t->nmsgs; k++)
+        if (c->t->msgs[k].role == QR_USER) return false; /* an earlier turn */
+    for (uint32_t k = 0; k < bi; k++)
+        if (m->blocks[k].type == QB_TOOL_CALL) return false; /* not the first call of the message */
+    return true;
+}
+
 static void model_part(qr_ctx *c, const qmsg *m, uint32_t mi, uint32_t bi) {
     qw *w = c->w;
     const qblock *b = &m->blocks[bi];
@@ -112,7 +134,13 @@ static void model_part(qr_ctx *c, const qmsg *m, uint32_t mi, uint32_t bi) {
         qw_key(w, "name"); qw_qstr(w, b->name);
         qw_key(w, "args"); qr_write_tool_input(c, b);
         qw_obj_end(w);
-        sig(w, pending_sig(m, bi));
+        if (qstr_present(pending_sig(m, bi))) sig(w, pending_sig(m, bi));
+        else if (needs_placeholder(c, m, mi, bi)) {
+            qw_key(w, "thoughtSignature"); qw_strz(w, QR_GEMINI_SKIP_SIGNATURE);
+            qr_event_adjusted(c, "thought_signature_placeholder", mi,
+                              "a function call of the current turn has no thought signature: Gemini 3 and later "
+                              "need one, so it carries the documented skip_thought_signature_validator value");
+        }
         qw_obj_end(w);
         return;
     case QB_THINKING:

@@ -105,6 +105,9 @@ void qr_drop_artefact(qr_ctx *c, uint32_t msg, uint32_t block, const char *detai
 /* A structural change the renderer made for the dialect (merged messages,
  * folded system prompt, inserted user turn), reported as an event. */
 void qr_event_adjusted(qr_ctx *c, const char *change, uint32_t msg, const char *detail);
+/* Gemini 3 and later: the first functionCall of each model content of the
+ * current turn must carry a thoughtSignature (enc_gemini.c, validate.c). */
+bool qr_gemini_signs_calls(const char *model);
 /* ---- request parameters (render.c; docs/params.md) ---- */
 /* A parameter the target cannot carry: an error naming it (/name), or with
  * lossy a request_adjusted event (change parameter_dropped). */

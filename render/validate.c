@@ -15,6 +15,7 @@ typedef struct vctx {
     uint32_t n;
     uint32_t marks;     /* cache markers seen */
     bool seen_5m;       /* a marker with the default/5m TTL was seen */
+    const char *model;  /* the model the request is for */
     bool ttl_reported;
 } vctx;
 
@@ -762,6 +763,22 @@ static void v_gemini(vctx *v, uint32_t root) {
     bool used[64];
     uint32_t npend = 0;
     bool prev_calls = false;
+    /* the current turn: the contents after the last user content that is not
+     * only function responses */
+    bool signs = qr_gemini_signs_calls(v->model);
+    uint32_t turn_start = 0;
+    if (signs) {
+        uint32_t e0 = first(cs);
+        for (uint32_t i = 0; i < n; i++, e0 = next(v, e0)) {
+            uint32_t ps = get(v, e0, "parts");
+            if (!str_is(v, get(v, e0, "role"), "user") || !is(v, ps, QJ_ARRAY)) continue;
+            bool other = false;
+            uint32_t b0 = first(ps);
+            for (uint32_t j = 0; j < count_of(v, ps); j++, b0 = next(v, b0))
+                if (get(v, b0, "functionResponse") == QJ_NONE) other = true;
+            if (other) turn_start = i + 1;
+        }
+    }
     uint32_t e = first(cs);
     for (uint32_t i = 0; i < n; i++, e = next(v, e)) {
         vp p = PI(PK(r, "contents"), i);
@@ -789,6 +806,10 @@ static void v_gemini(vctx *v, uint32_t root) {
                 uint32_t args = get(v, fc, "args");
                 if (args != QJ_NONE) need_type(v, args, QJ_OBJECT, PK(PK(pb, "functionCall"), "args"), "\"args\"");
                 if (npend < 64) { used[npend] = false; sval(v, get(v, fc, "name"), pending[npend++], sizeof pending[0]); }
+                if (signs && model && i >= turn_start && ncalls == 0 && get(v, b, "thoughtSignature") == QJ_NONE)
+                    viol(v, PK(pb, "functionCall").s,
+                         "the first functionCall of a model content in the current turn needs a thoughtSignature "
+                         "on this model (Gemini 3 and later)");
                 ncalls++;
             } else if (fr != QJ_NONE) {
                 if (model) viol(v, PK(pb, "functionResponse").s, "functionResponse parts belong in user contents");
@@ -1131,6 +1152,7 @@ quire_status quire_validate(const char *json, size_t len, const quire_render_opt
                      model ? " model " : "", model ? model : "");
     }
     if (!v.caps.cache_limit) v.caps.cache_limit = 4;
+    v.model = model;
     if (qj_type_of(&d, 0) != QJ_OBJECT) {
         viol(&v, "", "expected a JSON object (a request body)");
     } else {

@@ -374,6 +374,59 @@ static void test_mistral_thinking(void) {
     out_free(&o);
 }
 
+/* ---- Gemini 3 and later: a signature on the current turn's calls ---- */
+static void test_gemini_signature_placeholder(void) {
+    const char *t = "{\"tools\":[{\"name\":\"ls\",\"inputSchema\":{\"type\":\"object\"}}],\"messages\":["
+                    "{\"role\":\"user\",\"content\":\"old task\"},"
+                    "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"c0\",\"name\":\"ls\",\"input\":{}}]},"
+                    "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"c0\",\"content\":\"w\"}]},"
+                    "{\"role\":\"assistant\",\"content\":\"ok\"},"
+                    "{\"role\":\"user\",\"content\":\"list src\"},"
+                    "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"c1\",\"name\":\"ls\",\"input\":{\"p\":\"a\"}},"
+                    "{\"type\":\"toolCall\",\"id\":\"c2\",\"name\":\"ls\",\"input\":{\"p\":\"b\"}}]},"
+                    "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"c1\",\"content\":\"x\"},"
+                    "{\"type\":\"toolResult\",\"toolCallId\":\"c2\",\"content\":\"y\"}]}]}";
+    out o = rend(t, "gemini", "gemini-3-pro-preview", false);
+    CHECK_INT(o.st, QUIRE_OK);
+    /* the first call of the current turn gets the sentinel, its parallel sibling and the
+     * earlier turn's call do not */
+    CHECK_HAS(o.req, "{\"functionCall\":{\"id\":\"c1\",\"name\":\"ls\",\"args\":{\"p\":\"a\"}},"
+                     "\"thoughtSignature\":\"skip_thought_signature_validator\"}");
+    CHECK_HAS(o.req, "{\"functionCall\":{\"id\":\"c2\",\"name\":\"ls\",\"args\":{\"p\":\"b\"}}}");
+    CHECK_HAS(o.req, "{\"functionCall\":{\"id\":\"c0\",\"name\":\"ls\",\"args\":{}}}");
+    CHECK_HAS(o.ev, "thought_signature_placeholder");
+    CHECK_VALID(o.req, "gemini", "gemini-3-pro-preview");
+    /* the validator knows the rule: without it the body is rejected on Gemini 3, not on 2.5 */
+    char *bad = o.req ? strdup(o.req) : NULL;
+    char *at = bad ? strstr(bad, ",\"thoughtSignature\":\"skip_thought_signature_validator\"") : NULL;
+    if (at) memmove(at, at + strlen(",\"thoughtSignature\":\"skip_thought_signature_validator\""),
+                    strlen(at + strlen(",\"thoughtSignature\":\"skip_thought_signature_validator\"")) + 1);
+    CHECK(at != NULL);
+    if (bad) {
+        CHECK_VIOL(bad, "gemini", "gemini-3-pro-preview", "needs a thoughtSignature");
+        CHECK_VALID(bad, "gemini", "gemini-2.5-pro");
+    }
+    free(bad);
+    out_free(&o);
+    /* Gemini 2.5 takes calls without signatures: nothing added */
+    o = rend(t, "gemini", "gemini-2.5-pro", false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_NOT(o.req, "skip_thought_signature_validator");
+    CHECK_NOT(o.ev, "thought_signature_placeholder");
+    out_free(&o);
+    /* a recorded signature is kept, never replaced */
+    const char *signed_t = "{\"tools\":[{\"name\":\"ls\",\"inputSchema\":{\"type\":\"object\"}}],\"messages\":["
+                           "{\"role\":\"user\",\"content\":\"list\"},"
+                           "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"text\":\"\",\"signature\":\"SIG1\","
+                           "\"provider\":\"gemini\"},{\"type\":\"toolCall\",\"id\":\"c1\",\"name\":\"ls\",\"input\":{}}]},"
+                           "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"c1\",\"content\":\"x\"}]}]}";
+    o = rend(signed_t, "gemini", "gemini-3-flash", false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "\"thoughtSignature\":\"SIG1\"");
+    CHECK_NOT(o.req, "skip_thought_signature_validator");
+    out_free(&o);
+}
+
 /* ---- Anthropic mid-conversation system messages ---- */
 static void test_mid_system(void) {
     const char *t = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"system\",\"content\":\"Be brief.\"}]}";
@@ -463,6 +516,7 @@ int main(void) {
     test_documents();
     test_responses_order();
     test_mistral_thinking();
+    test_gemini_signature_placeholder();
     test_mid_system();
     test_compact_checks();
     test_cross();
