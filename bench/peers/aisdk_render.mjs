@@ -13,7 +13,8 @@
 // --quire-node DIR (bindings/node with its addon built): in the same process,
 // also times quire's Node package on the same input — quire.render() from the
 // file's bytes and from the JS string, to the body Buffer — and reports it beside
-// the SDK (quire_node_buffer_ms, quire_node_string_ms, quire_node_body_bytes).
+// the SDK (quire_node_buffer_ms, quire_node_string_ms, quire_node_body_bytes), and one turn
+// of a live Session holding the same transcript (quire_node_session_turn_ms).
 import { generateText, tool, jsonSchema } from 'ai';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
@@ -152,6 +153,24 @@ if (!runUnderTimeout(opts, PEER, file, { provider: opts.provider })) {
       extra[key] = round(median(qt), 4);
     }
     extra.quire_node_body_bytes = qbytes;
+    // the same transcript held by a live session (how a loop uses quire): one turn is
+    // append a user message, render the request, accept the answer
+    const t = JSON.parse(text);
+    const sess = new quire.Session({ ...target, system: t.system, tools: t.tools });
+    sess.append(t.messages);
+    if (t.messages.length && t.messages[t.messages.length - 1].role !== 'user') sess.append({ role: 'user', content: 'go on' });
+    sess.render();
+    sess.accept({ role: 'assistant', content: 'ok' });
+    const st = [];
+    for (let i = 0; i < opts.warmup + opts.runs; i++) {
+      const t0 = performance.now();
+      sess.append({ role: 'user', content: `next step ${i}` });
+      qbytes = sess.render().body.length;
+      sess.accept({ role: 'assistant', content: `done ${i}` });
+      if (i >= opts.warmup) st.push(performance.now() - t0);
+    }
+    extra.quire_node_session_turn_ms = round(median(st), 4);
+    extra.quire_node_session_body_bytes = qbytes;
   }
   emit({
     peer: PEER,
