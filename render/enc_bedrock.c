@@ -129,6 +129,45 @@ static bool name_ok(qstr n) {
     return true;
 }
 
+/* A tool name Converse refuses (outside [a-zA-Z0-9_-]{1,64}: dots, slashes,
+ * spaces, non-ASCII, too long) is sent mapped, the same way in the tool list,
+ * the calls of the history and toolChoice: every other character becomes '_',
+ * the result is cut to 55 bytes and "_" plus the FNV-1a 32 of the original
+ * name (8 hex digits) is appended, so two names never map to one. The mapping
+ * is a function of the name alone: a host reverses a name in the model's
+ * answer by mapping its own tool names (request_adjusted tool_name_mapped
+ * names each pair). docs/providers.md, "Provider rules". */
+static size_t mapped_name(const char *s, size_t n, char out[65]) {
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < 55; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if ((ch & 0xC0) == 0x80) continue; /* one '_' per code point */
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
+        out[k++] = ok ? (char)ch : '_';
+    }
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) { h ^= (unsigned char)s[i]; h *= 16777619u; }
+    k += (size_t)snprintf(out + k, 65 - k, "_%08x", h);
+    return k;
+}
+
+/* Writes a tool name, mapped when Converse would refuse it; msg is the
+ * message of a call (UINT32_MAX: the tool list, which reports the mapping). */
+static void tool_name(qr_ctx *c, qstr name, uint32_t msg) {
+    qw *w = c->w;
+    if (name_ok(name)) { qw_qstr(w, name); return; }
+    qstr p = qr_plain(c, name);
+    char m[65];
+    size_t mn = mapped_name(p.p ? p.p : "", p.len, m);
+    qw_str(w, m, mn);
+    if (msg != UINT32_MAX) return;
+    char q[140], detail[320];
+    q_quote_text(q, sizeof q, p.p ? p.p : "", p.len);
+    snprintf(detail, sizeof detail, "tool \"%s\" is sent as \"%.*s\" (Converse tool names match [a-zA-Z0-9_-]{1,64})", q,
+             (int)mn, m);
+    qr_event_adjusted(c, "tool_name_mapped", UINT32_MAX, detail);
+}
+
 static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
     qw *w = c->w;
     switch (b->type) {
@@ -143,15 +182,11 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
         return;
     case QB_TOOL_CALL:
         if (!qr_tool_input_ok(c, mi, bi, b)) return;
-        if (!name_ok(b->name)) {
-            qr_unsupported(c, mi, (int32_t)bi, "a tool name outside [a-zA-Z0-9_-]{1,64}");
-            return;
-        }
         qw_obj_begin(w);
         qw_key(w, "toolUse");
         qw_obj_begin(w);
         qw_key(w, "toolUseId"); qw_qstr(w, b->id);
-        qw_key(w, "name"); qw_qstr(w, b->name);
+        qw_key(w, "name"); tool_name(c, b->name, mi);
         qw_key(w, "input"); qr_write_tool_input(c, b);
         qw_obj_end(w);
         qw_obj_end(w);
@@ -245,7 +280,7 @@ static void write_tool_choice(qr_ctx *c) {
     if (p->tool_choice == QP_TC_TOOL) {
         qw_key(w, "tool");
         qw_obj_begin(w);
-        qw_key(w, "name"); qw_qval(w, p->tool_name);
+        qw_key(w, "name"); tool_name(c, qstr_node(p->tool_name.doc, p->tool_name.idx), 0);
         qw_obj_end(w);
     } else {
         qw_key(w, p->tool_choice == QP_TC_AUTO ? "auto" : "any");
@@ -328,16 +363,10 @@ quire_status qr_encode_bedrock(qr_ctx *c) {
                 point_after(c, QRS_TOOL, i, 0);
                 continue;
             }
-            if (!name_ok(tl->name) && !c->st) {
-                char ptr[48];
-                snprintf(ptr, sizeof ptr, "/tools/%u/name", i);
-                c->st = q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, ptr,
-                                 "a Converse tool name matches [a-zA-Z0-9_-]{1,64}; rename the tool");
-            }
             qw_obj_begin(w);
             qw_key(w, "toolSpec");
             qw_obj_begin(w);
-            qw_key(w, "name"); qw_qstr(w, tl->name);
+            qw_key(w, "name"); tool_name(c, tl->name, UINT32_MAX);
             if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
             qw_key(w, "inputSchema");
             qw_obj_begin(w);

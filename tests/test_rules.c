@@ -277,12 +277,46 @@ static void test_tool_inputs(void) {
 
 /* ---- Converse tool names ---- */
 static void test_converse_names(void) {
-    const char *t = "{\"tools\":[{\"name\":\"mcp.fs.read\",\"inputSchema\":{\"type\":\"object\"}}],"
-                    "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    /* a name Converse refuses is mapped the same way in the tool list, the calls
+     * of the history and toolChoice, with an event; two such names never meet */
+    const char *t = "{\"tools\":[{\"name\":\"mcp.fs.read\",\"inputSchema\":{\"type\":\"object\"}},"
+                    "{\"name\":\"mcp/fs/read\",\"inputSchema\":{\"type\":\"object\"}}],"
+                    "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+                    "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"t1\",\"name\":\"mcp.fs.read\",\"input\":{}}]},"
+                    "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"t1\",\"content\":\"x\"}]}]}";
     out o = rend(t, "bedrock", BEDROCK_CLAUDE, false);
-    CHECK_INT(o.st, QUIRE_E_UNSUPPORTED);
-    CHECK_HAS(o.err, "/tools/0/name: a Converse tool name matches [a-zA-Z0-9_-]{1,64}");
+    CHECK_INT(o.st, QUIRE_OK);
+    const char *m1 = o.req ? strstr(o.req, "\"name\":\"mcp_fs_read_") : NULL;
+    CHECK(m1 != NULL);
+    if (m1) {
+        char name[80];
+        snprintf(name, sizeof name, "%.29s", m1); /* "name":"mcp_fs_read_XXXXXXXX" */
+        const char *m2 = strstr(m1 + 1, name);
+        CHECK_MSG(m2 != NULL, "the call in the history uses the same mapped name: %s", o.req);
+        CHECK_MSG(strstr(o.req, "\"name\":\"mcp_fs_read_") != NULL && strstr(m1 + 1, "\"name\":\"mcp_fs_read_") != NULL,
+                  "%s", o.req);
+    }
+    CHECK_NOT(o.req, "mcp.fs.read");
+    CHECK_NOT(o.req, "mcp/fs/read");
+    CHECK_HAS(o.ev, "\"change\":\"tool_name_mapped\"");
+    CHECK_HAS(o.ev, "tool \\\"mcp.fs.read\\\" is sent as");
+    CHECK_VALID(o.req, "bedrock", BEDROCK_CLAUDE);
     out_free(&o);
+    /* the two names map to different names (the hash of the original) */
+    char a[65], b[65];
+    out o1 = rend("{\"tools\":[{\"name\":\"mcp.fs.read\",\"inputSchema\":{\"type\":\"object\"}}],"
+                  "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", "bedrock", BEDROCK_CLAUDE, false);
+    out o2 = rend("{\"tools\":[{\"name\":\"mcp/fs/read\",\"inputSchema\":{\"type\":\"object\"}}],"
+                  "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", "bedrock", BEDROCK_CLAUDE, false);
+    const char *p1 = o1.req ? strstr(o1.req, "mcp_fs_read_") : NULL, *p2 = o2.req ? strstr(o2.req, "mcp_fs_read_") : NULL;
+    CHECK(p1 && p2);
+    if (p1 && p2) {
+        snprintf(a, sizeof a, "%.20s", p1);
+        snprintf(b, sizeof b, "%.20s", p2);
+        CHECK_MSG(strcmp(a, b) != 0, "%s vs %s", a, b);
+    }
+    out_free(&o1);
+    out_free(&o2);
     o = rend("{\"tools\":[{\"name\":\"mcp__fs-read\",\"inputSchema\":{\"type\":\"object\"}}],"
              "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", "bedrock", BEDROCK_CLAUDE, false);
     CHECK_INT(o.st, QUIRE_OK);
