@@ -958,7 +958,7 @@ quire_status quire_transcript_write(const quire_transcript *t, int pretty, quire
     return QUIRE_OK;
 }
 
-static bool ids_eq(qstr a, qstr b) {
+bool qtr_ids_eq(qstr a, qstr b) {
     if (a.esc == b.esc) return a.len == b.len && memcmp(a.p, b.p, a.len) == 0;
     char ta[512], tb[512];
     if (a.len >= sizeof ta || b.len >= sizeof tb) return false;
@@ -966,7 +966,7 @@ static bool ids_eq(qstr a, qstr b) {
     return na == nb && memcmp(a.esc ? ta : a.p, b.esc ? tb : b.p, na) == 0;
 }
 
-static uint64_t id_hash(qstr s) {
+uint64_t qtr_id_hash(qstr s) {
     /* hash of the decoded bytes (escapes decoded on the fly for the common ASCII case) */
     char tmp[512];
     const char *p = s.p;
@@ -990,9 +990,14 @@ static quire_status pair_err(const quire_transcript *t, qarena *scratch, quire_e
 }
 
 quire_status qtr_check(const quire_transcript *t, bool global, bool open_calls, qarena *scratch, quire_error *err) {
+    return qtr_check_from(t, 0, global, open_calls, NULL, NULL, scratch, err);
+}
+
+quire_status qtr_check_from(const quire_transcript *t, uint32_t from, bool global, bool open_calls, qtr_seen_fn checked,
+                            const void *ud, qarena *scratch, quire_error *err) {
     /* all toolCall ids: unique (open addressing over hashes) */
     uint32_t ncalls = 0;
-    for (uint32_t k = 0; k < t->nmsgs; k++) {
+    for (uint32_t k = from; k < t->nmsgs; k++) {
         if (t->msgs[k].nblocks == 0) { /* no dialect accepts an empty message, the last one included */
             char ptr[64];
             snprintf(ptr, sizeof ptr, "/messages/%u/content", t->msgs[k].src_index);
@@ -1007,14 +1012,17 @@ quire_status qtr_check(const quire_transcript *t, bool global, bool open_calls, 
         const qblock **slots = qarena_calloc(scratch, cap, sizeof *slots);
         uint32_t *slot_msg = qarena_calloc(scratch, cap, sizeof *slot_msg);
         if (!slots || !slot_msg) return q_oom(err);
-        for (uint32_t k = 0; k < t->nmsgs; k++) {
+        for (uint32_t k = from; k < t->nmsgs; k++) {
             if (t->msgs[k].role != QR_ASSISTANT) continue;
             for (uint32_t b = 0; b < t->msgs[k].nblocks; b++) {
                 const qblock *bl = &t->msgs[k].blocks[b];
                 if (bl->type != QB_TOOL_CALL) continue;
-                uint32_t h = (uint32_t)id_hash(bl->id) & (cap - 1);
+                if (global && checked && checked(ud, bl->id))
+                    return pair_err(t, scratch, err, k, b, "/id", "toolCall id", bl->id,
+                                    " is used twice (ids must be unique in the request)");
+                uint32_t h = (uint32_t)qtr_id_hash(bl->id) & (cap - 1);
                 while (slots[h]) {
-                    if (ids_eq(slots[h]->id, bl->id) && (global || slot_msg[h] == k))
+                    if (qtr_ids_eq(slots[h]->id, bl->id) && (global || slot_msg[h] == k))
                         return pair_err(t, scratch, err, k, b, "/id", "toolCall id", bl->id,
                                         slot_msg[h] == k ? " is used twice in one assistant message"
                                                          : " is used twice (ids must be unique in the request)");
@@ -1026,7 +1034,7 @@ quire_status qtr_check(const quire_transcript *t, bool global, bool open_calls, 
         }
     }
     /* pairing, turn by turn */
-    for (uint32_t k = 0; k < t->nmsgs; k++) {
+    for (uint32_t k = from; k < t->nmsgs; k++) {
         const qmsg *m = &t->msgs[k];
         if (m->role == QR_TOOL) {
             /* results not preceded by an assistant turn with calls */
@@ -1049,7 +1057,7 @@ quire_status qtr_check(const quire_transcript *t, bool global, bool open_calls, 
             uint32_t seen = 0;
             for (uint32_t q = k + 1; q < e; q++)
                 for (uint32_t r = 0; r < t->msgs[q].nblocks; r++)
-                    if (ids_eq(t->msgs[q].blocks[r].tool_call_id, call->id)) {
+                    if (qtr_ids_eq(t->msgs[q].blocks[r].tool_call_id, call->id)) {
                         if (++seen == 2)
                             return pair_err(t, scratch, err, q, r, "/toolCallId", "toolCall", call->id, " has two toolResults");
                     }
@@ -1066,7 +1074,7 @@ quire_status qtr_check(const quire_transcript *t, bool global, bool open_calls, 
             for (uint32_t r = 0; r < t->msgs[q].nblocks; r++) {
                 bool found = false;
                 for (uint32_t b = 0; b < m->nblocks && !found; b++)
-                    found = m->blocks[b].type == QB_TOOL_CALL && ids_eq(m->blocks[b].id, t->msgs[q].blocks[r].tool_call_id);
+                    found = m->blocks[b].type == QB_TOOL_CALL && qtr_ids_eq(m->blocks[b].id, t->msgs[q].blocks[r].tool_call_id);
                 if (!found)
                     return pair_err(t, scratch, err, q, r, "/toolCallId", "toolResult", t->msgs[q].blocks[r].tool_call_id,
                                     " answers no toolCall of the assistant message before it");

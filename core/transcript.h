@@ -164,6 +164,16 @@ void qtr_write_block(const qblock *b, qw *w);
  * open_calls: compaction accepts transcripts whose calls are not answered
  * yet, never a result that answers no call). */
 quire_status qtr_check(const quire_transcript *t, bool global, bool open_calls, qarena *scratch, quire_error *err);
+/* The same checks for the messages from `from` on, when the ones before were
+ * checked already (render's incremental check in a session): checked (may be
+ * NULL) tells whether a toolCall id is among the calls of that checked part,
+ * for the request-wide uniqueness of global. */
+typedef bool (*qtr_seen_fn)(const void *ud, qstr id);
+quire_status qtr_check_from(const quire_transcript *t, uint32_t from, bool global, bool open_calls, qtr_seen_fn checked,
+                            const void *ud, qarena *scratch, quire_error *err);
+/* toolCall id equality and hash on the decoded bytes (escaped or not). */
+bool qtr_ids_eq(qstr a, qstr b);
+uint64_t qtr_id_hash(qstr s);
 
 /* Deep-copies message src of another transcript into t (strings and values
  * keep pointing at the source's documents: the caller keeps those alive or

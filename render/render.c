@@ -453,47 +453,10 @@ void quire_render_result_free(quire_render_result *r) {
     r->state = NULL;
 }
 
-/* ---- transcript checks every dialect needs (DESIGN principle 4) ----
- * A request is valid by construction only if the transcript pairs its tool
- * calls and results: every toolResult answers a toolCall of the assistant
- * message right before its tool messages, once; every toolCall (except in the
- * last assistant message) is answered before the next user or assistant
- * message; toolCall ids are unique. Results keep their transcript order
- * (providers accept any order within the turn, and logged requests use the
- * order the tools finished in). Messages need at least one content block. */
-
-static bool ids_eq(qstr a, qstr b) {
-    if (a.esc == b.esc) return a.len == b.len && memcmp(a.p, b.p, a.len) == 0;
-    char ta[512], tb[512];
-    if (a.len >= sizeof ta || b.len >= sizeof tb) return false;
-    size_t na = a.esc ? qj_unescape(a.p, a.len, ta) : a.len, nb = b.esc ? qj_unescape(b.p, b.len, tb) : b.len;
-    return na == nb && memcmp(a.esc ? ta : a.p, b.esc ? tb : b.p, na) == 0;
-}
-
-static uint64_t id_hash(qstr s) {
-    /* hash of the decoded bytes (escapes decoded on the fly for the common ASCII case) */
-    char tmp[512];
-    const char *p = s.p;
-    size_t n = s.len;
-    if (s.esc && s.len < sizeof tmp) { n = qj_unescape(s.p, s.len, tmp); p = tmp; }
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) { h ^= (uint8_t)p[i]; h *= 1099511628211ull; }
-    return h;
-}
-
-static quire_status check_pairing(qr_ctx *c, uint32_t from);
-
-/* msg = `<what> "<id>"<tail>` */
-static quire_status pair_err(qr_ctx *c, uint32_t mi, uint32_t bi, const char *field, const char *what, qstr id,
-                             const char *tail) {
-    char ptr[128];
-    snprintf(ptr, sizeof ptr, "/messages/%u/content/%u%s", c->t->msgs[mi].src_index, bi, field);
-    size_t n = 0;
-    const char *plain = qstr_plain_bytes(id, &c->scratch, &n);
-    char idb[80];
-    q_quote_text(idb, sizeof idb, plain ? plain : "", plain ? n : 0);
-    return q_err_at(c->err, QUIRE_E_SCHEMA, SIZE_MAX, ptr, "%s \"%s\"%s", what, idb, tail);
-}
+/* ---- transcript checks every dialect needs (DESIGN principle 4): the
+ * pairing and id rules are qtr_check_from (core/transcript.c, shared with
+ * compact); a session renders with the messages it checked on earlier turns
+ * skipped and their toolCall ids kept in the memo (below). */
 
 /* The id set of the checked prefix (memo.h): inserts the calls of the
  * assistant messages in [i, j). */
@@ -503,7 +466,7 @@ static void checked_insert(qr_checked *ck, const quire_transcript *t, uint32_t i
         for (uint32_t b = 0; b < t->msgs[k].nblocks; b++) {
             const qblock *bl = &t->msgs[k].blocks[b];
             if (bl->type != QB_TOOL_CALL) continue;
-            uint32_t h = (uint32_t)id_hash(bl->id) & (ck->capids - 1);
+            uint32_t h = (uint32_t)qtr_id_hash(bl->id) & (ck->capids - 1);
             while (ck->ids[h].used) h = (h + 1) & (ck->capids - 1);
             ck->ids[h].used = true;
             ck->ids[h].id = bl->id;
@@ -515,13 +478,15 @@ static void checked_insert(qr_checked *ck, const quire_transcript *t, uint32_t i
 
 static const qr_idslot *checked_find(const qr_checked *ck, qstr id) {
     if (!ck || !ck->capids) return NULL;
-    uint32_t h = (uint32_t)id_hash(id) & (ck->capids - 1);
+    uint32_t h = (uint32_t)qtr_id_hash(id) & (ck->capids - 1);
     while (ck->ids[h].used) {
-        if (ids_eq(ck->ids[h].id, id)) return &ck->ids[h];
+        if (qtr_ids_eq(ck->ids[h].id, id)) return &ck->ids[h];
         h = (h + 1) & (ck->capids - 1);
     }
     return NULL;
 }
+
+static bool checked_seen(const void *ud, qstr id) { return checked_find(ud, id) != NULL; }
 
 static uint32_t calls_in(const quire_transcript *t, uint32_t i, uint32_t j) {
     uint32_t n = 0;
@@ -550,45 +515,7 @@ static quire_status check_transcript(qr_ctx *c, qr_memo *memo) {
             ck->global = global;
         }
     }
-    /* all toolCall ids: unique (open addressing over hashes) */
-    uint32_t ncalls = 0;
-    for (uint32_t k = from; k < t->nmsgs; k++) {
-        if (t->msgs[k].nblocks == 0) { /* no dialect accepts an empty message, the last one included */
-            char ptr[64];
-            snprintf(ptr, sizeof ptr, "/messages/%u/content", t->msgs[k].src_index);
-            return q_err_at(c->err, QUIRE_E_SCHEMA, SIZE_MAX, ptr, "a message needs at least one content block");
-        }
-        if (t->msgs[k].role == QR_ASSISTANT)
-            for (uint32_t b = 0; b < t->msgs[k].nblocks; b++) ncalls += t->msgs[k].blocks[b].type == QB_TOOL_CALL;
-    }
-    if (ncalls) {
-        uint32_t cap = 16;
-        while (cap < ncalls * 2) cap *= 2;
-        const qblock **slots = qarena_calloc(&c->scratch, cap, sizeof *slots);
-        uint32_t *slot_msg = qarena_calloc(&c->scratch, cap, sizeof *slot_msg);
-        if (!slots || !slot_msg) return q_oom(c->err);
-        for (uint32_t k = from; k < t->nmsgs; k++) {
-            if (t->msgs[k].role != QR_ASSISTANT) continue;
-            for (uint32_t b = 0; b < t->msgs[k].nblocks; b++) {
-                const qblock *bl = &t->msgs[k].blocks[b];
-                if (bl->type != QB_TOOL_CALL) continue;
-                if (global && checked_find(ck, bl->id))
-                    return pair_err(c, k, b, "/id", "toolCall id", bl->id,
-                                    " is used twice (ids must be unique in the request)");
-                uint32_t h = (uint32_t)id_hash(bl->id) & (cap - 1);
-                while (slots[h]) {
-                    if (ids_eq(slots[h]->id, bl->id) && (global || slot_msg[h] == k))
-                        return pair_err(c, k, b, "/id", "toolCall id", bl->id,
-                                        slot_msg[h] == k ? " is used twice in one assistant message"
-                                                         : " is used twice (ids must be unique in the request)");
-                    h = (h + 1) & (cap - 1);
-                }
-                slots[h] = bl;
-                slot_msg[h] = k;
-            }
-        }
-    }
-    quire_status st = check_pairing(c, from);
+    quire_status st = qtr_check_from(t, from, global, false, checked_seen, ck, &c->scratch, c->err);
     if (st || !ck) return st;
     /* what is final: everything before the last assistant message (its
      * results may still grow); all of it when none follows the checked part */
@@ -610,56 +537,6 @@ static quire_status check_transcript(qr_ctx *c, qr_memo *memo) {
     return QUIRE_OK;
 }
 
-static quire_status check_pairing(qr_ctx *c, uint32_t from) {
-    const quire_transcript *t = c->t;
-    /* pairing, turn by turn */
-    for (uint32_t k = from; k < t->nmsgs; k++) {
-        const qmsg *m = &t->msgs[k];
-        if (m->role == QR_TOOL) {
-            /* results not preceded by an assistant turn with calls */
-            uint32_t p = k;
-            while (p > 0 && t->msgs[p - 1].role == QR_TOOL) p--;
-            bool has_calls = p > 0 && t->msgs[p - 1].role == QR_ASSISTANT;
-            if (!has_calls)
-                return pair_err(c, k, 0, "/toolCallId", "toolResult", m->blocks[0].tool_call_id,
-                                " answers no toolCall: no assistant message precedes it");
-            continue;
-        }
-        if (m->role != QR_ASSISTANT) continue;
-        uint32_t e = k + 1;
-        while (e < t->nmsgs && t->msgs[e].role == QR_TOOL) e++;
-        /* each call answered exactly once by the results in [k+1, e) */
-
-        for (uint32_t b = 0; b < m->nblocks; b++) {
-            const qblock *call = &m->blocks[b];
-            if (call->type != QB_TOOL_CALL) continue;
-            uint32_t seen = 0;
-            for (uint32_t q = k + 1; q < e; q++)
-                for (uint32_t r = 0; r < t->msgs[q].nblocks; r++)
-                    if (ids_eq(t->msgs[q].blocks[r].tool_call_id, call->id)) {
-                        if (++seen == 2)
-                            return pair_err(c, q, r, "/toolCallId", "toolCall", call->id, " has two toolResults");
-                    }
-            if (seen == 0) {
-                const char *why = e == t->nmsgs ? " has no toolResult: a request cannot end with an unanswered call"
-                                  : t->msgs[e].role == QR_ASSISTANT
-                                      ? " is separated from its result: another assistant message follows it"
-                                      : " has no toolResult before the next message";
-                return pair_err(c, k, b, "/id", "toolCall", call->id, why);
-            }
-        }
-        for (uint32_t q = k + 1; q < e; q++)
-            for (uint32_t r = 0; r < t->msgs[q].nblocks; r++) {
-                bool found = false;
-                for (uint32_t b = 0; b < m->nblocks && !found; b++)
-                    found = m->blocks[b].type == QB_TOOL_CALL && ids_eq(m->blocks[b].id, t->msgs[q].blocks[r].tool_call_id);
-                if (!found)
-                    return pair_err(c, q, r, "/toolCallId", "toolResult", t->msgs[q].blocks[r].tool_call_id,
-                                    " answers no toolCall of the assistant message before it");
-            }
-    }
-    return QUIRE_OK;
-}
 
 /* ---- provider content rules applied before encoding (docs/providers.md,
  * "Provider rules") ----
