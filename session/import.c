@@ -335,18 +335,71 @@ int32_t qcalls_answer(qcalls *k, const char *raw, size_t n) {
     return head;
 }
 
-void qcalls_w_renames(const qcalls *k, qw *w, const int32_t *idx, uint32_t n) {
-    bool any = false;
-    for (uint32_t i = 0; i < n; i++) {
+static bool renamed(const qcall *e) {
+    return e->orig && !(e->idn == e->orign && memcmp(e->id, e->orig, e->idn) == 0);
+}
+
+void qcalls_w_meta(const qcalls *k, qw *w, const int32_t *idx, uint32_t n) {
+    uint32_t first = 0;
+    while (first < n && !renamed(&k->v[idx[first]])) first++;
+    if (first == n) return;
+    qw_key(w, "meta");
+    qw_obj_begin(w);
+    qw_key(w, "renamedToolCallIds");
+    qw_obj_begin(w);
+    for (uint32_t i = first; i < n; i++) {
         const qcall *e = &k->v[idx[i]];
-        if (!e->orig || (e->idn == e->orign && memcmp(e->id, e->orig, e->idn) == 0)) continue;
-        if (!any) {
-            qw_key(w, "renamedToolCallIds");
-            qw_obj_begin(w);
-            any = true;
-        }
+        if (!renamed(e)) continue;
         qw_key_esc(w, e->id, e->idn);
         qw_str_esc(w, e->orig, e->orign);
     }
-    if (any) qw_obj_end(w);
+    qw_obj_end(w);
+    qw_obj_end(w);
+}
+
+uint32_t qcalls_answer_pending(qcalls *k, int32_t *pend, uint32_t *npend, qbuf *body, uint32_t lineno) {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < *npend; i++)
+        if (!k->v[pend[i]].answered) pend[n++] = pend[i];
+    *npend = 0;
+    if (!n) return 0;
+    qw w;
+    q_log_line_begin(&w, body, "message");
+    qw_key(&w, "message");
+    qw_obj_begin(&w);
+    qw_key(&w, "role"); qw_strz(&w, "tool");
+    qw_key(&w, "content");
+    qw_arr_begin(&w);
+    for (uint32_t i = 0; i < n; i++) {
+        qcall *kc = &k->v[pend[i]];
+        if (kc->orig) (void)qcalls_answer(k, kc->orig, kc->orign);
+        kc->answered = true;
+        qw_obj_begin(&w);
+        qw_key(&w, "type"); qw_strz(&w, "toolResult");
+        qw_key(&w, "toolCallId"); qw_str_esc(&w, kc->id, kc->idn);
+        qw_key(&w, "content"); qw_strz(&w, "[no output was recorded for this call]");
+        qw_key(&w, "isError"); qw_bool(&w, true);
+        qw_obj_end(&w);
+    }
+    qw_arr_end(&w);
+    qw_obj_end(&w);
+    q_w_meta_line(&w, lineno);
+    q_log_line_end(&w, body);
+    return n;
+}
+
+uint32_t q_import_get(const qj_doc *d, uint32_t obj, const char *key, qj_type t) {
+    if (obj == QJ_NONE || qj_type_of(d, obj) != QJ_OBJECT) return QJ_NONE;
+    uint32_t v = qj_get(d, obj, key);
+    return (v != QJ_NONE && qj_type_of(d, v) == t) ? v : QJ_NONE;
+}
+
+void q_import_report(qimport_ctx *c, uint32_t lineno, const char *fmt, ...) {
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    q_utf8_mend(msg);
+    qbuf_printf(c->report, "%u: %s\n", lineno, msg);
 }

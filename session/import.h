@@ -117,8 +117,23 @@ int32_t qcalls_add(qcalls *k, const char *raw, size_t n, bool missing);
 /* The open call that a result for original id raw answers (marked answered),
  * -1 when none is open. */
 int32_t qcalls_answer(qcalls *k, const char *raw, size_t n);
-/* Writes "renamedToolCallIds":{emitted: original, ...} for the calls idx[0..n)
- * that were renamed (nothing when none was). */
-void qcalls_w_renames(const qcalls *k, qw *w, const int32_t *idx, uint32_t n);
+/* Writes "meta":{"renamedToolCallIds":{emitted: original, ...}} for the calls
+ * idx[0..n) that were renamed (nothing when none was). */
+void qcalls_w_meta(const qcalls *k, qw *w, const int32_t *idx, uint32_t n);
+/* Answers the calls pend[0..*npend) still open (the last assistant message's
+ * calls the log left without a result) with one tool message of error results
+ * written to body as a message line; empties pend and returns how many it
+ * answered (0: nothing written). */
+uint32_t qcalls_answer_pending(qcalls *k, int32_t *pend, uint32_t *npend, qbuf *body, uint32_t lineno);
+
+/* The member key of obj when obj is an object and the member has type t, else
+ * QJ_NONE. */
+uint32_t q_import_get(const qj_doc *d, uint32_t obj, const char *key, qj_type t);
+static inline uint32_t q_import_str(const qj_doc *d, uint32_t obj, const char *key) {
+    return q_import_get(d, obj, key, QJ_STRING);
+}
+/* One note of the import report: "LINE: message\n", the message cut to 400
+ * bytes on a character boundary (always valid UTF-8). */
+void q_import_report(qimport_ctx *c, uint32_t lineno, const char *fmt, ...) Q_PRINTF(3, 4);
 
 #endif

@@ -16,7 +16,6 @@
  */
 #include "session/import.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 
 enum { K_SKIP, K_USER, K_ASSISTANT, K_BOUNDARY, K_PASS };
@@ -84,21 +83,6 @@ static bool grow(cc *s, void **p, uint32_t *cap, uint32_t n, size_t elem) {
     return true;
 }
 
-static void report(cc *s, uint32_t lineno, const char *fmt, ...) Q_PRINTF(3, 4);
-static void report(cc *s, uint32_t lineno, const char *fmt, ...) {
-    char msg[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    qbuf_printf(s->c->report, "%u: %s\n", lineno, msg);
-}
-
-static uint32_t get_str(const qj_doc *d, uint32_t obj, const char *key) {
-    uint32_t v = qj_get(d, obj, key);
-    return (v != QJ_NONE && qj_type_of(d, v) == QJ_STRING) ? v : QJ_NONE;
-}
-
 static bool get_bool(const qj_doc *d, uint32_t obj, const char *key) {
     uint32_t v = qj_get(d, obj, key);
     return v != QJ_NONE && qj_type_of(d, v) == QJ_TRUE;
@@ -120,7 +104,7 @@ static quire_status read_lines(cc *s, const char *src, size_t len) {
         quire_status st = q_import_parse_line(c, d, "Claude Code log", l, ln, off, it.lineno, &skipped, why, sizeof why);
         if (st) return st;
         if (skipped) {
-            report(s, it.lineno, "skipped: not a JSON object: %s", why);
+            q_import_report(s->c, it.lineno, "skipped: not a JSON object: %s", why);
             s->skipped_invalid++;
             continue;
         }
@@ -131,8 +115,8 @@ static quire_status read_lines(cc *s, const char *src, size_t len) {
         L->lineno = it.lineno;
         L->parent = L->logical = -1;
         L->message = L->content = L->model = QJ_NONE;
-        uint32_t ty = get_str(d, 0, "type");
-        uint32_t u = get_str(d, 0, "uuid");
+        uint32_t ty = q_import_str(d, 0, "type");
+        uint32_t u = q_import_str(d, 0, "uuid");
         if (u != QJ_NONE) { L->uuid = qj_at(d, u)->p; L->uuid_len = qj_at(d, u)->len; }
         L->sidechain = get_bool(d, 0, "isSidechain");
         uint32_t msg = qj_get(d, 0, "message");
@@ -147,12 +131,12 @@ static quire_status read_lines(cc *s, const char *src, size_t len) {
                 L->content = QJ_NONE;
             L->compact_summary = get_bool(d, 0, "isCompactSummary");
             if (is_asst) {
-                uint32_t mid = get_str(d, msg, "id");
+                uint32_t mid = q_import_str(d, msg, "id");
                 if (mid != QJ_NONE) { L->mid = qj_at(d, mid)->p; L->mid_len = qj_at(d, mid)->len; }
-                L->model = get_str(d, msg, "model");
+                L->model = q_import_str(d, msg, "model");
             }
-        } else if (ty != QJ_NONE && qj_str_eq(d, ty, "system") && get_str(d, 0, "subtype") != QJ_NONE &&
-                   qj_str_eq(d, get_str(d, 0, "subtype"), "compact_boundary")) {
+        } else if (ty != QJ_NONE && qj_str_eq(d, ty, "system") && q_import_str(d, 0, "subtype") != QJ_NONE &&
+                   qj_str_eq(d, q_import_str(d, 0, "subtype"), "compact_boundary")) {
             L->kind = K_BOUNDARY;
         } else {
             L->kind = u != QJ_NONE ? K_PASS : K_SKIP;
@@ -171,7 +155,7 @@ static quire_status read_lines(cc *s, const char *src, size_t len) {
 /* ---- 2. select ---- */
 
 static int32_t lookup(cc *s, const qj_doc *d, const char *key) {
-    uint32_t v = get_str(d, 0, key);
+    uint32_t v = q_import_str(d, 0, key);
     if (v == QJ_NONE) return -1;
     return qmap_get(&s->uuids, qj_at(d, v)->p, qj_at(d, v)->len);
 }
@@ -205,7 +189,7 @@ static quire_status select_lines(cc *s) {
                 }
             }
             if (nx >= 0)
-                report(s, L->lineno, "compact_boundary: its logical parent is not in the file; continued from line %u, "
+                q_import_report(s->c, L->lineno, "compact_boundary: its logical parent is not in the file; continued from line %u, "
                        "the conversation line before it", s->lines[nx].lineno);
         }
         cur = nx;
@@ -216,7 +200,7 @@ static quire_status select_lines(cc *s) {
         for (uint32_t i = 0; i < s->nlines; i++)
             other += (s->lines[i].kind == K_USER || s->lines[i].kind == K_ASSISTANT) && s->lines[i].sidechain != want_side;
         if (other)
-            report(s, 0, "note: no %s conversation in this log, only %u %s line(s)%s", want_side ? "sub-agent" : "main",
+            q_import_report(s->c, 0, "note: no %s conversation in this log, only %u %s line(s)%s", want_side ? "sub-agent" : "main",
                    other, want_side ? "main-conversation" : "sub-agent (isSidechain)",
                    want_side ? "; import it without --sidechains" : "; import it with --sidechains");
     }
@@ -236,8 +220,8 @@ static quire_status select_lines(cc *s) {
                 sel = true;
                 uint32_t b = L->content + 1;
                 for (uint32_t k = 0; k < qj_at(L->doc, L->content)->n; k++, b = qj_next(L->doc, b)) {
-                    uint32_t ty = get_str(L->doc, b, "type");
-                    uint32_t id = get_str(L->doc, b, "tool_use_id");
+                    uint32_t ty = q_import_str(L->doc, b, "type");
+                    uint32_t id = q_import_str(L->doc, b, "tool_use_id");
                     if (ty == QJ_NONE || !qj_str_eq(L->doc, ty, "tool_result") || id == QJ_NONE ||
                         qmap_get(&sel_calls, qj_at(L->doc, id)->p, qj_at(L->doc, id)->len) < 0) {
                         sel = false;
@@ -256,8 +240,8 @@ static quire_status select_lines(cc *s) {
             if (L->content != QJ_NONE && qj_type_of(L->doc, L->content) == QJ_ARRAY) {
                 uint32_t b = L->content + 1;
                 for (uint32_t k = 0; k < qj_at(L->doc, L->content)->n; k++, b = qj_next(L->doc, b)) {
-                    uint32_t id = get_str(L->doc, b, "id");
-                    uint32_t ty = get_str(L->doc, b, "type");
+                    uint32_t id = q_import_str(L->doc, b, "id");
+                    uint32_t ty = q_import_str(L->doc, b, "type");
                     if (id != QJ_NONE && ty != QJ_NONE && qj_str_eq(L->doc, ty, "tool_use") &&
                         !qmap_put(&sel_calls, qj_at(L->doc, id)->p, qj_at(L->doc, id)->len, 1))
                         st = q_oom(c->err);
@@ -346,7 +330,7 @@ static quire_status add_user_line(cc *s, ccline *L) {
         if (!it) return q_oom(c->err);
         it->string_content = qj_type_of(d, L->content) == QJ_STRING;
         it->idd = d;
-        it->idnode = get_str(d, 0, "uuid");
+        it->idnode = q_import_str(d, 0, "uuid");
         s->messages++;
     }
     bool lift = (c->flags & QUIRE_IMPORT_LIFT_REMINDERS) != 0;
@@ -363,25 +347,25 @@ static quire_status add_user_line(cc *s, ccline *L) {
     uint32_t b = L->content + 1;
     for (uint32_t k = 0; k < qj_at(d, L->content)->n; k++, b = qj_next(d, b)) {
         if (qj_type_of(d, b) != QJ_OBJECT) continue;
-        uint32_t ty = get_str(d, b, "type");
+        uint32_t ty = q_import_str(d, b, "type");
         cblock cb = {d, b, false, NULL, 0};
         if (ty != QJ_NONE && (qj_str_eq(d, ty, "tool_use") || qj_str_eq(d, ty, "thinking") ||
                               qj_str_eq(d, ty, "redacted_thinking"))) {
-            report(s, L->lineno, "dropped a %.*s block from a user line (it belongs to the assistant)",
+            q_import_report(s->c, L->lineno, "dropped a %.*s block from a user line (it belongs to the assistant)",
                    (int)qj_at(d, ty)->len, qj_at(d, ty)->p);
             continue;
         }
         if (ty != QJ_NONE && qj_str_eq(d, ty, "tool_result")) {
-            uint32_t id = get_str(d, b, "tool_use_id");
+            uint32_t id = q_import_str(d, b, "tool_use_id");
             if (id == QJ_NONE || qmap_get(&s->calls, qj_at(d, id)->p, qj_at(d, id)->len) < 0) {
-                report(s, L->lineno, "dropped a tool_result for a tool_use not in the conversation (%.*s)",
+                q_import_report(s->c, L->lineno, "dropped a tool_result for a tool_use not in the conversation (%.*s)",
                        id == QJ_NONE ? 1 : (int)qj_at(d, id)->len, id == QJ_NONE ? "?" : qj_at(d, id)->p);
                 s->dropped_results++;
                 continue;
             }
             /* never lifted from: a tool's output is not what the harness wrote */
         } else if (lift && ty != QJ_NONE && qj_str_eq(d, ty, "text")) {
-            uint32_t tv = get_str(d, b, "text");
+            uint32_t tv = q_import_str(d, b, "text");
             if (tv != QJ_NONE) {
                 uint32_t nl;
                 if (!lift_text(s, it, d, tv, &cb.text, &cb.text_len, &nl)) return q_oom(c->err);
@@ -409,7 +393,7 @@ static quire_status build(cc *s) {
         }
         if (L->kind != K_USER && L->kind != K_ASSISTANT) continue;
         if (L->content == QJ_NONE) {
-            report(s, L->lineno, "skipped: %s line without message content", L->kind == K_USER ? "user" : "assistant");
+            q_import_report(s->c, L->lineno, "skipped: %s line without message content", L->kind == K_USER ? "user" : "assistant");
             continue;
         }
         if (L->kind == K_USER && L->compact_summary) {
@@ -425,7 +409,7 @@ static quire_status build(cc *s) {
                 /* the summary as an array: its first text block */
                 uint32_t b = L->content + 1;
                 for (uint32_t k = 0; k < qj_at(L->doc, L->content)->n; k++, b = qj_next(L->doc, b)) {
-                    uint32_t tv = get_str(L->doc, b, "text");
+                    uint32_t tv = q_import_str(L->doc, b, "text");
                     if (tv != QJ_NONE) { it->d = L->doc; it->node = tv; break; }
                 }
             }
@@ -454,7 +438,7 @@ static quire_status build(cc *s) {
             if (!it) return q_oom(c->err);
             it->assistant = true;
             it->idd = L->doc;
-            it->idnode = L->mid ? get_str(L->doc, L->message, "id") : get_str(L->doc, 0, "uuid");
+            it->idnode = L->mid ? q_import_str(L->doc, L->message, "id") : q_import_str(L->doc, 0, "uuid");
             s->messages++;
             if (L->mid && !qmap_put(&s->mids, L->mid, L->mid_len, (int32_t)(s->nitems - 1))) return q_oom(c->err);
         }
@@ -469,10 +453,10 @@ static quire_status build(cc *s) {
             if (qj_type_of(d, b) != QJ_OBJECT) continue;
             cblock cb = {d, b, false, NULL, 0};
             if (!add_block(s, it, cb)) return q_oom(c->err);
-            uint32_t ty = get_str(d, b, "type");
-            uint32_t id = get_str(d, b, "id");
+            uint32_t ty = q_import_str(d, b, "type");
+            uint32_t id = q_import_str(d, b, "id");
             /* only calls the writer keeps (id and name strings) can be answered */
-            if (ty != QJ_NONE && id != QJ_NONE && qj_str_eq(d, ty, "tool_use") && get_str(d, b, "name") != QJ_NONE &&
+            if (ty != QJ_NONE && id != QJ_NONE && qj_str_eq(d, ty, "tool_use") && q_import_str(d, b, "name") != QJ_NONE &&
                 !qmap_put(&s->calls, qj_at(d, id)->p, qj_at(d, id)->len, 1))
                 return q_oom(c->err);
         }
@@ -494,16 +478,16 @@ static void w_copy_key(qw *w, const qj_doc *d, uint32_t obj, const char *from, c
 static bool source_ok(const qj_doc *d, uint32_t blk) {
     uint32_t src = qj_get(d, blk, "source");
     if (src == QJ_NONE || qj_type_of(d, src) != QJ_OBJECT) return false;
-    uint32_t ty = get_str(d, src, "type");
+    uint32_t ty = q_import_str(d, src, "type");
     if (ty == QJ_NONE) return false;
-    if (qj_str_eq(d, ty, "base64")) return get_str(d, src, "data") != QJ_NONE && get_str(d, src, "media_type") != QJ_NONE;
-    if (qj_str_eq(d, ty, "url")) return get_str(d, src, "url") != QJ_NONE;
+    if (qj_str_eq(d, ty, "base64")) return q_import_str(d, src, "data") != QJ_NONE && q_import_str(d, src, "media_type") != QJ_NONE;
+    if (qj_str_eq(d, ty, "url")) return q_import_str(d, src, "url") != QJ_NONE;
     return false;
 }
 
 static void w_source(qw *w, const qj_doc *d, uint32_t blk) {
     uint32_t src = qj_get(d, blk, "source");
-    uint32_t ty = get_str(d, src, "type");
+    uint32_t ty = q_import_str(d, src, "type");
     if (qj_str_eq(d, ty, "base64")) {
         w_copy_key(w, d, src, "media_type", "mediaType");
         w_copy_key(w, d, src, "data", "data");
@@ -534,28 +518,28 @@ static void w_block(cc *s, qw *w, const cblock *cb) {
     const qj_doc *d = cb->d;
     uint32_t b = cb->node;
     if (cb->from_string) { w_text(w, d, b, cb->text, cb->text_len); return; }
-    uint32_t ty = get_str(d, b, "type");
+    uint32_t ty = q_import_str(d, b, "type");
     if (ty == QJ_NONE) { w_opaque(w, d, b); return; }
-    if (qj_str_eq(d, ty, "text") && get_str(d, b, "text") != QJ_NONE) {
-        w_text(w, d, get_str(d, b, "text"), cb->text, cb->text_len);
-    } else if (qj_str_eq(d, ty, "thinking") && get_str(d, b, "thinking") != QJ_NONE) {
+    if (qj_str_eq(d, ty, "text") && q_import_str(d, b, "text") != QJ_NONE) {
+        w_text(w, d, q_import_str(d, b, "text"), cb->text, cb->text_len);
+    } else if (qj_str_eq(d, ty, "thinking") && q_import_str(d, b, "thinking") != QJ_NONE) {
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "thinking");
         w_copy_key(w, d, b, "thinking", "text");
-        if (get_str(d, b, "signature") != QJ_NONE) {
+        if (q_import_str(d, b, "signature") != QJ_NONE) {
             w_copy_key(w, d, b, "signature", "signature");
             /* Claude Code talks to the Messages API: the signature is Anthropic's
              * (sent back only there, docs/providers.md "Provider rules") */
             qw_key(w, "provider"); qw_strz(w, "anthropic");
         }
         qw_obj_end(w);
-    } else if (qj_str_eq(d, ty, "redacted_thinking") && get_str(d, b, "data") != QJ_NONE) {
+    } else if (qj_str_eq(d, ty, "redacted_thinking") && q_import_str(d, b, "data") != QJ_NONE) {
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "redactedThinking");
         w_copy_key(w, d, b, "data", "data");
         qw_key(w, "provider"); qw_strz(w, "anthropic");
         qw_obj_end(w);
-    } else if (qj_str_eq(d, ty, "tool_use") && get_str(d, b, "id") != QJ_NONE && get_str(d, b, "name") != QJ_NONE) {
+    } else if (qj_str_eq(d, ty, "tool_use") && q_import_str(d, b, "id") != QJ_NONE && q_import_str(d, b, "name") != QJ_NONE) {
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "toolCall");
         w_copy_key(w, d, b, "id", "id");
@@ -569,9 +553,9 @@ static void w_block(cc *s, qw *w, const cblock *cb) {
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, qj_str_eq(d, ty, "image") ? "image" : "document");
         w_source(w, d, b);
-        if (qj_str_eq(d, ty, "document") && get_str(d, b, "title") != QJ_NONE) w_copy_key(w, d, b, "title", "title");
+        if (qj_str_eq(d, ty, "document") && q_import_str(d, b, "title") != QJ_NONE) w_copy_key(w, d, b, "title", "title");
         qw_obj_end(w);
-    } else if (qj_str_eq(d, ty, "tool_result") && get_str(d, b, "tool_use_id") != QJ_NONE) {
+    } else if (qj_str_eq(d, ty, "tool_result") && q_import_str(d, b, "tool_use_id") != QJ_NONE) {
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "toolResult");
         w_copy_key(w, d, b, "tool_use_id", "toolCallId");
@@ -587,9 +571,9 @@ static void w_block(cc *s, qw *w, const cblock *cb) {
             qw_arr_begin(w);
             uint32_t p = cv + 1;
             for (uint32_t k = 0; k < qj_at(d, cv)->n; k++, p = qj_next(d, p)) {
-                uint32_t pt = get_str(d, p, "type");
-                if (pt != QJ_NONE && qj_str_eq(d, pt, "text") && get_str(d, p, "text") != QJ_NONE) {
-                    w_text(w, d, get_str(d, p, "text"), NULL, 0);
+                uint32_t pt = q_import_str(d, p, "type");
+                if (pt != QJ_NONE && qj_str_eq(d, pt, "text") && q_import_str(d, p, "text") != QJ_NONE) {
+                    w_text(w, d, q_import_str(d, p, "text"), NULL, 0);
                 } else if (pt != QJ_NONE && qj_str_eq(d, pt, "image") && source_ok(d, p)) {
                     qw_obj_begin(w);
                     qw_key(w, "type"); qw_strz(w, "image");
@@ -632,7 +616,7 @@ static void write_log(cc *s) {
     for (uint32_t i = 0; i < s->nlines && (sid == QJ_NONE || model == QJ_NONE); i++) {
         ccline *L = &s->lines[i];
         if (!L->sel) continue;
-        if (sid == QJ_NONE && get_str(L->doc, 0, "sessionId") != QJ_NONE) { sid_d = L->doc; sid = get_str(L->doc, 0, "sessionId"); }
+        if (sid == QJ_NONE && q_import_str(L->doc, 0, "sessionId") != QJ_NONE) { sid_d = L->doc; sid = q_import_str(L->doc, 0, "sessionId"); }
         if (model == QJ_NONE && L->model != QJ_NONE && !qj_str_eq(L->doc, L->model, "<synthetic>")) {
             model_d = L->doc;
             model = L->model;
@@ -697,7 +681,7 @@ static void write_log(cc *s) {
                     }
                     qw_arr_end(&w);
                 }
-                uint32_t uid = get_str(L->doc, 0, "uuid");
+                uint32_t uid = q_import_str(L->doc, 0, "uuid");
                 if (uid != QJ_NONE) { qw_key(&w, "id"); qw_node(&w, L->doc, uid); }
                 qw_obj_end(&w);
                 qw_arr_end(&w);

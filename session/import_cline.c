@@ -16,7 +16,6 @@
  */
 #include "session/import.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 
 #define WHAT "Cline api_conversation_history.json"
@@ -34,23 +33,6 @@ typedef struct cl {
     quire_status st;
 } cl;
 
-static uint32_t get_str(const qj_doc *d, uint32_t obj, const char *key) {
-    if (obj == QJ_NONE || qj_type_of(d, obj) != QJ_OBJECT) return QJ_NONE;
-    uint32_t v = qj_get(d, obj, key);
-    return (v != QJ_NONE && qj_type_of(d, v) == QJ_STRING) ? v : QJ_NONE;
-}
-
-static void report(cl *s, uint32_t lineno, const char *fmt, ...) Q_PRINTF(3, 4);
-static void report(cl *s, uint32_t lineno, const char *fmt, ...) {
-    char msg[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    q_utf8_mend(msg);
-    qbuf_printf(s->c->report, "%u: %s\n", lineno, msg);
-}
-
 static uint32_t line_of(cl *s, uint32_t node) { return qlinecur_at(&s->lc, qj_offset(&s->d, node)); }
 
 static void w_copy(qw *w, const qj_doc *d, uint32_t obj, const char *from, const char *to) {
@@ -61,10 +43,10 @@ static void w_copy(qw *w, const qj_doc *d, uint32_t obj, const char *from, const
 static bool source_ok(const qj_doc *d, uint32_t blk) {
     uint32_t src = qj_get(d, blk, "source");
     if (src == QJ_NONE || qj_type_of(d, src) != QJ_OBJECT) return false;
-    uint32_t ty = get_str(d, src, "type");
+    uint32_t ty = q_import_str(d, src, "type");
     if (ty == QJ_NONE) return false;
-    if (qj_str_eq(d, ty, "base64")) return get_str(d, src, "data") != QJ_NONE && get_str(d, src, "media_type") != QJ_NONE;
-    if (qj_str_eq(d, ty, "url")) return get_str(d, src, "url") != QJ_NONE;
+    if (qj_str_eq(d, ty, "base64")) return q_import_str(d, src, "data") != QJ_NONE && q_import_str(d, src, "media_type") != QJ_NONE;
+    if (qj_str_eq(d, ty, "url")) return q_import_str(d, src, "url") != QJ_NONE;
     return false;
 }
 
@@ -72,13 +54,13 @@ static void w_media(qw *w, const qj_doc *d, uint32_t b, const char *type) {
     uint32_t src = qj_get(d, b, "source");
     qw_obj_begin(w);
     qw_key(w, "type"); qw_strz(w, type);
-    if (qj_str_eq(d, get_str(d, src, "type"), "base64")) {
+    if (qj_str_eq(d, q_import_str(d, src, "type"), "base64")) {
         w_copy(w, d, src, "media_type", "mediaType");
         w_copy(w, d, src, "data", "data");
     } else {
         w_copy(w, d, src, "url", "url");
     }
-    if (strcmp(type, "document") == 0 && get_str(d, b, "title") != QJ_NONE) w_copy(w, d, b, "title", "title");
+    if (strcmp(type, "document") == 0 && q_import_str(d, b, "title") != QJ_NONE) w_copy(w, d, b, "title", "title");
     qw_obj_end(w);
 }
 
@@ -108,37 +90,37 @@ static void w_json_text(cl *s, qw *w, uint32_t node) {
 enum { B_DROP, B_KEEP, B_CALL, B_RESULT };
 
 static int block_kind(const qj_doc *d, uint32_t b, bool assistant) {
-    uint32_t ty = get_str(d, b, "type");
+    uint32_t ty = q_import_str(d, b, "type");
     if (ty == QJ_NONE || !qj_at(d, ty)->len) return B_DROP; /* no Anthropic block has no type */
     if (qj_str_eq(d, ty, "text")) {
-        uint32_t tx = get_str(d, b, "text");
+        uint32_t tx = q_import_str(d, b, "text");
         return tx != QJ_NONE && qj_at(d, tx)->len ? B_KEEP : B_DROP;
     }
     if (qj_str_eq(d, ty, "tool_use")) { /* a name, and an object input (Anthropic takes no other) */
         uint32_t in = qj_get(d, b, "input");
         if (in != QJ_NONE && qj_type_of(d, in) != QJ_OBJECT) return B_DROP;
-        return assistant && get_str(d, b, "name") != QJ_NONE && qj_at(d, get_str(d, b, "name"))->len ? B_CALL : B_DROP;
+        return assistant && q_import_str(d, b, "name") != QJ_NONE && qj_at(d, q_import_str(d, b, "name"))->len ? B_CALL : B_DROP;
     }
-    if (qj_str_eq(d, ty, "tool_result")) return !assistant && get_str(d, b, "tool_use_id") != QJ_NONE ? B_RESULT : B_DROP;
+    if (qj_str_eq(d, ty, "tool_result")) return !assistant && q_import_str(d, b, "tool_use_id") != QJ_NONE ? B_RESULT : B_DROP;
     if (qj_str_eq(d, ty, "thinking"))
-        return assistant && get_str(d, b, "thinking") != QJ_NONE ? B_KEEP : B_DROP;
-    if (qj_str_eq(d, ty, "redacted_thinking")) return assistant && get_str(d, b, "data") != QJ_NONE ? B_KEEP : B_DROP;
+        return assistant && q_import_str(d, b, "thinking") != QJ_NONE ? B_KEEP : B_DROP;
+    if (qj_str_eq(d, ty, "redacted_thinking")) return assistant && q_import_str(d, b, "data") != QJ_NONE ? B_KEEP : B_DROP;
     if (qj_str_eq(d, ty, "image") || qj_str_eq(d, ty, "document")) return !assistant && source_ok(d, b) ? B_KEEP : B_DROP;
     return B_KEEP; /* other Anthropic blocks: opaque */
 }
 
 static void w_block(cl *s, qw *w, uint32_t b) {
     const qj_doc *d = &s->d;
-    uint32_t ty = get_str(d, b, "type");
+    uint32_t ty = q_import_str(d, b, "type");
     if (ty != QJ_NONE && qj_str_eq(d, ty, "text")) {
-        w_text(w, d, get_str(d, b, "text"));
-    } else if (ty != QJ_NONE && qj_str_eq(d, ty, "thinking") && get_str(d, b, "thinking") != QJ_NONE) {
+        w_text(w, d, q_import_str(d, b, "text"));
+    } else if (ty != QJ_NONE && qj_str_eq(d, ty, "thinking") && q_import_str(d, b, "thinking") != QJ_NONE) {
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "thinking");
         w_copy(w, d, b, "thinking", "text");
-        if (get_str(d, b, "signature") != QJ_NONE) w_copy(w, d, b, "signature", "signature");
+        if (q_import_str(d, b, "signature") != QJ_NONE) w_copy(w, d, b, "signature", "signature");
         qw_obj_end(w);
-    } else if (ty != QJ_NONE && qj_str_eq(d, ty, "redacted_thinking") && get_str(d, b, "data") != QJ_NONE) {
+    } else if (ty != QJ_NONE && qj_str_eq(d, ty, "redacted_thinking") && q_import_str(d, b, "data") != QJ_NONE) {
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "redactedThinking");
         w_copy(w, d, b, "data", "data");
@@ -168,8 +150,8 @@ static void w_result(cl *s, qw *w, uint32_t b, const qcall *kc) {
         qw_arr_begin(w);
         uint32_t p = cv + 1;
         for (uint32_t k = 0; k < qj_at(d, cv)->n; k++, p = qj_next(d, p)) {
-            uint32_t pt = get_str(d, p, "type");
-            if (pt != QJ_NONE && qj_str_eq(d, pt, "text") && get_str(d, p, "text") != QJ_NONE) w_text(w, d, get_str(d, p, "text"));
+            uint32_t pt = q_import_str(d, p, "type");
+            if (pt != QJ_NONE && qj_str_eq(d, pt, "text") && q_import_str(d, p, "text") != QJ_NONE) w_text(w, d, q_import_str(d, p, "text"));
             else if (pt != QJ_NONE && qj_str_eq(d, pt, "image") && source_ok(d, p)) w_media(w, d, p, "image");
             else w_json_text(s, w, p); /* no quire form inside a tool result: its JSON as text */
         }
@@ -185,56 +167,13 @@ static void w_result(cl *s, qw *w, uint32_t b, const qcall *kc) {
     qw_obj_end(w);
 }
 
-static void w_meta_renames(cl *s, qw *w, const int32_t *idx, uint32_t n) {
-    if (!n) return;
-    qbuf probe;
-    qbuf_init(&probe, s->c->a);
-    qw w2;
-    qw_init(&w2, &probe, false);
-    qw_obj_begin(&w2);
-    qcalls_w_renames(&s->calls, &w2, idx, n);
-    qw_obj_end(&w2);
-    qw_dispose(&w2);
-    if (probe.len > 2) {
-        qw_key(w, "meta");
-        qw_raw_value(w, probe.data, probe.len);
-    }
-    if (probe.oom) s->st = q_oom(s->c->err);
-    qbuf_free(&probe);
-}
-
 /* Calls of the last assistant message that the conversation left without a
  * result: answered by a tool message of error results. */
 static void answer_pending(cl *s, uint32_t lineno) {
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < s->npend; i++)
-        if (!s->calls.v[s->pend[i]].answered) s->pend[n++] = s->pend[i];
-    s->npend = 0;
+    uint32_t n = qcalls_answer_pending(&s->calls, s->pend, &s->npend, &s->body, lineno);
     if (!n) return;
-    qw w;
-    q_log_line_begin(&w, &s->body, "message");
-    qw_key(&w, "message");
-    qw_obj_begin(&w);
-    qw_key(&w, "role"); qw_strz(&w, "tool");
-    qw_key(&w, "content");
-    qw_arr_begin(&w);
-    for (uint32_t i = 0; i < n; i++) {
-        qcall *kc = &s->calls.v[s->pend[i]];
-        if (kc->orig) (void)qcalls_answer(&s->calls, kc->orig, kc->orign);
-        kc->answered = true;
-        qw_obj_begin(&w);
-        qw_key(&w, "type"); qw_strz(&w, "toolResult");
-        qw_key(&w, "toolCallId"); qw_str_esc(&w, kc->id, kc->idn);
-        qw_key(&w, "content"); qw_strz(&w, "[no output was recorded for this call]");
-        qw_key(&w, "isError"); qw_bool(&w, true);
-        qw_obj_end(&w);
-    }
-    qw_arr_end(&w);
-    qw_obj_end(&w);
-    q_w_meta_line(&w, lineno);
-    q_log_line_end(&w, &s->body);
     s->messages++;
-    report(s, lineno, "note: answered %u tool call(s) that had no result with an error result", n);
+    q_import_report(s->c, lineno, "note: answered %u tool call(s) that had no result with an error result", n);
 }
 
 static bool looks_like_text_result(const qj_doc *d, uint32_t tx) {
@@ -261,33 +200,33 @@ static void message(cl *s, uint32_t m, uint32_t i, bool assistant) {
         bidx[k] = -1;
         int kind = qj_type_of(d, p) == QJ_OBJECT ? block_kind(d, p, assistant) : B_DROP;
         if (kind == B_DROP) {
-            if (qj_type_of(d, p) != QJ_OBJECT || get_str(d, p, "type") == QJ_NONE ||
-                !qj_str_eq(d, get_str(d, p, "type"), "text")) {
-                report(s, line_of(s, p), "note: dropped /%u/content/%u: a block that cannot stand in a%s message", i, k,
+            if (qj_type_of(d, p) != QJ_OBJECT || q_import_str(d, p, "type") == QJ_NONE ||
+                !qj_str_eq(d, q_import_str(d, p, "type"), "text")) {
+                q_import_report(s->c, line_of(s, p), "note: dropped /%u/content/%u: a block that cannot stand in a%s message", i, k,
                        assistant ? "n assistant" : " user");
                 s->dropped++;
             }
             continue;
         }
         if (kind == B_RESULT) {
-            uint32_t id = get_str(d, p, "tool_use_id");
+            uint32_t id = q_import_str(d, p, "tool_use_id");
             int32_t ix = qcalls_answer(&s->calls, qj_at(d, id)->p, qj_at(d, id)->len);
             if (ix < 0) {
-                report(s, line_of(s, p), "note: dropped /%u/content/%u: a tool_result for a tool_use not in the conversation", i, k);
+                q_import_report(s->c, line_of(s, p), "note: dropped /%u/content/%u: a tool_result for a tool_use not in the conversation", i, k);
                 s->dropped++;
                 continue;
             }
             bidx[k] = ix;
             s->results++;
-        } else if (kind == B_KEEP && !assistant && get_str(d, p, "text") != QJ_NONE &&
-                   looks_like_text_result(d, get_str(d, p, "text"))) {
+        } else if (kind == B_KEEP && !assistant && q_import_str(d, p, "text") != QJ_NONE &&
+                   looks_like_text_result(d, q_import_str(d, p, "text"))) {
             s->text_results++;
         }
         kept++;
     }
     if (!assistant) answer_pending(s, ln);
     if (!kept) {
-        report(s, ln, "note: skipped /%u: a%s message with no content", i, assistant ? "n assistant" : " user");
+        q_import_report(s->c, ln, "note: skipped /%u: a%s message with no content", i, assistant ? "n assistant" : " user");
         s->skipped++;
         return;
     }
@@ -300,7 +239,7 @@ static void message(cl *s, uint32_t m, uint32_t i, bool assistant) {
             q_log_line_end(&w, &s->body);
             s->renders++;
         } else {
-            report(s, ln, "note: /%u: a model response before any user message is kept as history, without a model call", i);
+            q_import_report(s->c, ln, "note: /%u: a model response before any user message is kept as history, without a model call", i);
         }
     }
     q_log_line_begin(&w, &s->body, "message");
@@ -321,7 +260,7 @@ static void message(cl *s, uint32_t m, uint32_t i, bool assistant) {
                 continue;
             }
             if (kind == B_CALL) {
-                uint32_t id = get_str(d, p, "id");
+                uint32_t id = q_import_str(d, p, "id");
                 int32_t ix = qcalls_add(&s->calls, id != QJ_NONE ? qj_at(d, id)->p : NULL,
                                         id != QJ_NONE ? qj_at(d, id)->len : 0, id == QJ_NONE);
                 if (ix < 0) { s->st = q_oom(s->c->err); qw_dispose(&w); return; }
@@ -356,7 +295,7 @@ static void message(cl *s, uint32_t m, uint32_t i, bool assistant) {
     uint32_t nr = 0;
     for (uint32_t k = 0; k < n; k++)
         if (bidx[k] >= 0) bidx[nr++] = bidx[k];
-    w_meta_renames(s, &w, bidx, nr);
+    qcalls_w_meta(&s->calls, &w, bidx, nr);
     qw_obj_end(&w);
     q_w_meta_line(&w, ln);
     q_log_line_end(&w, &s->body);
@@ -430,19 +369,19 @@ quire_status q_import_cline(qimport_ctx *c, const char *src, size_t len) {
                 if (mu != QJ_NONE && qj_type_of(&md, mu) == QJ_ARRAY) {
                     uint32_t p = mu + 1;
                     for (uint32_t k = 0; k < qj_at(&md, mu)->n; k++, p = qj_next(&md, p)) {
-                        uint32_t id = get_str(&md, p, "model_id");
+                        uint32_t id = q_import_str(&md, p, "model_id");
                         if (id == QJ_NONE || !qj_at(&md, id)->len) continue;
                         if (model == QJ_NONE) { model = id; nmodels = 1; }
                         else if (qj_at(&md, id)->len != qj_at(&md, model)->len ||
                                  memcmp(qj_at(&md, id)->p, qj_at(&md, model)->p, qj_at(&md, id)->len) != 0) nmodels++;
                     }
                 }
-                if (model == QJ_NONE) report(&s, 0, "note: task_metadata.json names no model (no model_usage entry)");
+                if (model == QJ_NONE) q_import_report(s.c, 0, "note: task_metadata.json names no model (no model_usage entry)");
                 else if (nmodels > 1)
-                    report(&s, 0, "note: task_metadata.json: the task used more than one model; the log names the first "
+                    q_import_report(s.c, 0, "note: task_metadata.json: the task used more than one model; the log names the first "
                                   "(the history does not say which message each answered)");
             } else {
-                report(&s, 0, "note: task_metadata.json ignored: %s", pe.message);
+                q_import_report(s.c, 0, "note: task_metadata.json ignored: %s", pe.message);
             }
         }
         qw w;
@@ -459,7 +398,7 @@ quire_status q_import_cline(qimport_ctx *c, const char *src, size_t len) {
         qw_obj_end(&w);
         q_log_line_end(&w, c->out);
         qbuf_put(c->out, s.body.data, s.body.len);
-        if (s.calls.renamed) report(&s, 0, "note: renamed %u repeated tool call ids (see renamedToolCallIds)", s.calls.renamed);
+        if (s.calls.renamed) q_import_report(s.c, 0, "note: renamed %u repeated tool call ids (see renamedToolCallIds)", s.calls.renamed);
         qbuf_printf(c->report,
                     "summary: %u messages in the history, %u messages, %u renders, %u tool calls, %u tool results, "
                     "%u text tool results, %u blocks dropped, %u empty skipped, %u opaque blocks\n",

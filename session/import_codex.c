@@ -21,7 +21,6 @@
  */
 #include "session/import.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 
 typedef enum { R_NONE, R_ASSISTANT, R_TOOL } cur_role;
@@ -54,22 +53,6 @@ typedef struct cx {
     quire_status st;
 } cx;
 
-static uint32_t get_str(const qj_doc *d, uint32_t obj, const char *key) {
-    if (obj == QJ_NONE || qj_type_of(d, obj) != QJ_OBJECT) return QJ_NONE;
-    uint32_t v = qj_get(d, obj, key);
-    return (v != QJ_NONE && qj_type_of(d, v) == QJ_STRING) ? v : QJ_NONE;
-}
-
-static void report(cx *s, uint32_t lineno, const char *fmt, ...) Q_PRINTF(3, 4);
-static void report(cx *s, uint32_t lineno, const char *fmt, ...) {
-    char msg[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    qbuf_printf(s->c->report, "%u: %s\n", lineno, msg);
-}
-
 static void w_opaque(qw *w, const qj_doc *d, uint32_t item) {
     qw_obj_begin(w);
     qw_key(w, "type"); qw_strz(w, "opaque");
@@ -80,7 +63,7 @@ static void w_opaque(qw *w, const qj_doc *d, uint32_t item) {
 
 /* input_image {image_url} -> image {mediaType, data} | {url}. */
 static void w_image(cx *s, qw *w, const qj_doc *d, uint32_t part) {
-    uint32_t u = get_str(d, part, "image_url");
+    uint32_t u = q_import_str(d, part, "image_url");
     qw_obj_begin(w);
     qw_key(w, "type"); qw_strz(w, "image");
     size_t n = 0;
@@ -98,8 +81,8 @@ static void w_image(cx *s, qw *w, const qj_doc *d, uint32_t part) {
 
 /* One content part of a message item; false when it has no quire form. */
 static void w_part(cx *s, qw *w, const qj_doc *d, uint32_t part) {
-    uint32_t ty = get_str(d, part, "type");
-    uint32_t tx = get_str(d, part, "text");
+    uint32_t ty = q_import_str(d, part, "type");
+    uint32_t tx = q_import_str(d, part, "text");
     if (ty != QJ_NONE && tx != QJ_NONE &&
         (qj_str_eq(d, ty, "input_text") || qj_str_eq(d, ty, "output_text") || qj_str_eq(d, ty, "text"))) {
         qw_obj_begin(w);
@@ -128,11 +111,11 @@ static void w_tool_call(cx *s, qw *w, const qj_doc *d, uint32_t item) {
     qw_obj_begin(w);
     qw_key(w, "type"); qw_strz(w, "toolCall");
     qw_key(w, "id");
-    uint32_t id = get_str(d, item, "call_id");
-    if (id == QJ_NONE) id = get_str(d, item, "id");
+    uint32_t id = q_import_str(d, item, "call_id");
+    if (id == QJ_NONE) id = q_import_str(d, item, "id");
     if (id != QJ_NONE) qw_node(w, d, id); else qw_str(w, "", 0);
     qw_key(w, "name");
-    uint32_t nm = get_str(d, item, "name");
+    uint32_t nm = q_import_str(d, item, "name");
     if (nm != QJ_NONE) qw_node(w, d, nm); else qw_str(w, "", 0);
     qw_key(w, "input");
     uint32_t args = qj_get(d, item, "arguments");
@@ -167,12 +150,12 @@ static void w_custom_call(qw *w, const qj_doc *d, uint32_t item) {
     qw_obj_begin(w);
     qw_key(w, "type"); qw_strz(w, "toolCall");
     qw_key(w, "kind"); qw_strz(w, "custom");
-    qw_key(w, "id"); qw_node(w, d, get_str(d, item, "call_id"));
+    qw_key(w, "id"); qw_node(w, d, q_import_str(d, item, "call_id"));
     qw_key(w, "name");
-    uint32_t nm = get_str(d, item, "name");
+    uint32_t nm = q_import_str(d, item, "name");
     if (nm != QJ_NONE) qw_node(w, d, nm); else qw_str(w, "", 0);
     qw_key(w, "input");
-    uint32_t in = get_str(d, item, "input");
+    uint32_t in = q_import_str(d, item, "input");
     if (in != QJ_NONE) qw_node(w, d, in); else qw_str(w, "", 0);
     qw_obj_end(w);
 }
@@ -180,7 +163,7 @@ static void w_custom_call(qw *w, const qj_doc *d, uint32_t item) {
 static void w_tool_result(cx *s, qw *w, const qj_doc *d, uint32_t item) {
     qw_obj_begin(w);
     qw_key(w, "type"); qw_strz(w, "toolResult");
-    qw_key(w, "toolCallId"); qw_node(w, d, get_str(d, item, "call_id"));
+    qw_key(w, "toolCallId"); qw_node(w, d, q_import_str(d, item, "call_id"));
     qw_key(w, "content");
     uint32_t out = qj_get(d, item, "output");
     if (out == QJ_NONE || qj_type_of(d, out) == QJ_NULL) {
@@ -194,7 +177,7 @@ static void w_tool_result(cx *s, qw *w, const qj_doc *d, uint32_t item) {
         qw_arr_end(w);
     } else {
         /* {content, success} objects of older rollouts: the content text */
-        uint32_t ct = get_str(d, out, "content");
+        uint32_t ct = q_import_str(d, out, "content");
         if (ct != QJ_NONE) {
             qw_node(w, d, ct);
         } else {
@@ -252,8 +235,8 @@ static void answer_pending(cx *s, uint32_t lineno) {
     uint32_t n = 0;
     for (uint32_t i = 0; i < s->npend; i++) {
         const cxblock *b = &s->pend[i];
-        uint32_t id = get_str(b->d, b->node, "call_id");
-        if (id == QJ_NONE) id = get_str(b->d, b->node, "id");
+        uint32_t id = q_import_str(b->d, b->node, "call_id");
+        if (id == QJ_NONE) id = q_import_str(b->d, b->node, "id");
         if (id != QJ_NONE && qmap_get(&s->calls, qj_at(b->d, id)->p, qj_at(b->d, id)->len) == 1) s->pend[n++] = *b;
     }
     s->npend = 0;
@@ -267,8 +250,8 @@ static void answer_pending(cx *s, uint32_t lineno) {
     qw_arr_begin(&w);
     for (uint32_t i = 0; i < n; i++) {
         const cxblock *b = &s->pend[i];
-        uint32_t id = get_str(b->d, b->node, "call_id");
-        if (id == QJ_NONE) id = get_str(b->d, b->node, "id");
+        uint32_t id = q_import_str(b->d, b->node, "call_id");
+        if (id == QJ_NONE) id = q_import_str(b->d, b->node, "id");
         qw_obj_begin(&w);
         qw_key(&w, "type"); qw_strz(&w, "toolResult");
         qw_key(&w, "toolCallId"); qw_node(&w, b->d, id);
@@ -281,7 +264,7 @@ static void answer_pending(cx *s, uint32_t lineno) {
     qw_obj_end(&w);
     q_log_line_end(&w, &s->body);
     s->messages++;
-    report(s, lineno, "answered %u function call(s) that had no output with an error result", n);
+    q_import_report(s->c, lineno, "answered %u function call(s) that had no output with an error result", n);
 }
 
 static bool push(cx *s, const qj_doc *d, uint32_t node, uint8_t kind) {
@@ -338,10 +321,10 @@ static void input_message(cx *s, const qj_doc *d, uint32_t item, const char *rol
     if (ct != QJ_NONE && qj_type_of(d, ct) == QJ_ARRAY) {
         uint32_t p = ct + 1;
         for (uint32_t k = 0; k < qj_at(d, ct)->n; k++, p = qj_next(d, p))
-            if (strcmp(role, "user") == 0 || get_str(d, p, "text") != QJ_NONE) usable++;
+            if (strcmp(role, "user") == 0 || q_import_str(d, p, "text") != QJ_NONE) usable++;
     }
     if (!usable) { /* no provider accepts an empty message */
-        report(s, lineno, "skipped: a %s message without content", role);
+        q_import_report(s->c, lineno, "skipped: a %s message without content", role);
         s->unknown++;
         return;
     }
@@ -360,7 +343,7 @@ static void input_message(cx *s, const qj_doc *d, uint32_t item, const char *rol
         for (uint32_t k = 0; k < qj_at(d, ct)->n; k++, p = qj_next(d, p)) {
             if (strcmp(role, "user") != 0) {
                 /* developer/system messages hold text only */
-                uint32_t tx = get_str(d, p, "text");
+                uint32_t tx = q_import_str(d, p, "text");
                 if (tx == QJ_NONE) continue;
             }
             w_part(s, &w, d, p);
@@ -378,10 +361,10 @@ static void input_message(cx *s, const qj_doc *d, uint32_t item, const char *rol
 }
 
 static void response_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
-    uint32_t ty = get_str(d, p, "type");
-    if (ty == QJ_NONE) { report(s, lineno, "skipped: response_item without a type"); s->unknown++; return; }
+    uint32_t ty = q_import_str(d, p, "type");
+    if (ty == QJ_NONE) { q_import_report(s->c, lineno, "skipped: response_item without a type"); s->unknown++; return; }
     if (qj_str_eq(d, ty, "message")) {
-        uint32_t role = get_str(d, p, "role");
+        uint32_t role = q_import_str(d, p, "role");
         if (role != QJ_NONE && qj_str_eq(d, role, "assistant")) { output_item(s, d, p, 0); return; }
         const char *r = "user";
         if (role != QJ_NONE && qj_str_eq(d, role, "developer")) r = "developer";
@@ -389,13 +372,13 @@ static void response_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
         input_message(s, d, p, r, lineno);
         return;
     }
-    bool custom = qj_str_eq(d, ty, "custom_tool_call") && get_str(d, p, "call_id") != QJ_NONE &&
-                  get_str(d, p, "input") != QJ_NONE;
+    bool custom = qj_str_eq(d, ty, "custom_tool_call") && q_import_str(d, p, "call_id") != QJ_NONE &&
+                  q_import_str(d, p, "input") != QJ_NONE;
     if (qj_str_eq(d, ty, "function_call") || qj_str_eq(d, ty, "local_shell_call") || custom) {
-        uint32_t id = get_str(d, p, "call_id");
-        if (id == QJ_NONE) id = get_str(d, p, "id");
+        uint32_t id = q_import_str(d, p, "call_id");
+        if (id == QJ_NONE) id = q_import_str(d, p, "id");
         if (id != QJ_NONE && qmap_get(&s->calls, qj_at(d, id)->p, qj_at(d, id)->len) >= 0) {
-            report(s, lineno, "dropped a second call with call_id %.*s (ids must be unique)",
+            q_import_report(s->c, lineno, "dropped a second call with call_id %.*s (ids must be unique)",
                    (int)(qj_at(d, id)->len > 60 ? 60 : qj_at(d, id)->len), qj_at(d, id)->p);
             s->dropped++;
             return;
@@ -420,16 +403,16 @@ static void response_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
         return;
     }
     if (qj_str_eq(d, ty, "function_call_output") ||
-        (qj_str_eq(d, ty, "custom_tool_call_output") && get_str(d, p, "call_id") != QJ_NONE &&
-         qmap_get(&s->calls, qj_at(d, get_str(d, p, "call_id"))->p, qj_at(d, get_str(d, p, "call_id"))->len) >= 0)) {
-        uint32_t id = get_str(d, p, "call_id");
+        (qj_str_eq(d, ty, "custom_tool_call_output") && q_import_str(d, p, "call_id") != QJ_NONE &&
+         qmap_get(&s->calls, qj_at(d, q_import_str(d, p, "call_id"))->p, qj_at(d, q_import_str(d, p, "call_id"))->len) >= 0)) {
+        uint32_t id = q_import_str(d, p, "call_id");
         if (id == QJ_NONE || qmap_get(&s->calls, qj_at(d, id)->p, qj_at(d, id)->len) < 0) {
-            report(s, lineno, "dropped a function_call_output for a call not in the conversation");
+            q_import_report(s->c, lineno, "dropped a function_call_output for a call not in the conversation");
             s->dropped++;
             return;
         }
         if (qmap_get(&s->calls, qj_at(d, id)->p, qj_at(d, id)->len) == 2) {
-            report(s, lineno, "dropped a second function_call_output for one call");
+            q_import_report(s->c, lineno, "dropped a second function_call_output for one call");
             s->dropped++;
             return;
         }
@@ -468,10 +451,10 @@ static void response_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
 static void compacted(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
     flush(s);
     answer_pending(s, lineno);
-    uint32_t msg = get_str(d, p, "message");
+    uint32_t msg = q_import_str(d, p, "message");
     uint32_t rh = qj_get(d, p, "replacement_history");
     if ((rh == QJ_NONE || qj_type_of(d, rh) != QJ_ARRAY) && s->messages == 0) {
-        report(s, lineno, "skipped: a compaction summary before any message (nothing to summarise)");
+        q_import_report(s->c, lineno, "skipped: a compaction summary before any message (nothing to summarise)");
         return;
     }
     s->need_render = true;
@@ -549,7 +532,7 @@ quire_status q_import_codex(qimport_ctx *c, const char *src, size_t len) {
         quire_status ps = q_import_parse_line(c, d, "Codex rollout", l, ln, off, it.lineno, &skipped, why, sizeof why);
         if (ps) { s.st = ps; break; }
         if (skipped) {
-            report(&s, it.lineno, "skipped: not a JSON object: %s", why);
+            q_import_report(s.c, it.lineno, "skipped: not a JSON object: %s", why);
             s.skipped_invalid++;
             continue;
         }
@@ -562,17 +545,17 @@ quire_status q_import_codex(qimport_ctx *c, const char *src, size_t len) {
         }
         s.docs[s.ndocs++] = d;
         s.lines++;
-        uint32_t ty = get_str(d, 0, "type");
+        uint32_t ty = q_import_str(d, 0, "type");
         uint32_t p = qj_get(d, 0, "payload");
         if (ty == QJ_NONE || p == QJ_NONE || qj_type_of(d, p) != QJ_OBJECT) {
-            report(&s, it.lineno, "skipped: not a rollout entry (no type and payload)");
+            q_import_report(s.c, it.lineno, "skipped: not a rollout entry (no type and payload)");
             s.unknown++;
             continue;
         }
         if (qj_str_eq(d, ty, "session_meta")) {
             if (meta == QJ_NONE) { meta_d = d; meta = p; }
         } else if (qj_str_eq(d, ty, "turn_context")) {
-            uint32_t m = get_str(d, p, "model");
+            uint32_t m = q_import_str(d, p, "model");
             if (m != QJ_NONE) {
                 s.model_d = d;
                 s.model = m;
@@ -584,13 +567,13 @@ quire_status q_import_codex(qimport_ctx *c, const char *src, size_t len) {
             compacted(&s, d, p, it.lineno);
         } else if (qj_str_eq(d, ty, "event_msg")) {
             s.events++;
-            uint32_t et = get_str(d, p, "type");
+            uint32_t et = q_import_str(d, p, "type");
             if (et != QJ_NONE && qj_str_eq(d, et, "token_count") && qj_get(d, p, "info") != QJ_NONE &&
                 qj_type_of(d, qj_get(d, p, "info")) != QJ_NULL)
                 s.need_render = true; /* a model response ended */
         } else {
             s.unknown++;
-            report(&s, it.lineno, "skipped: unknown rollout entry type");
+            q_import_report(s.c, it.lineno, "skipped: unknown rollout entry type");
         }
     }
     if (s.st == QUIRE_OK) {
@@ -598,7 +581,7 @@ quire_status q_import_codex(qimport_ctx *c, const char *src, size_t len) {
         /* session line first */
         qw w;
         q_log_line_begin(&w, c->out, "session");
-        uint32_t id = get_str(meta_d, meta, "id");
+        uint32_t id = q_import_str(meta_d, meta, "id");
         if (id != QJ_NONE) { qw_key(&w, "sessionId"); qw_node(&w, meta_d, id); }
         qw_key(&w, "target");
         qw_obj_begin(&w);
@@ -606,8 +589,8 @@ quire_status q_import_codex(qimport_ctx *c, const char *src, size_t len) {
         if (s.session_model != QJ_NONE) { qw_key(&w, "model"); qw_node(&w, s.session_model_d, s.session_model); }
         qw_obj_end(&w);
         uint32_t bi = meta != QJ_NONE ? qj_get(meta_d, meta, "base_instructions") : QJ_NONE;
-        uint32_t sys = get_str(meta_d, bi, "text");
-        if (sys == QJ_NONE) sys = get_str(meta_d, meta, "instructions");
+        uint32_t sys = q_import_str(meta_d, bi, "text");
+        if (sys == QJ_NONE) sys = q_import_str(meta_d, meta, "instructions");
         if (sys != QJ_NONE) { qw_key(&w, "system"); qw_node(&w, meta_d, sys); }
         qw_key(&w, "_meta");
         qw_obj_begin(&w);

@@ -19,7 +19,6 @@
  */
 #include "session/import.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 
 #define WHAT "Gemini CLI chat recording"
@@ -37,29 +36,6 @@ typedef struct gx {
     quire_status st;
 } gx;
 
-static uint32_t get_str(const qj_doc *d, uint32_t obj, const char *key) {
-    if (obj == QJ_NONE || qj_type_of(d, obj) != QJ_OBJECT) return QJ_NONE;
-    uint32_t v = qj_get(d, obj, key);
-    return (v != QJ_NONE && qj_type_of(d, v) == QJ_STRING) ? v : QJ_NONE;
-}
-
-static uint32_t get_type(const qj_doc *d, uint32_t obj, const char *key, qj_type t) {
-    if (obj == QJ_NONE || qj_type_of(d, obj) != QJ_OBJECT) return QJ_NONE;
-    uint32_t v = qj_get(d, obj, key);
-    return (v != QJ_NONE && qj_type_of(d, v) == t) ? v : QJ_NONE;
-}
-
-static void report(gx *s, uint32_t lineno, const char *fmt, ...) Q_PRINTF(3, 4);
-static void report(gx *s, uint32_t lineno, const char *fmt, ...) {
-    char msg[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    q_utf8_mend(msg);
-    qbuf_printf(s->c->report, "%u: %s\n", lineno, msg);
-}
-
 static uint32_t line_of(gx *s, uint32_t node) { return qlinecur_at(&s->lc, qj_offset(&s->d, node)); }
 
 /* What a Gemini part becomes: 1 text, 2 media, 3 an opaque Gemini part (code
@@ -69,14 +45,14 @@ static int part_kind(const qj_doc *d, uint32_t p) {
     if (qj_type_of(d, p) != QJ_OBJECT) return 0;
     uint32_t th = qj_get(d, p, "thought");
     if (th != QJ_NONE && qj_type_of(d, th) == QJ_TRUE) return -1;
-    uint32_t tx = get_str(d, p, "text");
+    uint32_t tx = q_import_str(d, p, "text");
     if (tx != QJ_NONE) return qj_at(d, tx)->len ? 1 : -1;
-    uint32_t id = get_type(d, p, "inlineData", QJ_OBJECT);
-    if (id != QJ_NONE && get_str(d, id, "mimeType") != QJ_NONE && get_str(d, id, "data") != QJ_NONE) return 2;
-    uint32_t fd = get_type(d, p, "fileData", QJ_OBJECT);
-    if (fd != QJ_NONE && get_str(d, fd, "fileUri") != QJ_NONE) return 2;
-    if (qj_at(d, p)->n == 1 && get_str(d, get_type(d, p, "executableCode", QJ_OBJECT), "code") != QJ_NONE) return 3;
-    if (qj_at(d, p)->n == 1 && get_str(d, get_type(d, p, "codeExecutionResult", QJ_OBJECT), "outcome") != QJ_NONE) return 3;
+    uint32_t id = q_import_get(d, p, "inlineData", QJ_OBJECT);
+    if (id != QJ_NONE && q_import_str(d, id, "mimeType") != QJ_NONE && q_import_str(d, id, "data") != QJ_NONE) return 2;
+    uint32_t fd = q_import_get(d, p, "fileData", QJ_OBJECT);
+    if (fd != QJ_NONE && q_import_str(d, fd, "fileUri") != QJ_NONE) return 2;
+    if (qj_at(d, p)->n == 1 && q_import_str(d, q_import_get(d, p, "executableCode", QJ_OBJECT), "code") != QJ_NONE) return 3;
+    if (qj_at(d, p)->n == 1 && q_import_str(d, q_import_get(d, p, "codeExecutionResult", QJ_OBJECT), "outcome") != QJ_NONE) return 3;
     return 0;
 }
 
@@ -94,16 +70,16 @@ static void w_text(qw *w, const qj_doc *d, uint32_t tx) {
 /* Writes part p (part_kind k >= 0) as a transcript block. */
 static void w_part(gx *s, qw *w, uint32_t p, int k) {
     const qj_doc *d = &s->d;
-    if (k == 1) { w_text(w, d, get_str(d, p, "text")); return; }
+    if (k == 1) { w_text(w, d, q_import_str(d, p, "text")); return; }
     if (k == 2) {
-        uint32_t id = get_type(d, p, "inlineData", QJ_OBJECT);
-        uint32_t src = id != QJ_NONE ? id : get_type(d, p, "fileData", QJ_OBJECT);
-        uint32_t mt = get_str(d, src, "mimeType");
+        uint32_t id = q_import_get(d, p, "inlineData", QJ_OBJECT);
+        uint32_t src = id != QJ_NONE ? id : q_import_get(d, p, "fileData", QJ_OBJECT);
+        uint32_t mt = q_import_str(d, src, "mimeType");
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, mt != QJ_NONE && !is_image(d, mt) ? "document" : "image");
         if (mt != QJ_NONE) { qw_key(w, "mediaType"); qw_node(w, d, mt); }
-        if (id != QJ_NONE) { qw_key(w, "data"); qw_node(w, d, get_str(d, id, "data")); }
-        else { qw_key(w, "url"); qw_node(w, d, get_str(d, src, "fileUri")); }
+        if (id != QJ_NONE) { qw_key(w, "data"); qw_node(w, d, q_import_str(d, id, "data")); }
+        else { qw_key(w, "url"); qw_node(w, d, q_import_str(d, src, "fileUri")); }
         qw_obj_end(w);
         return;
     }
@@ -179,7 +155,7 @@ static void begin_message(gx *s, qw *w, const char *role, uint32_t msg) {
 static void end_message(gx *s, qw *w, uint32_t msg, const char *id_suffix, const int32_t *idx, uint32_t nidx) {
     const qj_doc *d = &s->d;
     qw_arr_end(w);
-    uint32_t id = get_str(d, msg, "id");
+    uint32_t id = q_import_str(d, msg, "id");
     if (id != QJ_NONE && qj_at(d, id)->len) {
         qw_key(w, "id");
         if (!id_suffix) {
@@ -194,22 +170,7 @@ static void end_message(gx *s, qw *w, uint32_t msg, const char *id_suffix, const
             qbuf_free(&t);
         }
     }
-    if (idx && nidx) {
-        qbuf probe;
-        qbuf_init(&probe, s->c->a);
-        qw w2;
-        qw_init(&w2, &probe, false);
-        qw_obj_begin(&w2);
-        qcalls_w_renames(&s->calls, &w2, idx, nidx);
-        qw_obj_end(&w2);
-        qw_dispose(&w2);
-        if (probe.len > 2) {
-            qw_key(w, "meta");
-            qw_raw_value(w, probe.data, probe.len);
-        }
-        if (probe.oom) s->st = q_oom(s->c->err);
-        qbuf_free(&probe);
-    }
+    if (idx && nidx) qcalls_w_meta(&s->calls, w, idx, nidx);
     qw_obj_end(w);
     q_w_meta_line(w, line_of(s, msg));
     q_log_line_end(w, &s->body);
@@ -222,7 +183,7 @@ static void end_message(gx *s, qw *w, uint32_t msg, const char *id_suffix, const
 static void w_result(gx *s, qw *w, uint32_t call, const qcall *kc) {
     const qj_doc *d = &s->d;
     uint32_t res = qj_get(d, call, "result");
-    uint32_t status = get_str(d, call, "status");
+    uint32_t status = q_import_str(d, call, "status");
     bool is_err = status != QJ_NONE && (qj_str_eq(d, status, "error") || qj_str_eq(d, status, "cancelled"));
     qw_obj_begin(w);
     qw_key(w, "type"); qw_strz(w, "toolResult");
@@ -233,7 +194,7 @@ static void w_result(gx *s, qw *w, uint32_t call, const qcall *kc) {
     if (res != QJ_NONE && qj_type_of(d, res) == QJ_ARRAY) { first = res + 1; n = qj_at(d, res)->n; }
     else if (res != QJ_NONE && (qj_type_of(d, res) == QJ_OBJECT || qj_type_of(d, res) == QJ_STRING)) { first = res; n = 1; }
     if (n == 0) {
-        uint32_t rd = get_str(d, call, "resultDisplay");
+        uint32_t rd = q_import_str(d, call, "resultDisplay");
         if (rd != QJ_NONE && qj_at(d, rd)->len) qw_node(w, d, rd);
         else qw_strz(w, "[no output was recorded for this call]");
         is_err = is_err || rd == QJ_NONE || !qj_at(d, rd)->len;
@@ -243,19 +204,19 @@ static void w_result(gx *s, qw *w, uint32_t call, const qcall *kc) {
         if (arr) qw_arr_begin(w);
         uint32_t p = first;
         for (uint32_t i = 0; i < n; i++, p = qj_next(d, p)) {
-            uint32_t fr = get_type(d, p, "functionResponse", QJ_OBJECT);
+            uint32_t fr = q_import_get(d, p, "functionResponse", QJ_OBJECT);
             uint32_t txt = QJ_NONE, json = QJ_NONE;
             if (fr != QJ_NONE) {
-                uint32_t rsp = get_type(d, fr, "response", QJ_OBJECT);
-                txt = get_str(d, rsp, "output");
-                if (txt == QJ_NONE && (txt = get_str(d, rsp, "error")) != QJ_NONE) is_err = true;
+                uint32_t rsp = q_import_get(d, fr, "response", QJ_OBJECT);
+                txt = q_import_str(d, rsp, "output");
+                if (txt == QJ_NONE && (txt = q_import_str(d, rsp, "error")) != QJ_NONE) is_err = true;
                 if (txt == QJ_NONE) json = rsp != QJ_NONE ? rsp : fr;
             } else if (qj_type_of(d, p) == QJ_STRING) {
                 txt = p;
             } else if (part_kind(d, p) == 1) {
-                txt = get_str(d, p, "text");
-            } else if (arr && part_kind(d, p) == 2 && get_type(d, p, "inlineData", QJ_OBJECT) != QJ_NONE &&
-                       is_image(d, get_str(d, get_type(d, p, "inlineData", QJ_OBJECT), "mimeType"))) {
+                txt = q_import_str(d, p, "text");
+            } else if (arr && part_kind(d, p) == 2 && q_import_get(d, p, "inlineData", QJ_OBJECT) != QJ_NONE &&
+                       is_image(d, q_import_str(d, q_import_get(d, p, "inlineData", QJ_OBJECT), "mimeType"))) {
                 w_part(s, w, p, 2);
                 continue;
             } else {
@@ -291,7 +252,7 @@ static bool same_str(const qj_doc *d, uint32_t x, uint32_t y) {
 
 /* A toolCalls entry that can be a call: a name, and args absent, null or an object. */
 static bool call_ok(const qj_doc *d, uint32_t p) {
-    uint32_t nm = get_str(d, p, "name");
+    uint32_t nm = q_import_str(d, p, "name");
     if (nm == QJ_NONE || !qj_at(d, nm)->len) return false;
     uint32_t args = qj_get(d, p, "args");
     return args == QJ_NONE || qj_type_of(d, args) == QJ_NULL || qj_type_of(d, args) == QJ_OBJECT;
@@ -301,29 +262,29 @@ static void gemini_message(gx *s, uint32_t m, uint32_t i) {
     const qj_doc *d = &s->d;
     uint32_t ln = line_of(s, m);
     uint32_t ct = qj_get(d, m, "content");
-    uint32_t tc = get_type(d, m, "toolCalls", QJ_ARRAY);
-    uint32_t th = get_type(d, m, "thoughts", QJ_ARRAY);
+    uint32_t tc = q_import_get(d, m, "toolCalls", QJ_ARRAY);
+    uint32_t th = q_import_get(d, m, "thoughts", QJ_ARRAY);
     if (th != QJ_NONE) s->thoughts += qj_at(d, th)->n;
     uint32_t ncalls = 0;
     if (tc != QJ_NONE) {
         uint32_t p = tc + 1;
         for (uint32_t k = 0; k < qj_at(d, tc)->n; k++, p = qj_next(d, p))
             if (call_ok(d, p)) ncalls++;
-            else report(s, line_of(s, p), "note: dropped /messages/%u/toolCalls/%u: a tool call without a name or with "
+            else q_import_report(s->c, line_of(s, p), "note: dropped /messages/%u/toolCalls/%u: a tool call without a name or with "
                                           "args that are not an object (Gemini takes no other)", i, k);
     }
     s->model_turn = true;
     uint32_t ntext = content_blocks(s, NULL, ct);
     s->model_turn = false;
     if (!ntext && !ncalls) {
-        report(s, ln, "note: skipped /messages/%u: a gemini message with no text and no tool call", i);
+        q_import_report(s->c, ln, "note: skipped /messages/%u: a gemini message with no text and no tool call", i);
         s->skipped++;
         return;
     }
     qw w;
     if (s->messages) {
         q_log_line_begin(&w, &s->body, "render");
-        uint32_t model = get_str(d, m, "model");
+        uint32_t model = q_import_str(d, m, "model");
         if (model != QJ_NONE && !same_str(d, model, s->session_model)) {
             qw_key(&w, "target");
             qw_obj_begin(&w);
@@ -335,7 +296,7 @@ static void gemini_message(gx *s, uint32_t m, uint32_t i) {
         q_log_line_end(&w, &s->body);
         s->renders++;
     } else {
-        report(s, ln, "note: /messages/%u: a model response before any user message is kept as history, "
+        q_import_report(s->c, ln, "note: /messages/%u: a model response before any user message is kept as history, "
                       "without a model call", i);
     }
     int32_t stackidx[16];
@@ -349,9 +310,9 @@ static void gemini_message(gx *s, uint32_t m, uint32_t i) {
     if (tc != QJ_NONE) {
         uint32_t p = tc + 1;
         for (uint32_t k = 0; k < qj_at(d, tc)->n; k++, p = qj_next(d, p)) {
-            uint32_t nm = get_str(d, p, "name");
+            uint32_t nm = q_import_str(d, p, "name");
             if (!call_ok(d, p)) continue;
-            uint32_t id = get_str(d, p, "id");
+            uint32_t id = q_import_str(d, p, "id");
             int32_t ix = qcalls_add(&s->calls, id != QJ_NONE ? qj_at(d, id)->p : NULL, id != QJ_NONE ? qj_at(d, id)->len : 0,
                                     id == QJ_NONE);
             if (ix < 0) { s->st = q_oom(s->c->err); qw_dispose(&w); return; }
@@ -384,7 +345,7 @@ static void gemini_message(gx *s, uint32_t m, uint32_t i) {
 static void user_message(gx *s, uint32_t m, uint32_t i) {
     uint32_t ct = qj_get(&s->d, m, "content");
     if (!content_blocks(s, NULL, ct)) {
-        report(s, line_of(s, m), "note: skipped /messages/%u: a user message without content", i);
+        q_import_report(s->c, line_of(s, m), "note: skipped /messages/%u: a user message without content", i);
         s->skipped++;
         return;
     }
@@ -437,7 +398,7 @@ quire_status q_import_gemini_cli(qimport_ctx *c, const char *src, size_t len) {
                                 "not a " WHAT " message: %s", ty == QJ_NONE ? "no \"type\"" : "\"type\" is not a string");
             break;
         }
-        if (s.session_model == QJ_NONE && qj_str_eq(d, ty, "gemini")) s.session_model = get_str(d, m, "model");
+        if (s.session_model == QJ_NONE && qj_str_eq(d, ty, "gemini")) s.session_model = q_import_str(d, m, "model");
     }
     m = msgs + 1;
     for (uint32_t i = 0; i < qj_at(d, msgs)->n && s.st == QUIRE_OK; i++, m = qj_next(d, m)) {
@@ -448,18 +409,18 @@ quire_status q_import_gemini_cli(qimport_ctx *c, const char *src, size_t len) {
             gemini_message(&s, m, i);
         } else if (qj_str_eq(d, ty, "info") || qj_str_eq(d, ty, "error") || qj_str_eq(d, ty, "warning")) {
             s.notices++;
-            report(&s, line_of(&s, m), "note: skipped /messages/%u: a Gemini CLI %.*s notice (shown to the user, never "
+            q_import_report(s.c, line_of(&s, m), "note: skipped /messages/%u: a Gemini CLI %.*s notice (shown to the user, never "
                                        "sent to the model)", i, (int)qj_at(d, ty)->len, qj_at(d, ty)->p);
         } else {
             s.unknown++;
-            report(&s, line_of(&s, m), "note: skipped /messages/%u: unknown message type \"%.*s\"", i,
+            q_import_report(s.c, line_of(&s, m), "note: skipped /messages/%u: unknown message type \"%.*s\"", i,
                    (int)(qj_at(d, ty)->len > 40 ? 40 : qj_at(d, ty)->len), qj_at(d, ty)->p);
         }
     }
     if (s.st == QUIRE_OK) {
         qw w;
         q_log_line_begin(&w, c->out, "session");
-        uint32_t sid = get_str(d, 0, "sessionId");
+        uint32_t sid = q_import_str(d, 0, "sessionId");
         if (sid != QJ_NONE) { qw_key(&w, "sessionId"); qw_node(&w, d, sid); }
         qw_key(&w, "target");
         qw_obj_begin(&w);
@@ -473,9 +434,9 @@ quire_status q_import_gemini_cli(qimport_ctx *c, const char *src, size_t len) {
         q_log_line_end(&w, c->out);
         qbuf_put(c->out, s.body.data, s.body.len);
         if (s.thoughts)
-            report(&s, 0, "note: dropped %u thought summaries (Gemini CLI shows them; it does not send them back)",
+            q_import_report(s.c, 0, "note: dropped %u thought summaries (Gemini CLI shows them; it does not send them back)",
                    s.thoughts);
-        if (s.calls.renamed) report(&s, 0, "note: renamed %u repeated tool call ids (see renamedToolCallIds)", s.calls.renamed);
+        if (s.calls.renamed) q_import_report(s.c, 0, "note: renamed %u repeated tool call ids (see renamedToolCallIds)", s.calls.renamed);
         qbuf_printf(c->report,
                     "summary: %u messages in the recording, %u messages, %u renders, %u tool calls, %u thoughts dropped, "
                     "%u notices skipped, %u empty skipped, %u unknown skipped, %u opaque parts, %u parts as JSON text\n",

@@ -23,7 +23,6 @@
  */
 #include "session/import.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 
 #define WHAT "SWE-agent trajectory"
@@ -43,29 +42,6 @@ typedef struct sw {
     uint32_t messages, renders, demos, calls_n, results, dropped, skipped, other_agent, thinking;
     quire_status st;
 } sw;
-
-static uint32_t get_str(const qj_doc *d, uint32_t obj, const char *key) {
-    if (obj == QJ_NONE || qj_type_of(d, obj) != QJ_OBJECT) return QJ_NONE;
-    uint32_t v = qj_get(d, obj, key);
-    return (v != QJ_NONE && qj_type_of(d, v) == QJ_STRING) ? v : QJ_NONE;
-}
-
-static uint32_t get_obj(const qj_doc *d, uint32_t obj, const char *key) {
-    if (obj == QJ_NONE || qj_type_of(d, obj) != QJ_OBJECT) return QJ_NONE;
-    uint32_t v = qj_get(d, obj, key);
-    return (v != QJ_NONE && qj_type_of(d, v) == QJ_OBJECT) ? v : QJ_NONE;
-}
-
-static void report(sw *s, uint32_t lineno, const char *fmt, ...) Q_PRINTF(3, 4);
-static void report(sw *s, uint32_t lineno, const char *fmt, ...) {
-    char msg[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    q_utf8_mend(msg);
-    qbuf_printf(s->c->report, "%u: %s\n", lineno, msg);
-}
 
 static uint32_t line_of(sw *s, uint32_t node) { return qlinecur_at(&s->lc, qj_offset(&s->d, node)); }
 
@@ -100,7 +76,7 @@ static void w_json_text(sw *s, qw *w, const qj_doc *d, uint32_t node) {
 static void w_image(sw *s, qw *w, uint32_t part) {
     const qj_doc *d = &s->d;
     uint32_t iu = qj_get(d, part, "image_url");
-    uint32_t u = qj_type_of(d, iu) == QJ_STRING ? iu : get_str(d, iu, "url");
+    uint32_t u = qj_type_of(d, iu) == QJ_STRING ? iu : q_import_str(d, iu, "url");
     size_t n = 0;
     const char *url = qj_str_decode(d, u, &s->ar, &n);
     if (!url) { s->st = q_oom(s->c->err); return; }
@@ -117,11 +93,11 @@ static void w_image(sw *s, qw *w, uint32_t part) {
 }
 
 static bool image_ok(const qj_doc *d, uint32_t part) {
-    uint32_t ty = get_str(d, part, "type");
+    uint32_t ty = q_import_str(d, part, "type");
     if (ty == QJ_NONE || !qj_str_eq(d, ty, "image_url")) return false;
     uint32_t iu = qj_get(d, part, "image_url");
     if (iu == QJ_NONE) return false;
-    uint32_t u = qj_type_of(d, iu) == QJ_STRING ? iu : get_str(d, iu, "url");
+    uint32_t u = qj_type_of(d, iu) == QJ_STRING ? iu : q_import_str(d, iu, "url");
     return u != QJ_NONE && qj_at(d, u)->len;
 }
 
@@ -143,7 +119,7 @@ static uint32_t content_blocks(sw *s, qw *w, uint32_t ct) {
     if (qj_type_of(d, ct) != QJ_ARRAY) return 0;
     uint32_t n = 0, p = ct + 1;
     for (uint32_t k = 0; k < qj_at(d, ct)->n; k++, p = qj_next(d, p)) {
-        uint32_t tx = get_str(d, p, "text");
+        uint32_t tx = q_import_str(d, p, "text");
         if (qj_type_of(d, p) == QJ_STRING) tx = p;
         bool img = tx == QJ_NONE && image_ok(d, p);
         if (s->mode == P_IMAGES ? !img : (img && s->mode == P_NO_IMAGES)) continue;
@@ -160,54 +136,11 @@ static uint32_t content_blocks(sw *s, qw *w, uint32_t ct) {
     return n;
 }
 
-static void w_meta_renames(sw *s, qw *w, const int32_t *idx, uint32_t n) {
-    if (!n) return;
-    qbuf probe;
-    qbuf_init(&probe, s->c->a);
-    qw w2;
-    qw_init(&w2, &probe, false);
-    qw_obj_begin(&w2);
-    qcalls_w_renames(&s->calls, &w2, idx, n);
-    qw_obj_end(&w2);
-    qw_dispose(&w2);
-    if (probe.len > 2) {
-        qw_key(w, "meta");
-        qw_raw_value(w, probe.data, probe.len);
-    }
-    if (probe.oom) s->st = q_oom(s->c->err);
-    qbuf_free(&probe);
-}
-
 static void answer_pending(sw *s, uint32_t lineno) {
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < s->npend; i++)
-        if (!s->calls.v[s->pend[i]].answered) s->pend[n++] = s->pend[i];
-    s->npend = 0;
+    uint32_t n = qcalls_answer_pending(&s->calls, s->pend, &s->npend, &s->body, lineno);
     if (!n) return;
-    qw w;
-    q_log_line_begin(&w, &s->body, "message");
-    qw_key(&w, "message");
-    qw_obj_begin(&w);
-    qw_key(&w, "role"); qw_strz(&w, "tool");
-    qw_key(&w, "content");
-    qw_arr_begin(&w);
-    for (uint32_t i = 0; i < n; i++) {
-        qcall *kc = &s->calls.v[s->pend[i]];
-        if (kc->orig) (void)qcalls_answer(&s->calls, kc->orig, kc->orign);
-        kc->answered = true;
-        qw_obj_begin(&w);
-        qw_key(&w, "type"); qw_strz(&w, "toolResult");
-        qw_key(&w, "toolCallId"); qw_str_esc(&w, kc->id, kc->idn);
-        qw_key(&w, "content"); qw_strz(&w, "[no output was recorded for this call]");
-        qw_key(&w, "isError"); qw_bool(&w, true);
-        qw_obj_end(&w);
-    }
-    qw_arr_end(&w);
-    qw_obj_end(&w);
-    q_w_meta_line(&w, lineno);
-    q_log_line_end(&w, &s->body);
     s->messages++;
-    report(s, lineno, "note: answered %u tool call(s) that had no tool message with an error result", n);
+    q_import_report(s->c, lineno, "note: answered %u tool call(s) that had no tool message with an error result", n);
 }
 
 /* function.arguments: JSON text inside a string -> the value (byte for byte
@@ -247,8 +180,8 @@ static bool push_pend(sw *s, int32_t ix) {
 }
 
 static uint32_t call_name(const qj_doc *d, uint32_t tc) {
-    uint32_t fn = get_obj(d, tc, "function");
-    uint32_t nm = get_str(d, fn, "name");
+    uint32_t fn = q_import_get(d, tc, "function", QJ_OBJECT);
+    uint32_t nm = q_import_str(d, fn, "name");
     return nm != QJ_NONE && qj_at(d, nm)->len ? nm : QJ_NONE;
 }
 
@@ -263,7 +196,7 @@ static void assistant(sw *s, uint32_t e, uint32_t i, const qj_doc *md, uint32_t 
         uint32_t p = tcs + 1;
         for (uint32_t k = 0; k < qj_at(d, tcs)->n; k++, p = qj_next(d, p)) {
             if (call_name(d, p) != QJ_NONE) { ncalls++; continue; }
-            report(s, line_of(s, p), "note: dropped /history/%u/tool_calls/%u: a tool call without a function name", i, k);
+            q_import_report(s->c, line_of(s, p), "note: dropped /history/%u/tool_calls/%u: a tool call without a function name", i, k);
             s->dropped++;
         }
     }
@@ -273,7 +206,7 @@ static void assistant(sw *s, uint32_t e, uint32_t i, const qj_doc *md, uint32_t 
     uint32_t ntext = content_blocks(s, NULL, ct);
     s->mode = P_ALL;
     if (!ntext && !ncalls) {
-        report(s, ln, "note: skipped /history/%u: an assistant message with no content and no tool call", i);
+        q_import_report(s->c, ln, "note: skipped /history/%u: an assistant message with no content and no tool call", i);
         s->skipped++;
         return;
     }
@@ -290,7 +223,7 @@ static void assistant(sw *s, uint32_t e, uint32_t i, const qj_doc *md, uint32_t 
         q_log_line_end(&w, &s->body);
         s->renders++;
     } else {
-        report(s, ln, "note: /history/%u: a model response before any message is kept as history, without a model call", i);
+        q_import_report(s->c, ln, "note: /history/%u: a model response before any message is kept as history, without a model call", i);
     }
     q_log_line_begin(&w, &s->body, "message");
     qw_key(&w, "message");
@@ -307,7 +240,7 @@ static void assistant(sw *s, uint32_t e, uint32_t i, const qj_doc *md, uint32_t 
         for (uint32_t k = 0; k < qj_at(d, tcs)->n; k++, p = qj_next(d, p)) {
             uint32_t nm = call_name(d, p);
             if (nm == QJ_NONE) continue;
-            uint32_t id = get_str(d, p, "id");
+            uint32_t id = q_import_str(d, p, "id");
             int32_t ix = qcalls_add(&s->calls, id != QJ_NONE ? qj_at(d, id)->p : NULL, id != QJ_NONE ? qj_at(d, id)->len : 0,
                                     id == QJ_NONE);
             if (ix < 0 || !push_pend(s, ix)) { s->st = q_oom(s->c->err); qw_dispose(&w); return; }
@@ -317,12 +250,12 @@ static void assistant(sw *s, uint32_t e, uint32_t i, const qj_doc *md, uint32_t 
             qw_key(&w, "type"); qw_strz(&w, "toolCall");
             qw_key(&w, "id"); qw_str_esc(&w, kc->id, kc->idn);
             qw_key(&w, "name"); qw_node(&w, d, nm);
-            qw_key(&w, "input"); w_arguments(s, &w, qj_get(d, get_obj(d, p, "function"), "arguments"));
+            qw_key(&w, "input"); w_arguments(s, &w, qj_get(d, q_import_get(d, p, "function", QJ_OBJECT), "arguments"));
             qw_obj_end(&w);
         }
     }
     qw_arr_end(&w);
-    w_meta_renames(s, &w, s->pend + first, s->npend - first);
+    qcalls_w_meta(&s->calls, &w, s->pend + first, s->npend - first);
     qw_obj_end(&w);
     q_w_meta_line(&w, ln);
     q_log_line_end(&w, &s->body);
@@ -337,14 +270,14 @@ static void tool(sw *s, uint32_t e, uint32_t i) {
     if (ids != QJ_NONE && qj_type_of(d, ids) == QJ_ARRAY && qj_at(d, ids)->n && qj_type_of(d, ids + 1) == QJ_STRING) {
         id = ids + 1;
         if (qj_at(d, ids)->n > 1)
-            report(s, ln, "note: /history/%u: %u tool_call_ids, paired by the first (as SWE-agent sends it)", i,
+            q_import_report(s->c, ln, "note: /history/%u: %u tool_call_ids, paired by the first (as SWE-agent sends it)", i,
                    qj_at(d, ids)->n);
     } else {
-        id = get_str(d, e, "tool_call_id");
+        id = q_import_str(d, e, "tool_call_id");
     }
     int32_t ix = id != QJ_NONE ? qcalls_answer(&s->calls, qj_at(d, id)->p, qj_at(d, id)->len) : -1;
     if (ix < 0) {
-        report(s, ln, "note: dropped /history/%u: a tool message for a tool call not in the conversation", i);
+        q_import_report(s->c, ln, "note: dropped /history/%u: a tool message for a tool call not in the conversation", i);
         s->dropped++;
         return;
     }
@@ -377,7 +310,7 @@ static void tool(sw *s, uint32_t e, uint32_t i) {
     }
     qw_obj_end(&w);
     qw_arr_end(&w);
-    w_meta_renames(s, &w, &ix, 1);
+    qcalls_w_meta(&s->calls, &w, &ix, 1);
     qw_obj_end(&w);
     q_w_meta_line(&w, ln);
     q_log_line_end(&w, &s->body);
@@ -398,7 +331,7 @@ static void tool(sw *s, uint32_t e, uint32_t i) {
         q_w_meta_line(&w, ln);
         q_log_line_end(&w, &s->body);
         s->messages++;
-        report(s, ln, "note: /history/%u: %u image(s) of a tool message moved to a user message after it", i, nimg);
+        q_import_report(s->c, ln, "note: /history/%u: %u image(s) of a tool message moved to a user message after it", i, nimg);
     }
     s->mode = P_ALL;
 }
@@ -409,7 +342,7 @@ static void input(sw *s, uint32_t e, uint32_t i, const char *role) {
     uint32_t ct = qj_get(d, e, "content");
     answer_pending(s, ln);
     if (!content_blocks(s, NULL, ct)) {
-        report(s, ln, "note: skipped /history/%u: a %s message with no content", i, role);
+        q_import_report(s->c, ln, "note: skipped /history/%u: a %s message with no content", i, role);
         s->skipped++;
         return;
     }
@@ -454,9 +387,9 @@ static void find_model(sw *s, const qj_doc **md, uint32_t *model) {
         *md = &s->cfg;
         root = 0;
     }
-    uint32_t mm = get_obj(*md, get_obj(*md, root, "agent"), "model");
-    uint32_t nm = get_str(*md, mm, "name");
-    if (nm == QJ_NONE) nm = get_str(*md, mm, "model_name"); /* SWE-agent 0.x */
+    uint32_t mm = q_import_get(*md, q_import_get(*md, root, "agent", QJ_OBJECT), "model", QJ_OBJECT);
+    uint32_t nm = q_import_str(*md, mm, "name");
+    if (nm == QJ_NONE) nm = q_import_str(*md, mm, "model_name"); /* SWE-agent 0.x */
     if (nm != QJ_NONE && qj_at(*md, nm)->len) *model = nm;
 }
 
@@ -518,14 +451,14 @@ quire_status q_import_swe_agent(qimport_ctx *c, const char *src, size_t len) {
     e = hist + 1;
     for (uint32_t i = 0; i < qj_at(d, hist)->n && s.st == QUIRE_OK; i++, e = qj_next(d, e)) {
         uint32_t r = qj_get(d, e, "role");
-        uint32_t ag = get_str(d, e, "agent");
+        uint32_t ag = q_import_str(d, e, "agent");
         if (ag != QJ_NONE) {
             if (agent == QJ_NONE) {
                 agent = ag;
             } else if (qj_at(d, ag)->len != qj_at(d, agent)->len ||
                        memcmp(qj_at(d, ag)->p, qj_at(d, agent)->p, qj_at(d, ag)->len) != 0) {
                 s.other_agent++;
-                report(&s, line_of(&s, e), "note: skipped /history/%u: an entry of another agent (\"%.*s\")", i,
+                q_import_report(s.c, line_of(&s, e), "note: skipped /history/%u: an entry of another agent (\"%.*s\")", i,
                        (int)(qj_at(d, ag)->len > 40 ? 40 : qj_at(d, ag)->len), qj_at(d, ag)->p);
                 continue;
             }
@@ -545,7 +478,7 @@ quire_status q_import_swe_agent(qimport_ctx *c, const char *src, size_t len) {
             tool(&s, e, i);
         } else {
             s.skipped++;
-            report(&s, line_of(&s, e), "note: skipped /history/%u: unknown role \"%.*s\"", i,
+            q_import_report(s.c, line_of(&s, e), "note: skipped /history/%u: unknown role \"%.*s\"", i,
                    (int)(qj_at(d, r)->len > 40 ? 40 : qj_at(d, r)->len), qj_at(d, r)->p);
         }
     }
@@ -564,8 +497,8 @@ quire_status q_import_swe_agent(qimport_ctx *c, const char *src, size_t len) {
         qw_obj_end(&w);
         q_log_line_end(&w, c->out);
         qbuf_put(c->out, s.body.data, s.body.len);
-        if (s.calls.renamed) report(&s, 0, "note: renamed %u repeated tool call ids (see renamedToolCallIds)", s.calls.renamed);
-        if (s.thinking) report(&s, 0, "note: dropped the thinking_blocks of %u assistant messages", s.thinking);
+        if (s.calls.renamed) q_import_report(s.c, 0, "note: renamed %u repeated tool call ids (see renamedToolCallIds)", s.calls.renamed);
+        if (s.thinking) q_import_report(s.c, 0, "note: dropped the thinking_blocks of %u assistant messages", s.thinking);
         qbuf_printf(c->report,
                     "summary: %u history entries, %u messages, %u renders, %u demonstrations, %u tool calls, "
                     "%u tool results, %u dropped, %u empty skipped, %u of other agents\n",
