@@ -8,60 +8,18 @@
 #include "core/transcript.h"
 #include "quire.h"
 #include "unit.h"
+#include "render_check.h"
 
 #include <stdlib.h>
 
 /* ---- helpers ---- */
 
-static quire_transcript *tr(const char *json) {
-    quire_transcript *t = NULL;
-    quire_error e;
-    if (quire_transcript_parse(json, strlen(json), NULL, &t, &e)) {
-        fprintf(stderr, "transcript: %s %s\n", e.pointer, e.message);
-        return NULL;
-    }
-    return t;
-}
-
-typedef struct out {
-    quire_status st;
-    char *req, *ev;
-    quire_error err;
-} out;
-
+/* A render of a transcript that must parse (render_check.h). */
 static out render(const char *json, const char *provider, const char *model, bool lossy) {
-    out o;
-    memset(&o, 0, sizeof o);
-    quire_transcript *t = tr(json);
-    CHECK_MSG(t != NULL, "transcript rejected: %s", json);
-    if (!t) { o.st = QUIRE_E_SCHEMA; return o; }
-    quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
-    ro.provider = provider;
-    ro.model = model;
-    ro.lossy = lossy;
-    quire_render_result res;
-    o.st = quire_render(t, NULL, &ro, NULL, &res, &o.err);
-    if (o.st == QUIRE_OK) {
-        o.req = strdup(res.request.data);
-        o.ev = strdup(res.events.data ? res.events.data : "");
-        /* what render writes, validate accepts */
-        quire_bytes rep = {0};
-        quire_error ve;
-        quire_status vs = quire_validate(res.request.data, res.request.len, &ro, NULL, &rep, &ve);
-        CHECK_MSG(vs == QUIRE_OK, "%s: rendered request fails validate: %s %s", provider,
-                  rep.data ? rep.data : "", ve.message);
-        quire_bytes_free(&rep);
-        quire_render_result_free(&res);
-    }
-    quire_transcript_free(t);
+    out o = rend(json, provider, model, lossy);
+    CHECK_MSG(o.parsed, "transcript rejected: %s", json);
     return o;
 }
-
-static void out_free(out *o) { free(o->req); free(o->ev); memset(o, 0, sizeof *o); }
-
-static bool has(const char *hay, const char *needle) { return hay && strstr(hay, needle) != NULL; }
-#define CHECK_HAS(h, n) CHECK_MSG(has(h, n), "missing %s in %s", n, h)
-#define CHECK_NOT(h, n) CHECK_MSG(!has(h, n), "unexpected %s in %s", n, h)
 
 static char *encode(const char *json, quire_error *e) {
     quire_transcript *t = NULL;

@@ -5,59 +5,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "quire.h"
 #include "unit.h"
+#include "render_check.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-static quire_transcript *tr(const char *json) {
-    quire_transcript *t = NULL;
-    quire_error e;
-    if (quire_transcript_parse(json, strlen(json), NULL, &t, &e)) {
-        fprintf(stderr, "transcript: %s %s\n", e.pointer, e.message);
-        return NULL;
-    }
-    return t;
-}
-
-typedef struct out {
-    quire_status st;
-    char *req, *ev;
-    char err[1400];
-} out;
-
-/* Renders; a successful body must pass quire_validate for the same target. */
-static out rend(const char *json, const char *provider, const char *model, bool lossy) {
-    out o;
-    memset(&o, 0, sizeof o);
-    quire_transcript *t = tr(json);
-    if (!t) { o.st = QUIRE_E_SCHEMA; snprintf(o.err, sizeof o.err, "transcript did not parse"); return o; }
-    quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
-    ro.provider = provider;
-    ro.model = model;
-    ro.lossy = lossy;
-    quire_render_result res;
-    quire_error e;
-    o.st = quire_render(t, NULL, &ro, NULL, &res, &e);
-    quire_transcript_free(t);
-    if (o.st) { snprintf(o.err, sizeof o.err, "%s: %s", e.pointer, e.message); return o; }
-    o.req = strdup(res.request.data);
-    o.ev = strdup(res.events.data ? res.events.data : "");
-    quire_bytes rep;
-    quire_error ve;
-    quire_status vs = quire_validate(res.request.data, res.request.len, &ro, NULL, &rep, &ve);
-    CHECK_MSG(vs == QUIRE_OK, "%s/%s: rendered body fails validate: %.*s\n%s", provider, model ? model : "",
-              (int)(vs == QUIRE_E_VALIDATE ? rep.len : 0), vs == QUIRE_E_VALIDATE ? rep.data : "", o.req);
-    if (vs == QUIRE_E_VALIDATE) quire_bytes_free(&rep);
-    quire_render_result_free(&res);
-    return o;
-}
-
-static void out_free(out *o) { free(o->req); free(o->ev); memset(o, 0, sizeof *o); }
-
-#define HAS(s, sub) ((s) && strstr((s), (sub)) != NULL)
-#define CHECK_HAS(s, sub) CHECK_MSG(HAS(s, sub), "missing %s in: %s", sub, (s) ? (s) : "(null)")
-#define CHECK_NOT(s, sub) CHECK_MSG(!HAS(s, sub), "unexpected %s in: %s", sub, (s) ? (s) : "(null)")
 
 /* The validator's report for a body (NULL when valid). */
 static char *val(const char *body, const char *provider, const char *model) {
@@ -119,7 +72,7 @@ static void test_blank_text(void) {
                     "{\"role\":\"user\",\"content\":\" \\n\"}]}";
     o = rend(u, "anthropic", NULL, false);
     CHECK_INT(o.st, QUIRE_E_UNSUPPORTED);
-    CHECK_HAS(o.err, "/messages/2/content: no block of this user message can be carried to anthropic_messages");
+    CHECK_HAS(o.msg, "/messages/2/content: no block of this user message can be carried to anthropic_messages");
     out_free(&o);
     /* validator */
     CHECK_VIOL("{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\" \\n\"}]}]}",
@@ -226,7 +179,7 @@ static void test_tool_inputs(void) {
                       "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"t1\",\"content\":\"ok\"}]}]}";
     out o = rend(bad, "anthropic", NULL, false);
     CHECK_INT(o.st, QUIRE_E_UNSUPPORTED);
-    CHECK_HAS(o.err, "/messages/1/content/0: a toolCall whose input is not a JSON object");
+    CHECK_HAS(o.msg, "/messages/1/content/0: a toolCall whose input is not a JSON object");
     out_free(&o);
     o = rend(bad, "bedrock", BEDROCK_CLAUDE, false);
     CHECK_INT(o.st, QUIRE_E_UNSUPPORTED);
@@ -359,12 +312,12 @@ static void test_documents(void) {
     out_free(&o);
     o = rend(buf, "openai", "gpt-4o", false);
     CHECK_INT(o.st, QUIRE_E_UNSUPPORTED);
-    CHECK_HAS(o.err, "/messages/0/content/0: a document that is not application/pdf");
+    CHECK_HAS(o.msg, "/messages/0/content/0: a document that is not application/pdf");
     out_free(&o);
     doc(buf, sizeof buf, "text/csv", "YSxi");
     o = rend(buf, "anthropic", NULL, false);
     CHECK_INT(o.st, QUIRE_E_UNSUPPORTED);
-    CHECK_HAS(o.err, "/messages/0/content/0: a document that is neither application/pdf nor text/plain");
+    CHECK_HAS(o.msg, "/messages/0/content/0: a document that is neither application/pdf nor text/plain");
     out_free(&o);
     CHECK_VIOL("{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"document\","
                "\"source\":{\"type\":\"base64\",\"media_type\":\"text/csv\",\"data\":\"YSxi\"}}]}]}", "anthropic", NULL,
@@ -496,7 +449,7 @@ static void test_compact_checks(void) {
     quire_transcript_free(x);
     out o = rend(t, "anthropic", NULL, false);
     CHECK_INT(o.st, QUIRE_E_SCHEMA);
-    CHECK_HAS(o.err, "/messages/1/content/0/toolCallId: toolResult \"zz\" answers no toolCall");
+    CHECK_HAS(o.msg, "/messages/1/content/0/toolCallId: toolResult \"zz\" answers no toolCall");
     out_free(&o);
 }
 
@@ -530,10 +483,10 @@ static void test_cross(void) {
         for (size_t j = 0; j < sizeof tg / sizeof tg[0]; j++) {
             out o = rend(ts[i], tg[j].p, tg[j].m, false);
             if (o.st == QUIRE_OK) ok++;
-            else CHECK_MSG(o.st == QUIRE_E_UNSUPPORTED, "%s: case %zu: %s", tg[j].p, i, o.err);
+            else CHECK_MSG(o.st == QUIRE_E_UNSUPPORTED, "%s: case %zu: %s", tg[j].p, i, o.msg);
             out_free(&o);
             o = rend(ts[i], tg[j].p, tg[j].m, true); /* lossy: validated by render itself too */
-            CHECK_MSG(o.st == QUIRE_OK || o.st == QUIRE_E_UNSUPPORTED, "%s lossy: case %zu: %s", tg[j].p, i, o.err);
+            CHECK_MSG(o.st == QUIRE_OK || o.st == QUIRE_E_UNSUPPORTED, "%s lossy: case %zu: %s", tg[j].p, i, o.msg);
             out_free(&o);
         }
     CHECK_MSG(ok >= 60, "%u renders succeeded", ok);
