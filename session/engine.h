@@ -85,6 +85,14 @@ quire_status qrp_apply(quire_replay *r, const char *line, size_t len, uint32_t l
 /* True when the toolCall id (decoded bytes) has been seen in the log. */
 bool qrp_call_seen(const quire_replay *r, const char *id, size_t n);
 
+/* The estimate of the request the session's next render would send to
+ * provider/model (session/estimate.c): the session's render policy, caps,
+ * transcript and committed state; counter (may be NULL) supplies a host token
+ * counter. */
+quire_status qrp_estimate(const quire_replay *r, const char *provider, const char *model,
+                          const quire_compact_policy *counter, const quire_options *opts, quire_estimate *out,
+                          quire_error *err);
+
 /* budgetScope "request" (session/estimate.c): turns p's budget for the whole
  * request to the session's target into the budget compaction measures (the
  * transcript with system and tools), by the current ratio of the two

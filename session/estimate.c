@@ -487,23 +487,31 @@ quire_status quire_estimate_log(const char *log, size_t len, const quire_replay_
 /* A budget for the whole request (budgetScope "request")                    */
 /* ------------------------------------------------------------------------ */
 
+quire_status qrp_estimate(const quire_replay *r, const char *provider, const char *model,
+                          const quire_compact_policy *counter, const quire_options *opts, quire_estimate *out,
+                          quire_error *err) {
+    quire_render_options ro = r->rpol;
+    ro.size = sizeof ro;
+    ro.provider = provider;
+    ro.model = model;
+    ro.caps = r->caps;
+    quire_estimate_options eo = QUIRE_ESTIMATE_OPTIONS_INIT;
+    eo.render = &ro;
+    if (counter) {
+        eo.count_tokens = counter->count_tokens;
+        eo.count_tokens_ud = counter->count_tokens_ud;
+    }
+    return quire_estimate_request(r->t, r->state, &eo, opts, out, NULL, err);
+}
+
 quire_status qrp_request_budget(const quire_replay *r, quire_compact_policy *p, quire_error *err) {
     if (p->budget_scope != QUIRE_BUDGET_REQUEST) return QUIRE_OK;
     p->budget_scope = QUIRE_BUDGET_TRANSCRIPT;
     if (!p->budget_tokens) return QUIRE_OK;
     if (!r->provider)
         return q_err(err, QUIRE_E_INVALID, "budgetScope \"request\" needs the session's target provider");
-    quire_render_options ro = r->rpol;
-    ro.size = sizeof ro;
-    ro.provider = r->provider;
-    ro.model = r->model;
-    ro.caps = r->caps;
-    quire_estimate_options eo = QUIRE_ESTIMATE_OPTIONS_INIT;
-    eo.render = &ro;
-    eo.count_tokens = p->count_tokens;
-    eo.count_tokens_ud = p->count_tokens_ud;
     quire_estimate e;
-    quire_status st = quire_estimate_request(r->t, r->state, &eo, &r->opts, &e, NULL, err);
+    quire_status st = qrp_estimate(r, r->provider, r->model, p, &r->opts, &e, err);
     if (st) return st;
     uint64_t tr = quire_compact_estimate(r->t, p);
     /* compaction measures the transcript with system and tools; the request

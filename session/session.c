@@ -791,14 +791,7 @@ quire_status quire_session_estimate_request(const quire_session *s, const char *
         if (had_model) m = model[0] ? model : NULL;
     }
     if (!p) return q_err(err, QUIRE_E_INVALID, "the session has no target provider: give one");
-    quire_render_options ro = r->rpol;
-    ro.size = sizeof ro;
-    ro.provider = p;
-    ro.model = m;
-    ro.caps = r->caps;
-    quire_estimate_options eo = QUIRE_ESTIMATE_OPTIONS_INIT;
-    eo.render = &ro;
-    return quire_estimate_request(r->t, r->state, &eo, &s->opts, out, NULL, err);
+    return qrp_estimate(r, p, m, NULL, &s->opts, out, err);
 }
 
 uint64_t quire_session_estimate(const quire_session *s) {
