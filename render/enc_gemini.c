@@ -95,16 +95,15 @@ bool qr_gemini_signs_calls(const char *model) {
     return model && strncmp(model, "gemini-", 7) == 0 && model[7] >= '3' && model[7] <= '9';
 }
 
-static bool needs_placeholder(const qr_ctx *c, const qmsg *m, uint32_t mi, uint32_t bi) {
-    if (!qr_gemini_signs_calls(c->model)) return false;
-    for (uint32_t k = mi + 1; k < c->t->nmsgs; k++)
-        if (c->t->msgs[k].role == QR_USER) return false; /* an earlier turn */
+static bool needs_placeholder(const qr_ctx *c, const qmsg *m, uint32_t bi, bool current_turn) {
+    if (!current_turn || !qr_gemini_signs_calls(c->model)) return false;
     for (uint32_t k = 0; k < bi; k++)
         if (m->blocks[k].type == QB_TOOL_CALL) return false; /* not the first call of the message */
     return true;
 }
 
-static void model_part(qr_ctx *c, const qmsg *m, uint32_t mi, uint32_t bi) {
+/* current_turn: m comes after the transcript's last user message. */
+static void model_part(qr_ctx *c, const qmsg *m, uint32_t mi, uint32_t bi, bool current_turn) {
     qw *w = c->w;
     const qblock *b = &m->blocks[bi];
     if (is_carrier(m, bi)) return;
@@ -135,7 +134,7 @@ static void model_part(qr_ctx *c, const qmsg *m, uint32_t mi, uint32_t bi) {
         qw_key(w, "args"); qr_write_tool_input(c, b);
         qw_obj_end(w);
         if (qstr_present(pending_sig(m, bi))) sig(w, pending_sig(m, bi));
-        else if (needs_placeholder(c, m, mi, bi)) {
+        else if (needs_placeholder(c, m, bi, current_turn)) {
             qw_key(w, "thoughtSignature"); qw_strz(w, QR_GEMINI_SKIP_SIGNATURE);
             qr_event_adjusted(c, "thought_signature_placeholder", mi,
                               "a function call of the current turn has no thought signature: Gemini 3 and later "
@@ -382,6 +381,9 @@ quire_status qr_encode_gemini(qr_ctx *c) {
             ncontents++;
         }
     }
+    uint32_t last_user = UINT32_MAX; /* the current turn: the messages after it */
+    for (uint32_t k = 0; k < t->nmsgs; k++)
+        if (t->msgs[k].role == QR_USER) last_user = k;
     for (uint32_t k = 0; k < t->nmsgs;) {
         const qmsg *m = &t->msgs[k];
         uint32_t e = k + 1;
@@ -393,14 +395,14 @@ quire_status qr_encode_gemini(qr_ctx *c) {
                 for (uint32_t b = 0; b < t->msgs[q].nblocks && !any; b++) any = model_part_renders(c, &t->msgs[q], b);
             if (!any) { /* nothing Gemini can carry: report the drops, write no empty content */
                 for (uint32_t q = k; q < e; q++)
-                    for (uint32_t b = 0; b < t->msgs[q].nblocks; b++) model_part(c, &t->msgs[q], q, b);
+                    for (uint32_t b = 0; b < t->msgs[q].nblocks; b++) model_part(c, &t->msgs[q], q, b, q > last_user || last_user == UINT32_MAX);
                 group_content(c, e - 1);
                 k = e;
                 continue;
             }
             content_begin(w, "model");
             for (uint32_t q = k; q < e; q++)
-                for (uint32_t b = 0; b < t->msgs[q].nblocks; b++) model_part(c, &t->msgs[q], q, b);
+                for (uint32_t b = 0; b < t->msgs[q].nblocks; b++) model_part(c, &t->msgs[q], q, b, q > last_user || last_user == UINT32_MAX);
             content_end(w);
         } else if (m->role == QR_TOOL) {
             /* the results of one model turn: one content of functionResponse parts */
