@@ -10,6 +10,18 @@ def _dumps(value):
     return _json.dumps(value, ensure_ascii=False, separators=_SEP).encode("utf-8")
 
 
+def _target(provider, model):
+    """A render target as JSON bytes, or None for the session's own."""
+    if not (provider or model):
+        return None
+    t = {}
+    if provider:
+        t["provider"] = provider
+    if model:
+        t["model"] = model
+    return _dumps(t)
+
+
 def _obj(value):
     """A JSON value given as bytes/str/Python -> Python."""
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -176,14 +188,7 @@ class Session:
 
         params: the request parameters of DESIGN 13 / docs/params.md (dict or JSON), e.g.
         {"maxTokens": 1024, "temperature": 0.2, "toolChoice": "auto", "stream": True}."""
-        target = None
-        if provider or model:
-            t = {}
-            if provider:
-                t["provider"] = provider
-            if model:
-                t["model"] = model
-            target = _dumps(t)
+        target = _target(provider, model)
         pj = None if params is None else (params if isinstance(params, (bytes, str)) else _dumps(params))
         if isinstance(pj, str):
             pj = pj.encode("utf-8")
@@ -246,14 +251,7 @@ class Session:
     def estimate_request(self, provider=None, model=None):
         """The whole next request's estimate for the target (DESIGN 6): a dict with total,
         family, system, tools, messages, reminders, media and counts."""
-        target = None
-        if provider or model:
-            t = {}
-            if provider:
-                t["provider"] = provider
-            if model:
-                t["model"] = model
-            target = _dumps(t)
+        target = _target(provider, model)
         return _json.loads(self._s.estimate_request(target))
 
     def compact(self, budget_tokens=0, policy=None, summary=None):
