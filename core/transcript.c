@@ -198,16 +198,17 @@ static quire_status need(dctx *c, uint32_t obj, uint32_t v, const char *field, c
 enum {
     BF_TYPE, BF_TEXT, BF_CACHE, BF_MEDIA, BF_DATA, BF_URL, BF_TITLE, BF_ID, BF_NAME, BF_INPUT,
     BF_TOOLCALLID, BF_CONTENT, BF_ISERROR, BF_SIGNATURE, BF_PROVIDER, BF_ITEM, BF_FILEID, BF_FILENAME,
-    BF_CITATIONS, BF_KIND, BF_COUNT
+    BF_CITATIONS, BF_KIND, BF_DETAIL, BF_POPTS, BF_COUNT
 };
 static const char *const k_block_fields[BF_COUNT] = {
     "type", "text", "cacheControl", "mediaType", "data", "url", "title", "id", "name", "input",
     "toolCallId", "content", "isError", "signature", "provider", "item", "fileId", "filename",
-    "citations", "kind"};
+    "citations", "kind", "detail", "providerOptions"};
 #define B(x) (1u << (x))
 static const uint32_t k_block_allowed[] = {
-    [QB_TEXT] = B(BF_TYPE) | B(BF_TEXT) | B(BF_CITATIONS) | B(BF_CACHE),
-    [QB_IMAGE] = B(BF_TYPE) | B(BF_MEDIA) | B(BF_DATA) | B(BF_URL) | B(BF_FILEID) | B(BF_PROVIDER) | B(BF_CACHE),
+    [QB_TEXT] = B(BF_TYPE) | B(BF_TEXT) | B(BF_CITATIONS) | B(BF_CACHE) | B(BF_POPTS),
+    [QB_IMAGE] = B(BF_TYPE) | B(BF_MEDIA) | B(BF_DATA) | B(BF_URL) | B(BF_FILEID) | B(BF_PROVIDER) | B(BF_CACHE) |
+                 B(BF_DETAIL),
     [QB_DOCUMENT] = B(BF_TYPE) | B(BF_MEDIA) | B(BF_DATA) | B(BF_URL) | B(BF_FILEID) | B(BF_PROVIDER) | B(BF_TITLE) |
                     B(BF_FILENAME) | B(BF_CACHE),
     [QB_AUDIO] = B(BF_TYPE) | B(BF_MEDIA) | B(BF_DATA) | B(BF_URL) | B(BF_FILEID) | B(BF_PROVIDER) | B(BF_CACHE),
@@ -215,7 +216,7 @@ static const uint32_t k_block_allowed[] = {
                 B(BF_CACHE),
     [QB_SERVER_TOOL_CALL] = B(BF_TYPE) | B(BF_PROVIDER) | B(BF_ID) | B(BF_NAME) | B(BF_INPUT) | B(BF_CACHE),
     [QB_SERVER_TOOL_RESULT] = B(BF_TYPE) | B(BF_PROVIDER) | B(BF_TOOLCALLID) | B(BF_NAME) | B(BF_CONTENT) | B(BF_CACHE),
-    [QB_TOOL_CALL] = B(BF_TYPE) | B(BF_ID) | B(BF_NAME) | B(BF_INPUT) | B(BF_KIND) | B(BF_CACHE),
+    [QB_TOOL_CALL] = B(BF_TYPE) | B(BF_ID) | B(BF_NAME) | B(BF_INPUT) | B(BF_KIND) | B(BF_CACHE) | B(BF_POPTS),
     [QB_TOOL_RESULT] = B(BF_TYPE) | B(BF_TOOLCALLID) | B(BF_CONTENT) | B(BF_ISERROR) | B(BF_CACHE),
     [QB_THINKING] = B(BF_TYPE) | B(BF_TEXT) | B(BF_SIGNATURE) | B(BF_PROVIDER),
     [QB_REDACTED_THINKING] = B(BF_TYPE) | B(BF_DATA) | B(BF_PROVIDER),
@@ -223,6 +224,21 @@ static const uint32_t k_block_allowed[] = {
 };
 
 static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_result);
+
+bool qtr_json_text(quire_transcript *t, qval v, qstr *out) {
+    qbuf jb;
+    qbuf_init(&jb, t->a);
+    qw w;
+    qw_init(&w, &jb, false);
+    qw_qval(&w, v);
+    qw_dispose(&w);
+    char *txt = jb.oom ? NULL : qarena_strndup(&t->ar, jb.data ? jb.data : "", jb.len);
+    size_t n = jb.len;
+    qbuf_free(&jb);
+    if (!txt) return false;
+    *out = qstr_plain(txt, n);
+    return true;
+}
 
 /* Base64 digits of the first bytes of data decoded into out (at most cap);
  * returns how many bytes. */
@@ -357,6 +373,19 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
         if ((st = expect_type(c, f[BF_CACHE], QJ_OBJECT, "object"))) return st;
         b->cache_control = qval_of(d, f[BF_CACHE]);
     }
+    if (f[BF_POPTS] != QJ_NONE) {
+        /* fields for one dialect's item; the only reader is the Responses encoder */
+        ptr_key(c, "providerOptions");
+        if ((st = expect_type(c, f[BF_POPTS], QJ_OBJECT, "object"))) return st;
+        uint32_t k = f[BF_POPTS] + 1;
+        for (uint32_t i = 0; i < qj_at(d, f[BF_POPTS])->n; i++, k = qj_next(d, k + 1)) {
+            if (!qj_str_eq(d, k, "openai_responses"))
+                return derr(c, k, "a block's providerOptions are read for \"openai_responses\" only");
+            if (qj_type_of(d, k + 1) != QJ_OBJECT) return derr(c, k + 1, "expected object, got %s", qj_type_name(qj_type_of(d, k + 1)));
+        }
+        if (in_tool_result) return derr(c, f[BF_POPTS], "providerOptions belong on message blocks, not inside a toolResult's content");
+        b->provider_options = qval_of(d, f[BF_POPTS]);
+    }
     const char *tname = k_block_types[type];
     switch (b->type) {
     case QB_TEXT:
@@ -376,6 +405,13 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
     case QB_FILE:
         if ((st = decode_source(c, v, f, b, tname))) return st;
         if ((st = get_str(c, f[BF_TITLE], "title", &b->title))) return st;
+        if (f[BF_DETAIL] != QJ_NONE) {
+            if ((st = get_str(c, f[BF_DETAIL], "detail", &b->detail))) return st;
+            if (!qstr_eq(b->detail, "auto") && !qstr_eq(b->detail, "low") && !qstr_eq(b->detail, "high")) {
+                ptr_key(c, "detail");
+                return derr(c, f[BF_DETAIL], "an image's detail is \"auto\", \"low\" or \"high\"");
+            }
+        }
         break;
     case QB_SERVER_TOOL_CALL:
         if ((st = need(c, v, f[BF_PROVIDER], "provider", "serverToolCall block"))) return st;
@@ -431,6 +467,10 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
         if (ct == QJ_STRING) {
             b->content_is_string = true;
             b->content_text = qstr_node(d, cv);
+        } else if (ct == QJ_OBJECT) {
+            b->content_is_string = true;
+            b->content_json = qval_of(d, cv);
+            if (!qtr_json_text(c->t, b->content_json, &b->content_text)) return q_oom(c->err);
         } else if (ct == QJ_ARRAY) {
             uint32_t n = qj_at(d, cv)->n;
             b->parts = qarena_calloc(&c->t->ar, n ? n : 1, sizeof(qblock));
@@ -447,7 +487,7 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
             }
             ptr_leave(c, s2);
         } else {
-            return derr(c, cv, "expected string or array, got %s", qj_type_name(ct));
+            return derr(c, cv, "expected string, object or array, got %s", qj_type_name(ct));
         }
         break;
     }
@@ -839,6 +879,7 @@ void qtr_write_block(const qblock *b, qw *w) {
         if (qstr_present(b->provider)) { qw_key(w, "provider"); qw_qstr(w, b->provider); }
         if (qstr_present(b->title)) { qw_key(w, "title"); qw_qstr(w, b->title); }
         if (qstr_present(b->filename)) { qw_key(w, "filename"); qw_qstr(w, b->filename); }
+        if (qstr_present(b->detail)) { qw_key(w, "detail"); qw_qstr(w, b->detail); }
         break;
     }
     case QB_SERVER_TOOL_CALL:
@@ -862,7 +903,8 @@ void qtr_write_block(const qblock *b, qw *w) {
     case QB_TOOL_RESULT:
         qw_key(w, "toolCallId"); qw_qstr(w, b->tool_call_id);
         qw_key(w, "content");
-        if (b->content_is_string) qw_qstr(w, b->content_text);
+        if (qval_present(b->content_json)) qw_qval(w, b->content_json);
+        else if (b->content_is_string) qw_qstr(w, b->content_text);
         else {
             qw_arr_begin(w);
             for (uint32_t i = 0; i < b->nparts; i++) qtr_write_block(&b->parts[i], w);
@@ -884,6 +926,7 @@ void qtr_write_block(const qblock *b, qw *w) {
         qw_key(w, "item"); qw_qval(w, b->item);
         break;
     }
+    if (qval_present(b->provider_options)) { qw_key(w, "providerOptions"); qw_qval(w, b->provider_options); }
     if (qval_present(b->cache_control)) { qw_key(w, "cacheControl"); qw_qval(w, b->cache_control); }
     qw_obj_end(w);
 }

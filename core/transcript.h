@@ -72,6 +72,12 @@ typedef struct qblock {
     qval input;               /* toolCall input, byte-exact */
     qstr tool_call_id;        /* toolResult */
     qstr content_text;        /* toolResult string content */
+    qval content_json;        /* toolResult content given as a JSON object (byte-exact); content_is_string
+                                 is then set and content_text holds the object's compact JSON text, which
+                                 is what dialects whose results are text send */
+    qstr detail;              /* image: the OpenAI detail level ("auto", "low", "high"; optional) */
+    qval provider_options;    /* text, toolCall: {"openai_responses": {fields}} written into that dialect's
+                                 item (message phase, function_call namespace); byte-exact */
     struct qblock *parts;     /* toolResult array content: text | image blocks */
     uint32_t nparts;
     qstr provider;            /* opaque; media with fileId; serverToolCall/Result; thinking,
@@ -136,6 +142,8 @@ quire_transcript *qtr_new(const quire_allocator *a);
  * that t keeps alive. Returns NULL and fills err on failure. */
 qj_doc *qtr_parse_doc(quire_transcript *t, const char *json, size_t len, bool borrow,
                       const quire_options *opts, quire_error *err);
+/* The compact JSON text of v, allocated in t's arena (plain). False on OOM. */
+bool qtr_json_text(quire_transcript *t, qval v, qstr *out);
 /* Appends a message slot (zeroed). NULL on OOM. */
 qmsg *qtr_push_msg(quire_transcript *t);
 /* Decodes a whole transcript object at doc node root into t. */

@@ -74,6 +74,8 @@ static const qcaps k_rows[] = {
     /* Gemini generateContent (Gemini and Gemma). */
     {"gemini", "gemma-*", QD_GEMINI, QSYS_FIRST_USER, "user", QDEV_NONE, QTAIL_SEPARATE_USER, QCACHE_AUTOMATIC, 0, 0, true, false,
      false, false, false, 0, NULL, "Gemma: no system instruction"},
+    {"gemini", "gemini-[3-9]*", QD_GEMINI, QSYS_NATIVE, "system", QDEV_NONE, QTAIL_SEPARATE_USER, QCACHE_AUTOMATIC, 0,
+     0, true, true, true, true, true, 0, NULL, "Gemini 3 and later: images in function responses"},
     {"gemini", "*", QD_GEMINI, QSYS_NATIVE, "system", QDEV_NONE, QTAIL_SEPARATE_USER, QCACHE_AUTOMATIC, 0, 0, true,
      false, true, true, true, 0, NULL, "Gemini: implicit prefix caching"},
 

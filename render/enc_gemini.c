@@ -8,7 +8,8 @@
  * never mixed with text; the first content is a user content (the folded
  * system prompt on rows without a system instruction, else a placeholder).
  * Parts: text, inlineData, fileData, functionCall {id, name, args},
- * functionResponse {id, name, response: {"output"|"error": ...}, parts},
+ * functionResponse {id, name, response: a JSON object result as it is, else
+ * {"output"|"error": ...}; parts: images on rows with toolResultImages},
  * thinking as {"text", "thought": true, "thoughtSignature"}.
  * Reminder user blocks: a separate user content at the tail. */
 #include "render/wire.h"
@@ -177,6 +178,18 @@ static bool model_part_renders(const qr_ctx *c, const qmsg *m, uint32_t bi) {
     return false;
 }
 
+/* Whether an image of a tool result goes into functionResponse.parts: rows
+ * with toolResultImages (Gemini 3 and later), base64 data or a Gemini file. */
+static bool response_image_ok(const qr_ctx *c, const qblock *p) {
+    if (!c->caps.tool_result_images) return false;
+    if (qstr_present(p->file_id)) return qstr_eq(p->provider, "gemini");
+    return !qstr_present(p->url) || c->caps.image_urls;
+}
+
+/* functionResponse.response is a JSON object (a protobuf Struct): a JSON
+ * object result goes as that object ({"error": object} for an error), a text
+ * result as {"output"|"error": text} (several text parts: an array of them);
+ * images follow in functionResponse.parts where the row takes them. */
 static void response_part(qr_ctx *c, const qblock *r, uint32_t mi, uint32_t bi) {
     qw *w = c->w;
     qw_obj_begin(w);
@@ -185,40 +198,56 @@ static void response_part(qr_ctx *c, const qblock *r, uint32_t mi, uint32_t bi) 
     qw_key(w, "id"); qw_qstr(w, r->tool_call_id);
     qw_key(w, "name"); qw_qstr(w, qr_tool_name_for(c, mi, r->tool_call_id));
     qw_key(w, "response");
-    qw_obj_begin(w);
-    qw_key(w, r->is_error == 1 ? "error" : "output");
     uint32_t ntext = 0, nimg = 0;
-    if (r->content_is_string) {
-        qw_qstr(w, r->content_text);
+    if (qval_present(r->content_json) && r->is_error != 1) {
+        qw_qval(w, r->content_json);
     } else {
-        for (uint32_t i = 0; i < r->nparts; i++) { if (r->parts[i].type == QB_TEXT) ntext++; else nimg++; }
-        if (ntext == 1) {
-            for (uint32_t i = 0; i < r->nparts; i++)
-                if (r->parts[i].type == QB_TEXT) qw_qstr(w, r->parts[i].text);
+        qw_obj_begin(w);
+        qw_key(w, r->is_error == 1 ? "error" : "output");
+        if (qval_present(r->content_json)) {
+            qw_qval(w, r->content_json);
+        } else if (r->content_is_string) {
+            qw_qstr(w, r->content_text);
         } else {
-            qw_arr_begin(w);
-            for (uint32_t i = 0; i < r->nparts; i++)
-                if (r->parts[i].type == QB_TEXT) qw_qstr(w, r->parts[i].text);
-            qw_arr_end(w);
+            for (uint32_t i = 0; i < r->nparts; i++) if (r->parts[i].type == QB_TEXT) ntext++;
+            if (ntext == 1) {
+                for (uint32_t i = 0; i < r->nparts; i++)
+                    if (r->parts[i].type == QB_TEXT) qw_qstr(w, r->parts[i].text);
+            } else {
+                qw_arr_begin(w);
+                for (uint32_t i = 0; i < r->nparts; i++)
+                    if (r->parts[i].type == QB_TEXT) qw_qstr(w, r->parts[i].text);
+                qw_arr_end(w);
+            }
         }
+        qw_obj_end(w);
     }
-    qw_obj_end(w);
-    if (nimg) {
+    for (uint32_t i = 0; !r->content_is_string && i < r->nparts; i++) {
+        const qblock *p = &r->parts[i];
+        if (p->type != QB_IMAGE) continue;
+        if (response_image_ok(c, p)) nimg++;
+        else qr_unsupported_part(c, mi, bi, i, "an image inside a tool result");
+    }
+    if (nimg) { /* never an empty parts array */
         qw_key(w, "parts");
         qw_arr_begin(w);
         for (uint32_t i = 0; i < r->nparts; i++) {
             const qblock *p = &r->parts[i];
-            if (p->type != QB_IMAGE) continue;
-            if (!c->caps.tool_result_images || qstr_present(p->url) || qstr_present(p->file_id)) {
-                qr_unsupported_part(c, mi, bi, i, "an image inside a tool result");
-                continue;
+            if (p->type != QB_IMAGE || !response_image_ok(c, p)) continue;
+            qw_obj_begin(w);
+            if (qstr_present(p->url) || qstr_present(p->file_id)) {
+                qw_key(w, "fileData");
+                qw_obj_begin(w);
+                if (qstr_present(p->media_type)) { qw_key(w, "mimeType"); qw_qstr(w, p->media_type); }
+                qw_key(w, "fileUri"); qw_qstr(w, qstr_present(p->url) ? p->url : p->file_id);
+                qw_obj_end(w);
+            } else {
+                qw_key(w, "inlineData");
+                qw_obj_begin(w);
+                qw_key(w, "mimeType"); qw_qstr(w, p->media_type);
+                qw_key(w, "data"); qw_qstr(w, p->data);
+                qw_obj_end(w);
             }
-            qw_obj_begin(w);
-            qw_key(w, "inlineData");
-            qw_obj_begin(w);
-            qw_key(w, "mimeType"); qw_qstr(w, p->media_type);
-            qw_key(w, "data"); qw_qstr(w, p->data);
-            qw_obj_end(w);
             qw_obj_end(w);
         }
         qw_arr_end(w);

@@ -93,6 +93,24 @@ void qr_drop_citations(qr_ctx *c, uint32_t msg, uint32_t block) {
                        "citations of a text block: no form in this dialect (the text is kept)");
 }
 
+/* An image's detail level is read by OpenAI Chat and Responses only; every
+ * other dialect renders the image without it and reports the loss (as with
+ * citations, with or without --lossy). */
+static void note_image_detail(qr_ctx *c) {
+    if (c->caps.dialect == QD_OPENAI_CHAT || c->caps.dialect == QD_OPENAI_RESPONSES) return;
+    static const char what[] = "the detail level of an image: no form in this dialect (the image is kept)";
+    for (uint32_t k = 0; k < c->t->nmsgs; k++) {
+        const qmsg *m = &c->t->msgs[k];
+        for (uint32_t b = 0; b < m->nblocks; b++) {
+            const qblock *bl = &m->blocks[b];
+            if (bl->type == QB_IMAGE && qstr_present(bl->detail)) ev_content_dropped(c, k, (int32_t)b, -1, "not_renderable", what);
+            for (uint32_t i = 0; bl->type == QB_TOOL_RESULT && i < bl->nparts; i++)
+                if (bl->parts[i].type == QB_IMAGE && qstr_present(bl->parts[i].detail))
+                    ev_content_dropped(c, k, (int32_t)b, (int32_t)i, "not_renderable", what);
+        }
+    }
+}
+
 bool qr_media_ok(qr_ctx *c, const qblock *b, uint32_t msg, uint32_t block) {
     if (qstr_present(b->file_id) && !qr_is_provider(c, b->provider)) {
         qr_unsupported(c, msg, (int32_t)block, "a file id of another provider");
@@ -767,6 +785,7 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
     if (!st) st = check_transcript(&c, memo);
     if (!st && params.any) st = check_params(&c);
     if (!st) st = qr_plan_slots(&c);
+    if (!st) note_image_detail(&c);
     quire_transcript *view = NULL;
     if (!st) st = apply_rules(&c, &view);
     if (!st && view) c.t = view;

@@ -814,6 +814,19 @@ static void v_gemini(vctx *v, uint32_t root) {
             } else if (fr != QJ_NONE) {
                 if (model) viol(v, PK(pb, "functionResponse").s, "functionResponse parts belong in user contents");
                 need_type(v, get(v, fr, "response"), QJ_OBJECT, PK(PK(pb, "functionResponse"), "response"), "\"response\"");
+                uint32_t frp = get(v, fr, "parts");
+                vp pp = PK(PK(pb, "functionResponse"), "parts");
+                if (frp != QJ_NONE && need_type(v, frp, QJ_ARRAY, pp, "\"parts\"")) {
+                    if (count_of(v, frp) == 0) viol(v, pp.s, "functionResponse parts must be non-empty when given");
+                    else if (!v->caps.tool_result_images)
+                        viol(v, pp.s, "media inside a function response is not supported by this model row (Gemini 3 and later take it)");
+                    uint32_t q = first(frp);
+                    for (uint32_t k = 0; k < count_of(v, frp); k++, q = next(v, q)) {
+                        bool inl = get(v, q, "inlineData") != QJ_NONE, fil = get(v, q, "fileData") != QJ_NONE;
+                        if (!is(v, q, QJ_OBJECT) || inl == fil || qj_at(v->d, q)->n != 1)
+                            viol(v, PI(pp, k).s, "a function response part holds exactly one of inlineData, fileData");
+                    }
+                }
                 char nm[96];
                 sval(v, get(v, fr, "name"), nm, sizeof nm);
                 if (!prev_calls) {
