@@ -440,6 +440,11 @@ quire_status qr_encode_gemini(qr_ctx *c) {
             for (uint32_t q = k; q < e; q++)
                 for (uint32_t b = 0; b < t->msgs[q].nblocks; b++) response_part(c, &t->msgs[q].blocks[b], q, b);
             content_end(w);
+        } else if (m->nblocks == 0 && !fold) {
+            /* left out by the provider rules (reported): no empty content */
+            group_content(c, e - 1);
+            k = e;
+            continue;
         } else {
             content_begin(w, "user");
             if (fold) { text_part(w, qr_system_joined(c)); fold = false; }

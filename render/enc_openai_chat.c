@@ -200,6 +200,11 @@ static void fold_part(cctx *x) {
 static void user_message(cctx *x, uint32_t k, uint32_t ga, bool tail) {
     qr_ctx *c = x->c;
     qw *w = c->w;
+    /* a message the provider rules left with no block (reported), with nothing
+     * else to carry: no empty message */
+    if (k != NOMSG && c->t->msgs[k].nblocks == 0 && !x->fold && !(ga != NOMSG && has_user_groups(c, ga)) &&
+        !(tail && has_user_groups(c, QR_TAIL)))
+        return;
     qw_obj_begin(w);
     qw_key(w, "role"); qw_strz(w, "user");
     qw_key(w, "content");

@@ -146,6 +146,7 @@ static void user_message_range(qr_ctx *c, uint32_t k, bool *fold, uint32_t b0, u
 static void user_message(qr_ctx *c, uint32_t k, bool *fold) {
     const qmsg *m = &c->t->msgs[k];
     uint32_t start = 0;
+    if (m->nblocks == 0 && !*fold) return; /* left out by the provider rules (reported) */
     for (uint32_t b = 0; b <= m->nblocks; b++) {
         bool opq = b < m->nblocks && m->blocks[b].type == QB_OPAQUE;
         if (b < m->nblocks && !opq) continue;

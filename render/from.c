@@ -394,6 +394,15 @@ static quire_status c_part(fctx *f, uint32_t n, qblock *b, const char *ptr) {
         if (!data_url(f, get(f, n, "image_url"), b)) { *b = opaque(f, n); return QUIRE_OK; }
         return image_detail(f, get(f, n, "detail"), b, ptr);
     }
+    if (str_is(f, ty, "input_audio")) {
+        /* Chat input_audio {data, format}: base64 WAV or MP3 */
+        uint32_t ia = get(f, n, "input_audio"), fm = get(f, ia, "format");
+        b->data = S(f, get(f, ia, "data"));
+        if (!b->data.p || !(str_is(f, fm, "wav") || str_is(f, fm, "mp3"))) { *b = opaque(f, n); return QUIRE_OK; }
+        b->type = QB_AUDIO;
+        b->media_type = qstr_lit(str_is(f, fm, "wav") ? "audio/wav" : "audio/mpeg");
+        return QUIRE_OK;
+    }
     if (str_is(f, ty, "file") || str_is(f, ty, "input_file")) {
         b->type = QB_DOCUMENT;
         uint32_t fo = str_is(f, ty, "file") ? get(f, n, "file") : n;

@@ -596,6 +596,24 @@ static void ev_drop(qr_ctx *c, uint32_t msg, uint32_t block, const char *reason,
     ev_content_dropped(c, msg, (int32_t)block, -1, reason, detail);
 }
 
+/* Whether the target's encoder re-emits an opaque or server tool block (the
+ * encoders' own rule, mirrored so that a message left with nothing is left out
+ * or refused here, never written as an empty content): opaque items go back to
+ * the dialect that owns them (the request's provider name, or the dialect's
+ * name), never to Chat, Mistral or Ollama, which have no item form; server
+ * tool blocks only to Anthropic. */
+static bool artefact_carried(const qr_ctx *c, const qblock *b) {
+    qdialect d = c->caps.dialect;
+    bool own = qr_is_provider(c, b->provider);
+    if (b->type == QB_SERVER_TOOL_CALL || b->type == QB_SERVER_TOOL_RESULT) return d == QD_ANTHROPIC_MESSAGES && own;
+    if (d == QD_OPENAI_CHAT || d == QD_MISTRAL || d == QD_OLLAMA) return false;
+    return own || (d != QD_ANTHROPIC_MESSAGES && qstr_eq(b->provider, qdialect_name(d)));
+}
+static bool artefact_dropped(const qr_ctx *c, const qblock *b) {
+    return (b->type == QB_OPAQUE || b->type == QB_SERVER_TOOL_CALL || b->type == QB_SERVER_TOOL_RESULT) &&
+           !artefact_carried(c, b);
+}
+
 static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
     const quire_transcript *t = c->t;
     bool claude_rules = c->caps.dialect == QD_ANTHROPIC_MESSAGES || c->caps.dialect == QD_BEDROCK_CONVERSE;
@@ -645,6 +663,24 @@ static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
                 continue;
             }
             if (changed) kept[nk++] = *bl;
+        }
+        /* what is left only the encoder would drop (opaque and server tool blocks
+         * of another provider, which no rule above touches): dropped here, so
+         * that the message is left out or refused, never written empty */
+        uint32_t nart = 0;
+        for (uint32_t b = 0; b < m->nblocks; b++) nart += artefact_dropped(c, &m->blocks[b]);
+        if (nart && nart == (changed ? nk : m->nblocks)) {
+            for (uint32_t b = 0; b < m->nblocks; b++)
+                if (artefact_dropped(c, &m->blocks[b]))
+                    ev_drop(c, k, b, "not_renderable",
+                            m->blocks[b].type == QB_OPAQUE ? "opaque item of another provider"
+                                                           : "server tool block of another provider: no form in this dialect");
+            if (!changed) {
+                kept = qarena_alloc(&c->scratch, sizeof(qblock));
+                if (!kept) return q_oom(c->err);
+            }
+            changed = true;
+            nk = 0;
         }
         const qblock *blocks = changed ? kept : m->blocks;
         uint32_t nb = changed ? nk : m->nblocks;

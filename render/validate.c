@@ -680,6 +680,8 @@ static void v_responses(vctx *v, uint32_t root) {
              * a user or instruction message closes the turn */
             if (!str_is(v, role, "assistant")) ids_close(&ids, v, p);
             uint32_t ct = get(v, e, "content");
+            if (is(v, ct, QJ_ARRAY) && count_of(v, ct) == 0)
+                viol(v, PK(p, "content").s, "content arrays must be non-empty (a message with nothing in it)");
             if (is(v, ct, QJ_ARRAY)) {
                 uint32_t b = first(ct);
                 for (uint32_t j = 0; j < count_of(v, ct); j++, b = next(v, b)) {
