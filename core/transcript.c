@@ -407,9 +407,10 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
         if ((st = get_str(c, f[BF_TITLE], "title", &b->title))) return st;
         if (f[BF_DETAIL] != QJ_NONE) {
             if ((st = get_str(c, f[BF_DETAIL], "detail", &b->detail))) return st;
-            if (!qstr_eq(b->detail, "auto") && !qstr_eq(b->detail, "low") && !qstr_eq(b->detail, "high")) {
+            if (!qstr_eq(b->detail, "auto") && !qstr_eq(b->detail, "low") && !qstr_eq(b->detail, "high") &&
+                !qstr_eq(b->detail, "original")) {
                 ptr_key(c, "detail");
-                return derr(c, f[BF_DETAIL], "an image's detail is \"auto\", \"low\" or \"high\"");
+                return derr(c, f[BF_DETAIL], "an image's detail is \"auto\", \"low\", \"high\" or \"original\"");
             }
         }
         break;

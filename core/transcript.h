@@ -75,7 +75,7 @@ typedef struct qblock {
     qval content_json;        /* toolResult content given as a JSON object (byte-exact); content_is_string
                                  is then set and content_text holds the object's compact JSON text, which
                                  is what dialects whose results are text send */
-    qstr detail;              /* image: the OpenAI detail level ("auto", "low", "high"; optional) */
+    qstr detail;              /* image: the OpenAI detail level ("auto", "low", "high", "original"; optional) */
     qval provider_options;    /* text, toolCall: {"openai_responses": {fields}} written into that dialect's
                                  item (message phase, function_call namespace); byte-exact */
     struct qblock *parts;     /* toolResult array content: text | image blocks */

@@ -335,10 +335,10 @@ static quire_status from_anthropic(fctx *f) {
 /* An image's detail level (Chat image_url.detail, Responses input_image.detail). */
 static quire_status image_detail(fctx *f, uint32_t n, qblock *b, const char *ptr) {
     if (n == QJ_NONE || is(f, n, QJ_NULL)) return QUIRE_OK;
-    if (!str_is(f, n, "auto") && !str_is(f, n, "low") && !str_is(f, n, "high")) {
+    if (!str_is(f, n, "auto") && !str_is(f, n, "low") && !str_is(f, n, "high") && !str_is(f, n, "original")) {
         char p[128];
         snprintf(p, sizeof p, "%s/detail", ptr);
-        return ferr(f, n, p, "an image's detail is \"auto\", \"low\" or \"high\"");
+        return ferr(f, n, p, "an image's detail is \"auto\", \"low\", \"high\" or \"original\"");
     }
     b->detail = qstr_node(f->d, n);
     return QUIRE_OK;
