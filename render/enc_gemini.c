@@ -9,7 +9,7 @@
  * system prompt on rows without a system instruction, else a placeholder).
  * Parts: text, inlineData, fileData, functionCall {id, name, args},
  * functionResponse {id, name, response: a JSON object result as it is, else
- * {"output"|"error": ...}; parts: images on rows with toolResultImages},
+ * {"output"|"error": ...}; parts: inlineData images on rows with toolResultImages},
  * thinking as {"text", "thought": true, "thoughtSignature"}.
  * Reminder user blocks: a separate user content at the tail. */
 #include "render/wire.h"
@@ -179,11 +179,10 @@ static bool model_part_renders(const qr_ctx *c, const qmsg *m, uint32_t bi) {
 }
 
 /* Whether an image of a tool result goes into functionResponse.parts: rows
- * with toolResultImages (Gemini 3 and later), base64 data or a Gemini file. */
+ * with toolResultImages (Gemini 3 and later), base64 data only (a
+ * FunctionResponsePart holds inline data, no file reference). */
 static bool response_image_ok(const qr_ctx *c, const qblock *p) {
-    if (!c->caps.tool_result_images) return false;
-    if (qstr_present(p->file_id)) return qstr_eq(p->provider, "gemini");
-    return !qstr_present(p->url) || c->caps.image_urls;
+    return c->caps.tool_result_images && qstr_present(p->data);
 }
 
 /* functionResponse.response is a JSON object (a protobuf Struct): a JSON
@@ -226,7 +225,8 @@ static void response_part(qr_ctx *c, const qblock *r, uint32_t mi, uint32_t bi) 
         const qblock *p = &r->parts[i];
         if (p->type != QB_IMAGE) continue;
         if (response_image_ok(c, p)) nimg++;
-        else qr_unsupported_part(c, mi, bi, i, "an image inside a tool result");
+        else qr_unsupported_part(c, mi, bi, i, c->caps.tool_result_images ? "an image by URL or file id inside a tool result"
+                                                                           : "an image inside a tool result");
     }
     if (nimg) { /* never an empty parts array */
         qw_key(w, "parts");
@@ -235,19 +235,11 @@ static void response_part(qr_ctx *c, const qblock *r, uint32_t mi, uint32_t bi) 
             const qblock *p = &r->parts[i];
             if (p->type != QB_IMAGE || !response_image_ok(c, p)) continue;
             qw_obj_begin(w);
-            if (qstr_present(p->url) || qstr_present(p->file_id)) {
-                qw_key(w, "fileData");
-                qw_obj_begin(w);
-                if (qstr_present(p->media_type)) { qw_key(w, "mimeType"); qw_qstr(w, p->media_type); }
-                qw_key(w, "fileUri"); qw_qstr(w, qstr_present(p->url) ? p->url : p->file_id);
-                qw_obj_end(w);
-            } else {
-                qw_key(w, "inlineData");
-                qw_obj_begin(w);
-                qw_key(w, "mimeType"); qw_qstr(w, p->media_type);
-                qw_key(w, "data"); qw_qstr(w, p->data);
-                qw_obj_end(w);
-            }
+            qw_key(w, "inlineData");
+            qw_obj_begin(w);
+            qw_key(w, "mimeType"); qw_qstr(w, p->media_type);
+            qw_key(w, "data"); qw_qstr(w, p->data);
+            qw_obj_end(w);
             qw_obj_end(w);
         }
         qw_arr_end(w);

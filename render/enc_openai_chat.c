@@ -72,7 +72,7 @@ static void user_part(cctx *x, const qblock *b, uint32_t mi, uint32_t bi, bool i
         } else {
             qw_obj_begin(w);
             qw_key(w, "url"); url_value(x, b);
-            if (qstr_present(b->detail)) { qw_key(w, "detail"); qw_qstr(w, b->detail); }
+            if (qstr_present(b->detail) && !qstr_eq(b->detail, "original")) { qw_key(w, "detail"); qw_qstr(w, b->detail); }
             qw_obj_end(w);
         }
         breakpoint(x, mi, bi);

@@ -743,7 +743,7 @@ static quire_status from_openai_responses(fctx *f) {
  * {"output": text} is a text result, {"error": text} an error text result,
  * {"output": [texts]} (with parts) text blocks; {"error": object} an error
  * with that object as content; any other object is the result as a JSON
- * object. Images in parts (inlineData, fileData) follow the text. Anything
+ * object. Images in parts (inlineData) follow the text. Anything
  * else in parts is refused: a tool result holds only text and images. */
 static quire_status g_response(fctx *f, uint32_t v, qblock *b, const char *pp) {
     const qj_doc *d = f->d;
@@ -809,23 +809,16 @@ static quire_status g_response(fctx *f, uint32_t v, qblock *b, const char *pp) {
         char pq[160];
         snprintf(pq, sizeof pq, "%s/functionResponse/parts/%u", pp, i);
         uint32_t m = get(f, x, "inlineData");
-        bool file = false;
-        if (m == QJ_NONE) { m = get(f, x, "fileData"); file = true; }
         qblock *im = &b->parts[b->nparts];
         im->media_type = S(f, get(f, m, "mimeType"));
         if (!is(f, m, QJ_OBJECT) || qj_at(d, x)->n != 1 || !im->media_type.p || im->media_type.len < 6 ||
             memcmp(im->media_type.p, "image/", 6) != 0)
-            return ferr(f, x, pq, "a functionResponse part converts only as an image (inlineData or fileData with "
-                                  "an image/* mimeType): a tool result holds only text and images");
+            return ferr(f, x, pq, "a functionResponse part converts only as an image (inlineData with an image/* "
+                                  "mimeType): a tool result holds only text and images");
         im->type = QB_IMAGE;
-        if (file) {
-            im->url = S(f, get(f, m, "fileUri"));
-            if (!im->url.p) return ferr(f, m, pq, "fileData without fileUri");
-        } else {
-            im->data = S(f, get(f, m, "data"));
-            if (!im->data.p) return ferr(f, m, pq, "inlineData without data");
-        }
-        if (qj_at(d, m)->n != 2) return ferr(f, m, pq, "an image part takes only mimeType and data (or fileUri)");
+        im->data = S(f, get(f, m, "data"));
+        if (!im->data.p) return ferr(f, m, pq, "inlineData without data");
+        if (qj_at(d, m)->n != 2) return ferr(f, m, pq, "an image part takes only mimeType and data");
         b->nparts++;
     }
     return QUIRE_OK;

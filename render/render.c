@@ -93,20 +93,23 @@ void qr_drop_citations(qr_ctx *c, uint32_t msg, uint32_t block) {
                        "citations of a text block: no form in this dialect (the text is kept)");
 }
 
-/* An image's detail level is read by OpenAI Chat and Responses only; every
- * other dialect renders the image without it and reports the loss (as with
- * citations, with or without --lossy). */
+/* An image's detail level is read by OpenAI Responses and Chat (which has no
+ * "original"); every other dialect renders the image without it and reports
+ * the loss (as with citations, with or without --lossy). */
+static bool detail_lost(const qr_ctx *c, const qblock *b) {
+    if (b->type != QB_IMAGE || !qstr_present(b->detail) || c->caps.dialect == QD_OPENAI_RESPONSES) return false;
+    /* Chat's image_url.detail takes auto, low and high */
+    return c->caps.dialect != QD_OPENAI_CHAT || qstr_eq(b->detail, "original");
+}
 static void note_image_detail(qr_ctx *c) {
-    if (c->caps.dialect == QD_OPENAI_CHAT || c->caps.dialect == QD_OPENAI_RESPONSES) return;
     static const char what[] = "the detail level of an image: no form in this dialect (the image is kept)";
     for (uint32_t k = 0; k < c->t->nmsgs; k++) {
         const qmsg *m = &c->t->msgs[k];
         for (uint32_t b = 0; b < m->nblocks; b++) {
             const qblock *bl = &m->blocks[b];
-            if (bl->type == QB_IMAGE && qstr_present(bl->detail)) ev_content_dropped(c, k, (int32_t)b, -1, "not_renderable", what);
+            if (detail_lost(c, bl)) ev_content_dropped(c, k, (int32_t)b, -1, "not_renderable", what);
             for (uint32_t i = 0; bl->type == QB_TOOL_RESULT && i < bl->nparts; i++)
-                if (bl->parts[i].type == QB_IMAGE && qstr_present(bl->parts[i].detail))
-                    ev_content_dropped(c, k, (int32_t)b, (int32_t)i, "not_renderable", what);
+                if (detail_lost(c, &bl->parts[i])) ev_content_dropped(c, k, (int32_t)b, (int32_t)i, "not_renderable", what);
         }
     }
 }

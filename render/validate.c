@@ -823,11 +823,9 @@ static void v_gemini(vctx *v, uint32_t root) {
                     else if (!v->caps.tool_result_images)
                         viol(v, pp.s, "media inside a function response is not supported by this model row (Gemini 3 and later take it)");
                     uint32_t q = first(frp);
-                    for (uint32_t k = 0; k < count_of(v, frp); k++, q = next(v, q)) {
-                        bool inl = get(v, q, "inlineData") != QJ_NONE, fil = get(v, q, "fileData") != QJ_NONE;
-                        if (!is(v, q, QJ_OBJECT) || inl == fil || qj_at(v->d, q)->n != 1)
-                            viol(v, PI(pp, k).s, "a function response part holds exactly one of inlineData, fileData");
-                    }
+                    for (uint32_t k = 0; k < count_of(v, frp); k++, q = next(v, q))
+                        if (!is(v, q, QJ_OBJECT) || get(v, q, "inlineData") == QJ_NONE || qj_at(v->d, q)->n != 1)
+                            viol(v, PI(pp, k).s, "a function response part holds inlineData (FunctionResponsePart)");
                 }
                 char nm[96];
                 sval(v, get(v, fr, "name"), nm, sizeof nm);

@@ -172,17 +172,26 @@ static void test_response_images(void) {
                     "{\"type\":\"toolResult\",\"toolCallId\":\"c1\",\"content\":[{\"type\":\"text\",\"text\":\"shot\"},"
                     "{\"type\":\"image\",\"mediaType\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}]},"
                     "{\"type\":\"toolResult\",\"toolCallId\":\"c2\",\"content\":[{\"type\":\"image\",\"mediaType\":\"image/jpeg\","
-                    "\"url\":\"https://example.com/a.jpg\"}]},"
+                    "\"data\":\"/9j/4AAQ\"}]},"
                     "{\"type\":\"toolResult\",\"toolCallId\":\"c3\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
                     "{\"type\":\"text\",\"text\":\"b\"}]}]}]}";
     /* Gemini 3: the images ride in functionResponse.parts */
     out o = rend(j, "gemini", "gemini-3-pro-preview", false);
     CHECK_INT(o.st, QUIRE_OK);
     CHECK_HAS(o.req, "\"response\":{\"output\":\"shot\"},\"parts\":[{\"inlineData\":{\"mimeType\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}}]");
-    CHECK_HAS(o.req, "\"response\":{\"output\":[]},\"parts\":[{\"fileData\":{\"mimeType\":\"image/jpeg\",\"fileUri\":\"https://example.com/a.jpg\"}}]");
+    CHECK_HAS(o.req, "\"response\":{\"output\":[]},\"parts\":[{\"inlineData\":{\"mimeType\":\"image/jpeg\",\"data\":\"/9j/4AAQ\"}}]");
     CHECK_HAS(o.req, "\"response\":{\"output\":[\"a\",\"b\"]}}");
     out_free(&o);
     fixed_point(j, "gemini", "gemini", "gemini-3-pro-preview");
+    /* a FunctionResponsePart holds inline data only: an image by URL is an error naming it */
+    const char *ju = "{\"messages\":[{\"role\":\"user\",\"content\":\"go\"},{\"role\":\"assistant\",\"content\":[{\"type\":"
+                     "\"toolCall\",\"id\":\"c1\",\"name\":\"f\",\"input\":{}}]},{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\","
+                     "\"toolCallId\":\"c1\",\"content\":[{\"type\":\"image\",\"url\":\"https://example.com/a.jpg\"}]}]}]}";
+    o = rend(ju, "gemini", "gemini-3-pro-preview", false);
+    CHECK_INT(o.st, QUIRE_E_UNSUPPORTED);
+    CHECK_STR(o.err.pointer, "/messages/2/content/0/content/0");
+    CHECK(HAS(o.err.message, "an image by URL or file id inside a tool result"));
+    out_free(&o);
     /* Gemini 2.5: an error naming the part, or with lossy an event and no empty parts */
     o = rend(j, "gemini", "gemini-2.5-flash", false);
     CHECK_INT(o.st, QUIRE_E_UNSUPPORTED);
@@ -212,7 +221,7 @@ static void test_response_images(void) {
                      "{\"functionResponse\":{\"id\":\"a\",\"name\":\"f\",\"response\":{},\"parts\":[{\"text\":\"x\"}]}}]}]}";
     r = report(ve, "gemini", "gemini-3-pro-preview");
     CHECK_HAS(r, "/contents/2/parts/0/functionResponse/parts: functionResponse parts must be non-empty");
-    CHECK_HAS(r, "/contents/2/parts/1/functionResponse/parts/0: a function response part holds exactly one of inlineData, fileData");
+    CHECK_HAS(r, "/contents/2/parts/1/functionResponse/parts/0: a function response part holds inlineData");
     free(r);
     /* --from gemini: a part that is not an image is refused */
     const char *pdf = "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"go\"}]},{\"role\":\"model\",\"parts\":["
@@ -250,6 +259,18 @@ static void test_openai_fields(void) {
         out_free(&o);
     }
     quire_transcript_free(t);
+    /* "original" is a Responses detail level; Chat's image_url.detail has none: reported, not written */
+    const char *co = "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image\",\"url\":\"https://example.com/a.png\","
+                     "\"detail\":\"original\"}]}]}";
+    out oo = rend(co, "openai", NULL, false);
+    CHECK_INT(oo.st, QUIRE_OK);
+    CHECK_NOT(oo.req, "detail");
+    CHECK_HAS(oo.ev, "\"reason\":\"not_renderable\",\"detail\":\"the detail level of an image");
+    out_free(&oo);
+    oo = rend(co, "openai_responses", NULL, false);
+    CHECK_HAS(oo.req, "\"detail\":\"original\"");
+    CHECK_STR(oo.ev, "");
+    out_free(&oo);
     const char *cb = "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":"
                      "{\"url\":\"https://example.com/a.png\",\"detail\":\"ultra\"}}]}]}";
     t = from("openai_chat", cb, &e);
