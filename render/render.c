@@ -672,7 +672,8 @@ static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
          * that the message is left out or refused, never written empty */
         uint32_t nart = 0;
         for (uint32_t b = 0; b < m->nblocks; b++) nart += artefact_dropped(c, &m->blocks[b]);
-        if (nart && nart == (changed ? nk : m->nblocks)) {
+        bool artefacts_only = nart && nart == (changed ? nk : m->nblocks);
+        if (artefacts_only) {
             for (uint32_t b = 0; b < m->nblocks; b++)
                 if (artefact_dropped(c, &m->blocks[b]))
                     ev_drop(c, k, b, "not_renderable",
@@ -718,7 +719,9 @@ static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
         vm->nblocks = nk;
         vm->content_is_string = vm->content_is_string && nk == 1;
         if (nk == 0) {
-            if (m->role != QR_ASSISTANT && !c->ro->lossy) {
+            /* provider artefacts go with an event whatever --lossy says, and so does
+             * a message they alone made up */
+            if (m->role != QR_ASSISTANT && !c->ro->lossy && !artefacts_only) {
                 char ptr[64];
                 snprintf(ptr, sizeof ptr, "/messages/%u/content", m->src_index);
                 return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, ptr,
