@@ -632,6 +632,11 @@ static quire_status from_openai_responses(fctx *f) {
         one.is_error = -1;
         if (message && !str_is(f, role, "assistant")) {
             asst = NULL;
+            if (get(f, e, "phase") != QJ_NONE) {
+                char pp2[80];
+                ptr_idx(pp2, sizeof pp2, "/input", i, "/phase");
+                return ferr(f, get(f, e, "phase"), pp2, "phase labels assistant messages only");
+            }
             qblock *b;
             uint32_t nb;
             bool is_string;
@@ -739,6 +744,25 @@ static quire_status from_openai_responses(fctx *f) {
 /* Gemini                                                                    */
 /* ======================================================================== */
 
+/* A field of obj outside names (the ones the reader maps): an error naming it,
+ * so that nothing is dropped without a word. */
+static quire_status only_keys(fctx *f, uint32_t obj, const char *const *names, size_t nn, const char *ptr,
+                              const char *what) {
+    if (!is(f, obj, QJ_OBJECT)) return QUIRE_OK;
+    uint32_t k = obj + 1;
+    for (uint32_t i = 0; i < qj_at(f->d, obj)->n; i++, k = qj_next(f->d, k + 1)) {
+        bool ok = false;
+        for (size_t j = 0; j < nn && !ok; j++) ok = qj_str_eq(f->d, k, names[j]);
+        if (ok) continue;
+        const qj_node *kn = qj_at(f->d, k);
+        char p[200];
+        snprintf(p, sizeof p, "%s/%.*s", ptr, (int)(kn->len < 60 ? kn->len : 60), kn->p);
+        return ferr(f, k, p, "%s field \"%.*s\" has no transcript form and does not convert", what,
+                    (int)(kn->len < 60 ? kn->len : 60), kn->p);
+    }
+    return QUIRE_OK;
+}
+
 /* functionResponse.response (a JSON object) and parts back into a toolResult:
  * {"output": text} is a text result, {"error": text} an error text result,
  * {"output": [texts]} (with parts) text blocks; {"error": object} an error
@@ -749,6 +773,11 @@ static quire_status g_response(fctx *f, uint32_t v, qblock *b, const char *pp) {
     const qj_doc *d = f->d;
     char pr[128];
     snprintf(pr, sizeof pr, "%s/functionResponse/response", pp);
+    static const char *const k_fr[] = {"id", "name", "response", "parts"};
+    char pf[128];
+    snprintf(pf, sizeof pf, "%s/functionResponse", pp);
+    quire_status st = only_keys(f, v, k_fr, sizeof k_fr / sizeof k_fr[0], pf, "a functionResponse");
+    if (st) return st;
     uint32_t r = get(f, v, "response");
     if (!is(f, r, QJ_OBJECT))
         return ferr(f, r == QJ_NONE ? v : r, pr, "functionResponse.response must be a JSON object");
@@ -906,6 +935,11 @@ static quire_status from_gemini(fctx *f) {
                              ? QB_IMAGE : QB_DOCUMENT;
                 if (model) b = opaque(f, x);
             } else if ((v = get(f, x, "functionCall")) != QJ_NONE && model) {
+                static const char *const k_fc[] = {"id", "name", "args"};
+                char pf[128];
+                snprintf(pf, sizeof pf, "%s/functionCall", pp);
+                quire_status fs = only_keys(f, v, k_fc, sizeof k_fc / sizeof k_fc[0], pf, "a functionCall");
+                if (fs) return fs;
                 b.type = QB_TOOL_CALL;
                 b.name = S(f, get(f, v, "name"));
                 b.id = S(f, get(f, v, "id"));

@@ -157,6 +157,20 @@ static void test_struct_response(void) {
     CHECK(strstr(e.message, "must be a JSON object") != NULL);
     quire_transcript_free(tg);
 
+    /* a field the transcript has no place for is refused, naming it */
+    const char *wc = "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"go\"}]},{\"role\":\"model\",\"parts\":["
+                     "{\"functionCall\":{\"id\":\"a\",\"name\":\"f\",\"args\":{}}}]},{\"role\":\"user\",\"parts\":["
+                     "{\"functionResponse\":{\"id\":\"a\",\"name\":\"f\",\"response\":{},\"willContinue\":true}}]}]}";
+    tg = from("gemini", wc, &e);
+    CHECK(tg == NULL);
+    CHECK_STR(e.pointer, "/contents/2/parts/0/functionResponse/willContinue");
+    quire_transcript_free(tg);
+    const char *rp = "{\"input\":[{\"type\":\"message\",\"role\":\"user\",\"content\":\"x\",\"phase\":\"commentary\"}]}";
+    tg = from("openai_responses", rp, &e);
+    CHECK(tg == NULL);
+    CHECK_STR(e.pointer, "/input/0/phase");
+    quire_transcript_free(tg);
+
     /* the validator: a response that is not an object */
     const char *vb = "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"go\"}]},{\"role\":\"model\",\"parts\":["
                      "{\"functionCall\":{\"id\":\"a\",\"name\":\"f\",\"args\":{}}}]},{\"role\":\"user\",\"parts\":["
