@@ -44,6 +44,12 @@ typedef enum qcache {
     QCACHE_NONE
 } qcache;
 
+/* Tool call ids the model accepts (docs/providers.md, "Provider rules"). */
+typedef enum qtool_ids {
+    QIDS_ANY,    /* whatever the dialect takes (the row default) */
+    QIDS_ALNUM9  /* exactly 9 characters [a-zA-Z0-9] (Mistral models): other ids are sent mapped */
+} qtool_ids;
+
 #define QCAPS_TTL_5M 0x1u
 #define QCAPS_TTL_1H 0x2u
 
@@ -66,6 +72,7 @@ typedef struct qcaps {
     uint32_t default_max_tokens; /* written when the dialect requires it (0 = only when given) */
     const char *max_tokens_param; /* request field for an explicit max (openai_chat family) */
     const char *note;         /* one line, shown in the dump */
+    qtool_ids tool_ids;       /* what tool call ids the model accepts (QIDS_ANY: any the dialect takes) */
 } qcaps;
 
 /* A parsed override file. */
