@@ -579,3 +579,28 @@ quire_status quire_caps_list(const quire_caps *ov, int pretty, quire_bytes *out,
     qw_dispose(&w);
     return take(&b, out, err);
 }
+
+/* ---- Converse tool names (docs/providers.md, "Provider rules") ---- */
+bool qcaps_converse_name_ok(const char *s, size_t n) {
+    if (n < 1 || n > 64) return false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-'))
+            return false;
+    }
+    return true;
+}
+
+size_t qcaps_converse_map_name(const char *s, size_t n, char out[65]) {
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < 55; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if ((ch & 0xC0) == 0x80) continue; /* one '_' per code point */
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
+        out[k++] = ok ? (char)ch : '_';
+    }
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) { h ^= (unsigned char)s[i]; h *= 16777619u; }
+    k += (size_t)snprintf(out + k, 65 - k, "_%08x", h);
+    return k;
+}

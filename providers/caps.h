@@ -103,4 +103,13 @@ void qcaps_write(qw *w, const qcaps *c);
 
 const qcaps *qcaps_builtin(uint32_t *n);
 
+/* Converse tool names (Bedrock): [a-zA-Z0-9_-]{1,64}. A name outside it is
+ * sent mapped (render/enc_bedrock.c) and mapped back when an answer calls it
+ * (respond/, docs/providers.md "Provider rules"): every other character (per
+ * code point) becomes '_', the result is cut to 55 bytes and "_" plus the
+ * FNV-1a 32 of the name (8 hex digits) is appended. Plain UTF-8 bytes. */
+bool qcaps_converse_name_ok(const char *s, size_t n);
+/* The mapped name into out (NUL-terminated); returns its length. */
+size_t qcaps_converse_map_name(const char *s, size_t n, char out[65]);
+
 #endif

@@ -16,6 +16,7 @@
 #include "compact/compact.h"
 #include "render/memo.h"
 #include "render/params.h"
+#include "respond/respond.h"
 
 #include <stdio.h>
 
@@ -882,8 +883,31 @@ quire_status quire_session_accept(quire_session *s, const char *bytes, size_t le
     const char *model = s->r->target_model[0] ? s->r->target_model : NULL;
     quire_response res;
     memset(&res, 0, sizeof res);
-    quire_status st = quire_response_decode(s->r->target_provider, model, bytes ? bytes : "", bytes ? len : 0, &o, &jo,
-                                            &res, err);
+    /* the session's tools: a call naming one by the name the dialect sent it
+     * under (Bedrock) gets its own name back, unless ro gives the tools */
+    const quire_transcript *t = s->r->t;
+    qarena nar;
+    qarena_init(&nar, s->a);
+    rnames names = {NULL, NULL, 0};
+    quire_status st = QUIRE_OK;
+    if (!o.tools && t && t->has_tools && t->ntools) {
+        names.p = qarena_alloc(&nar, (size_t)t->ntools * sizeof *names.p);
+        names.len = qarena_alloc(&nar, (size_t)t->ntools * sizeof *names.len);
+        if (!names.p || !names.len) st = q_oom(err);
+        for (uint32_t i = 0; !st && i < t->ntools; i++) {
+            if (!qstr_present(t->tools[i].name)) continue;
+            size_t n = 0;
+            const char *p = qstr_plain_bytes(t->tools[i].name, &nar, &n);
+            if (!p) { st = q_oom(err); break; }
+            names.p[names.n] = p;
+            names.len[names.n] = n;
+            names.n++;
+        }
+    }
+    if (!st)
+        st = qresp_decode_named(s->r->target_provider, model, bytes ? bytes : "", bytes ? len : 0, &o, &jo,
+                                o.tools ? NULL : &names, &res, err);
+    qarena_free(&nar);
     if (st) return st; /* the turn stays pending */
     st = quire_session_accept_message(s, res.message.data, res.message.len, err);
     if (st == QUIRE_OK && info) {
