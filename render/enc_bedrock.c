@@ -143,7 +143,12 @@ static void tool_name(qr_ctx *c, qstr name, uint32_t msg) {
     qr_event_adjusted(c, "tool_name_mapped", UINT32_MAX, detail);
 }
 
-static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
+/* point: write the block's cache point after it (not for the parts of a
+ * tool result: the marker of a result follows the whole toolResult block). */
+static void block_at(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool point);
+static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) { block_at(c, b, mi, bi, true); }
+
+static void block_at(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool point) {
     qw *w = c->w;
     switch (b->type) {
     case QB_TEXT:
@@ -181,7 +186,7 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
                     qr_unsupported_part(c, mi, bi, i, "an image inside a tool result");
                     continue;
                 }
-                block(c, &b->parts[i], mi, bi);
+                block_at(c, &b->parts[i], mi, bi, false);
             }
         }
         qw_arr_end(w);
@@ -216,7 +221,7 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
         qr_drop_artefact(c, mi, bi, "opaque item of another provider");
         return;
     }
-    point_after(c, QRS_BLOCK, mi, bi);
+    if (point) point_after(c, QRS_BLOCK, mi, bi);
 }
 
 static bool user_groups_at(const qr_ctx *c, uint32_t k) {

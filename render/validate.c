@@ -414,6 +414,8 @@ static void b_block(vctx *v, uint32_t b, vp p, bool assistant) {
             for (uint32_t i = 0; i < count_of(v, ct); i++, e = next(v, e)) {
                 if (get(v, e, "image") != QJ_NONE && !v->caps.tool_result_images)
                     viol(v, PI(PK(PK(p, "toolResult"), "content"), i).s, "images inside tool results are not supported by this model row");
+                if (get(v, e, "cachePoint") != QJ_NONE)
+                    viol(v, PI(PK(PK(p, "toolResult"), "content"), i).s, "a cachePoint follows the toolResult block, not inside its content");
                 uint32_t tx = get(v, e, "text");
                 if (is(v, tx, QJ_STRING) && blank_node(v, tx))
                     viol(v, PK(PI(PK(PK(p, "toolResult"), "content"), i), "text").s, "text blocks must contain non-whitespace text");
