@@ -636,31 +636,47 @@ static int pair_cmp(const void *a, const void *b) {
     return c ? c : (x->mlen > y->mlen) - (x->mlen < y->mlen);
 }
 
+/* The (mapped, own) name pairs of the tools the dialect renames, sorted by
+ * mapped name; NULL with *np 0 when none (or on OOM: *oom). */
+static rpair *pairs_build(qarena *ar, const rdec *dec, const rnames *names, uint32_t *np, bool *oom) {
+    *np = 0;
+    if (!dec->tool_name || !names || !names->n) return NULL;
+    rpair *pairs = qarena_alloc(ar, (size_t)names->n * sizeof *pairs);
+    if (!pairs) { *oom = true; return NULL; }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < names->n; i++) {
+        rpair *q = &pairs[n];
+        q->mlen = dec->tool_name(names->p[i], names->len[i], q->mapped);
+        if (!q->mlen) continue;
+        q->name = names->p[i];
+        q->len = names->len[i];
+        n++;
+    }
+    if (n) qsort(pairs, n, sizeof *pairs, pair_cmp);
+    *np = n;
+    return n ? pairs : NULL;
+}
+
+static const rpair *pair_find(const rpair *pairs, uint32_t np, const char *name, size_t len) {
+    if (!np || len > 64) return NULL;
+    rpair key;
+    memcpy(key.mapped, name, len);
+    key.mlen = len;
+    return bsearch(&key, pairs, np, sizeof *pairs, pair_cmp);
+}
+
 quire_status racc_map_names(racc *acc, const rdec *dec, const rnames *names) {
     if (!dec->tool_name || !names || !names->n) return QUIRE_OK;
     uint32_t ncalls = 0;
     for (uint32_t i = 0; i < acc->n; i++) ncalls += acc->b[i].kind == RK_TOOL_CALL || acc->b[i].kind == RK_CUSTOM_CALL;
     if (!ncalls) return QUIRE_OK;
-    rpair *pairs = qarena_alloc(&acc->ar, (size_t)names->n * sizeof *pairs);
-    if (!pairs) { acc->oom = true; return QUIRE_OK; }
     uint32_t np = 0;
-    for (uint32_t i = 0; i < names->n; i++) {
-        rpair *q = &pairs[np];
-        q->mlen = dec->tool_name(names->p[i], names->len[i], q->mapped);
-        if (!q->mlen) continue;
-        q->name = names->p[i];
-        q->len = names->len[i];
-        np++;
-    }
+    rpair *pairs = pairs_build(&acc->ar, dec, names, &np, &acc->oom);
     if (!np) return QUIRE_OK;
-    qsort(pairs, np, sizeof *pairs, pair_cmp);
     for (uint32_t i = 0; i < acc->n; i++) {
         rblock *b = &acc->b[i];
-        if ((b->kind != RK_TOOL_CALL && b->kind != RK_CUSTOM_CALL) || b->name.len > 64) continue;
-        rpair key;
-        memcpy(key.mapped, b->name.data ? b->name.data : "", b->name.len);
-        key.mlen = b->name.len;
-        const rpair *hit = bsearch(&key, pairs, np, sizeof *pairs, pair_cmp);
+        if (b->kind != RK_TOOL_CALL && b->kind != RK_CUSTOM_CALL) continue;
+        const rpair *hit = pair_find(pairs, np, b->name.data ? b->name.data : "", b->name.len);
         if (!hit) continue;
         b->name.len = 0;
         qbuf_put(&b->name, hit->name, hit->len);
@@ -702,6 +718,58 @@ static quire_status names_of(const quire_response_options *ro, const qj_opts *jo
         out->len[out->n] = len;
         out->n++;
     }
+    return QUIRE_OK;
+}
+
+quire_status qresp_map_message(const char *provider, const char *model, const quire_caps *caps, const char *msg,
+                               size_t len, const rnames *names, const quire_allocator *a, quire_bytes *out,
+                               quire_error *err) {
+    memset(out, 0, sizeof *out);
+    quire_response_options ro = QUIRE_RESPONSE_OPTIONS_INIT;
+    ro.caps = caps;
+    const rdec *dec;
+    quire_status st = pick(provider, model, &ro, &dec, err);
+    if (st || !dec->tool_name || !names || !names->n) return st;
+    qarena ar;
+    qarena_init(&ar, a);
+    bool oom = false;
+    uint32_t np = 0;
+    rpair *pairs = pairs_build(&ar, dec, names, &np, &oom);
+    if (oom) { qarena_free(&ar); return q_oom(err); }
+    if (!np) { qarena_free(&ar); return QUIRE_OK; }
+    qj_doc d;
+    if ((st = qj_parse(&d, msg, len, NULL, a, err))) { qarena_free(&ar); return st; }
+    qbuf b;
+    qbuf_init(&b, a);
+    size_t from = 0;
+    uint32_t ct = qj_type_of(&d, 0) == QJ_OBJECT ? qj_get(&d, 0, "content") : QJ_NONE;
+    if (ct != QJ_NONE && qj_type_of(&d, ct) == QJ_ARRAY) {
+        uint32_t e = ct + 1;
+        for (uint32_t i = 0; i < qj_at(&d, ct)->n; i++, e = qj_next(&d, e)) {
+            if (qj_type_of(&d, e) != QJ_OBJECT) continue;
+            uint32_t ty = qj_get(&d, e, "type"), nm = qj_get(&d, e, "name");
+            if (ty == QJ_NONE || !qj_str_eq(&d, ty, "toolCall") || nm == QJ_NONE || qj_type_of(&d, nm) != QJ_STRING) continue;
+            size_t n = 0;
+            char *name = qj_str_decode(&d, nm, &ar, &n);
+            if (!name) { oom = true; break; }
+            const rpair *hit = pair_find(pairs, np, name, n);
+            if (!hit) continue;
+            /* the string token, quotes included, becomes the tool's own name */
+            const qj_node *x = qj_at(&d, nm);
+            size_t at = (size_t)(x->p - msg) - 1, end = (size_t)(x->p - msg) + x->len + 1;
+            qbuf_put(&b, msg + from, at - from);
+            qw w;
+            qw_init(&w, &b, false);
+            qw_str(&w, hit->name, hit->len);
+            qw_dispose(&w);
+            from = end;
+        }
+    }
+    if (from && !oom) qbuf_put(&b, msg + from, len - from);
+    qj_doc_free(&d);
+    qarena_free(&ar);
+    if (oom || b.oom || (from && !qbuf_take(&b, out))) { qbuf_free(&b); return q_oom(err); }
+    qbuf_free(&b);
     return QUIRE_OK;
 }
 

@@ -150,6 +150,12 @@ quire_status racc_map_names(racc *acc, const rdec *dec, const rnames *names);
 quire_status qresp_decode_named(const char *provider, const char *model, const char *bytes, size_t len,
                                 const quire_response_options *ro, const quire_options *opts, const rnames *names,
                                 quire_response *out, quire_error *err);
+/* A decoded message (transcript JSON) whose toolCall blocks name a tool by
+ * the provider's mapped name, with the tools' own names: *out receives the
+ * new message, or stays empty (data NULL) when nothing changed. */
+quire_status qresp_map_message(const char *provider, const char *model, const quire_caps *caps, const char *msg,
+                               size_t len, const rnames *names, const quire_allocator *a, quire_bytes *out,
+                               quire_error *err);
 quire_status racc_write(racc *acc, const rdec *dec, bool pretty, quire_bytes *message, quire_bytes *info,
                         quire_error *err);
 

@@ -712,6 +712,24 @@ static void test_converse_names_back(void) {
     CHECK_INT(quire_session_render(s, NULL, 0, NULL, 0, QUIRE_SESSION_CONTIGUOUS, &turn, &e), QUIRE_OK);
     CHECK(turn.body && strstr(turn.body, "{\"toolUse\":{\"toolUseId\":\"u1\",\"name\":\"files_read_v2_afe91f73\""));
     quire_session_free(s);
+    /* a stream decoded without the tools, then accepted into the session: mapped back there */
+    s = NULL;
+    CHECK_INT(quire_session_open(cfg, strlen(cfg), NULL, NULL, &s, &e), QUIRE_OK);
+    CHECK_INT(quire_session_append(s, u, strlen(u), &e), QUIRE_OK);
+    CHECK_INT(quire_session_render(s, NULL, 0, NULL, 0, 0, &turn, &e), QUIRE_OK);
+    quire_response_options plain = QUIRE_RESPONSE_OPTIONS_INIT;
+    st = NULL;
+    CHECK_INT(quire_stream_new("bedrock", BEDROCK_CLAUDE, &plain, NULL, &st, &e), QUIRE_OK);
+    CHECK_INT(quire_stream_feed(st, sse, strlen(sse), NULL, &e), QUIRE_OK);
+    CHECK_INT(quire_stream_finish(st, &r, NULL, &e), QUIRE_OK);
+    quire_stream_free(st);
+    CHECK_HAS(r.message.data, "\"name\":\"files_read_v2_afe91f73\"");
+    CHECK_INT(quire_session_accept_response(s, &r, &e), QUIRE_OK);
+    quire_response_free(&r);
+    CHECK_INT(quire_session_transcript(s, 0, &tb, &e), QUIRE_OK);
+    CHECK_HAS(tb.data, "{\"type\":\"toolCall\",\"id\":\"u1\",\"name\":\"files.read/v2\"");
+    quire_bytes_free(&tb);
+    quire_session_free(s);
 }
 
 int main(void) {
