@@ -90,7 +90,8 @@ static const qcaps k_rows[] = {
 
     /* Mistral: no user message right after a tool message. */
     {"mistral", "*", QD_MISTRAL, QSYS_NATIVE, "system", QDEV_NONE, QTAIL_LAST_TOOL, QCACHE_NONE, 0, 0, false, false,
-     true, true, true, 0, "max_tokens", "no user message right after a tool message", QIDS_ANY},
+     true, true, true, 0, "max_tokens", "no user message right after a tool message; tool call ids of 9 letters and digits",
+     QIDS_ALNUM9},
 
     /* Ollama /api/chat. */
     {"ollama", "*gemma*", QD_OLLAMA, QSYS_FIRST_USER, "user", QDEV_NONE, QTAIL_SEPARATE_USER, QCACHE_AUTOMATIC, 0, 0,

@@ -752,7 +752,7 @@ static void ids_take(qr_ids *m, qr_idmap *e) {
 }
 
 /* The mapped id of a call id (plain bytes; NULL when it is kept or on OOM). */
-static const char *ids_map(qr_ctx *c, qr_ids *m, qstr id, uint32_t msg, bool *oom) {
+static const char *ids_map(qr_ctx *c, qr_ids *m, qstr id, bool *oom) {
     qstr p = qr_plain(c, id);
     if (!p.p && id.len) { *oom = true; return NULL; }
     qr_idmap *e = ids_find(m, p.p ? p.p : "", p.len);
@@ -771,7 +771,8 @@ static const char *ids_map(qr_ctx *c, qr_ids *m, qstr id, uint32_t msg, bool *oo
             char q[96], detail[200];
             q_quote_text(q, sizeof q, p.p ? p.p : "", p.len);
             snprintf(detail, sizeof detail, "tool call id \"%s\" is sent as \"%.9s\" (this model takes ids of 9 letters and digits)", q, e->to);
-            qr_event_adjusted(c, "tool_call_id_mapped", msg, detail);
+            /* no message index: the id names the pair (as tool_name_mapped does) */
+            qr_event_adjusted(c, "tool_call_id_mapped", UINT32_MAX, detail);
         }
         e->to[9] = '\0';
         ids_take(m, e);
@@ -844,7 +845,7 @@ static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
             bool mod = false, oom = false;
             if (!reason && claude_rules && bl->type == QB_TOOL_RESULT) mod = rules_tool_result(c, bl, &nb, k, b, &oom);
             if (!reason && map_ids && (bl->type == QB_TOOL_CALL || bl->type == QB_TOOL_RESULT)) {
-                const char *to = ids_map(c, &ids, bl->type == QB_TOOL_CALL ? bl->id : bl->tool_call_id, k, &oom);
+                const char *to = ids_map(c, &ids, bl->type == QB_TOOL_CALL ? bl->id : bl->tool_call_id, &oom);
                 if (to) {
                     if (bl->type == QB_TOOL_CALL) nb.id = qstr_plain(to, 9);
                     else nb.tool_call_id = qstr_plain(to, 9);

@@ -617,6 +617,7 @@ static void v_chat(vctx *v, uint32_t root, qdialect dialect) {
                 else viol(v, PK(p, "role").s, "tool message without a pending tool call");
             } else {
                 ids_answer(&ids, v, get(v, e, "tool_call_id"), PK(p, "tool_call_id"), "tool message");
+                id_form(v, get(v, e, "tool_call_id"), PK(p, "tool_call_id"));
             }
         } else {
             ids_close(&ids, v, p);
@@ -652,7 +653,10 @@ static void v_chat(vctx *v, uint32_t root, qdialect dialect) {
                     else if (!is(v, args, QJ_STRING) && !(mistral && is(v, args, QJ_OBJECT)))
                         viol(v, PK(PK(pc, "function"), "arguments").s, "expected a JSON string of the arguments");
                     if (ollama) { if (ids.n < 64) { ids.ids[ids.n][0] = '\0'; ids.done[ids.n++] = false; } }
-                    else ids_add(&ids, v, get(v, c, "id"));
+                    else {
+                        ids_add(&ids, v, get(v, c, "id"));
+                        id_form(v, get(v, c, "id"), PK(pc, "id"));
+                    }
                 }
             }
             if (mistral && get(v, e, "prefix") != QJ_NONE && i + 1 != n)

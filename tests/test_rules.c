@@ -618,7 +618,7 @@ static void test_mistral_ids(void) {
     CHECK_HAS(o.req, want);
     snprintf(want, sizeof want, "{\"toolResult\":{\"toolUseId\":\"%s\"", mapped);
     CHECK_HAS(o.req, want);
-    CHECK_HAS(o.ev, "\"change\":\"tool_call_id_mapped\",\"messageIndex\":3");
+    CHECK_HAS(o.ev, "\"change\":\"tool_call_id_mapped\",\"detail\":\"tool call id \\\"t3\\\" is sent as");
     /* the same transcript renders the same ids (deterministic) */
     out o2 = rend(t, "bedrock", BEDROCK_MISTRAL, false);
     CHECK_STR(o2.req, o.req);
@@ -650,6 +650,18 @@ static void test_mistral_ids(void) {
     CHECK_VIOL(bad, "bedrock", BEDROCK_MISTRAL, "/messages/1/content/0/toolUse/toolUseId: a tool call id of this model is 9 letters or digits");
     CHECK_VIOL(bad, "bedrock", BEDROCK_MISTRAL, "/messages/2/content/0/toolResult/toolUseId: a tool call id of this model");
     CHECK_VALID(bad, "bedrock", BEDROCK_CLAUDE);
+    /* Mistral's own API: the same rule on the Chat-style wire */
+    o = rend(t, "mistral", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "{\"id\":\"abcDEF123\",\"type\":\"function\"");
+    CHECK_HAS(o.req, "\"tool_call_id\":\"abcDEF123\"");
+    CHECK_NOT(o.req, "tooluse_x-1");
+    CHECK_HAS(o.ev, "tool_call_id_mapped");
+    out_free(&o);
+    CHECK_VIOL("{\"model\":\"mistral-large-latest\",\"messages\":[{\"role\":\"user\",\"content\":\"go\"},{\"role\":\"assistant\","
+               "\"tool_calls\":[{\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},"
+               "{\"role\":\"tool\",\"tool_call_id\":\"call_1\",\"content\":\"r\"}]}", "mistral", NULL,
+               "/messages/1/tool_calls/0/id: a tool call id of this model is 9 letters or digits");
 }
 
 /* ---- Converse tool names mapped back in answers ---- */
