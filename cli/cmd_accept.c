@@ -124,8 +124,8 @@ int cmd_accept(int argc, char **argv) {
     free(sizes);
     quire_caps_free(caps);
     if (st) {
-        /* an error in the tools file is located there (its pointer starts at its root) */
-        cli_report(tools_file && e.code == QUIRE_E_SCHEMA && strncmp(e.pointer, "/tools", 6) == 0 ? tf.name : f.name, &e);
+        /* an error in the tools file is located there */
+        cli_report(tools_file && strcmp(e.field, "tools") == 0 ? tf.name : f.name, &e);
         cli_file_free(&tf);
         cli_file_free(&f);
         free(evs.data);

@@ -571,7 +571,7 @@ typedef struct quire_response_options {
      * it under (Bedrock Converse maps names outside [a-zA-Z0-9_-]{1,64}) gets
      * the tool's own name back (docs/providers.md, "Provider rules"). Read by
      * quire_response_decode, and by quire_stream_finish: keep it alive until
-     * then. */
+     * then. An error in it sets err->field to "tools". */
     const char *tools;
     size_t tools_len;
 } quire_response_options;

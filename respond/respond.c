@@ -692,7 +692,11 @@ static quire_status names_of(const quire_response_options *ro, const qj_opts *jo
     *parsed = false;
     if (!ro || ro->size < sizeof *ro || !ro->tools) return QUIRE_OK;
     quire_status st = qj_parse(d, ro->tools, ro->tools_len, jo, a, err);
-    if (st) { q_err_locate(err, ro->tools, ro->tools_len); return st; }
+    if (st) {
+        q_err_locate(err, ro->tools, ro->tools_len);
+        if (err) snprintf(err->field, sizeof err->field, "tools"); /* the error is in ro->tools */
+        return st;
+    }
     *parsed = true;
     uint32_t arr = 0;
     if (qj_type_of(d, 0) == QJ_OBJECT) arr = qj_get(d, 0, "tools");
@@ -701,6 +705,7 @@ static quire_status names_of(const quire_response_options *ro, const qj_opts *jo
         q_err_at(err, QUIRE_E_SCHEMA, qj_offset(d, arr), arr ? "/tools" : "",
                  "expected an array of tools (or an object with \"tools\")");
         q_err_locate(err, ro->tools, ro->tools_len);
+        if (err) snprintf(err->field, sizeof err->field, "tools");
         return QUIRE_E_SCHEMA;
     }
     uint32_t n = qj_at(d, arr)->n;
