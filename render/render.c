@@ -617,11 +617,234 @@ static bool artefact_dropped(const qr_ctx *c, const qblock *b) {
            !artefact_carried(c, b);
 }
 
+/* content_dropped for a block of the system prompt (systemIndex). */
+static void ev_drop_system(qr_ctx *c, uint32_t i, const char *reason, const char *detail) {
+    if (!c->events) return;
+    qw w;
+    ev_begin(c, &w, "content_dropped");
+    qw_key(&w, "systemIndex"); qw_int(&w, i);
+    qw_key(&w, "reason"); qw_strz(&w, reason);
+    qw_key(&w, "detail"); qw_strz(&w, detail);
+    ev_end(c, &w);
+}
+
+/* The view of the transcript the encoders see (made on the first change). */
+static quire_status view_of(qr_ctx *c, quire_transcript **viewp) {
+    if (*viewp) return QUIRE_OK;
+    const quire_transcript *t = c->t;
+    quire_transcript *view = qarena_alloc(&c->scratch, sizeof *view);
+    qmsg *msgs = qarena_alloc(&c->scratch, (size_t)(t->nmsgs ? t->nmsgs : 1) * sizeof(qmsg));
+    if (!view || !msgs) return q_oom(c->err);
+    *view = *t;
+    memcpy(msgs, t->msgs, (size_t)t->nmsgs * sizeof(qmsg));
+    view->msgs = msgs;
+    *viewp = view;
+    return QUIRE_OK;
+}
+
+/* Blank system blocks (Anthropic, Bedrock): dropped with an event; a system
+ * prompt left with no block is not written. */
+static quire_status rules_system(qr_ctx *c, quire_transcript **viewp) {
+    const quire_transcript *t = c->t;
+    if (!t->has_system || t->nsystem == 0) return QUIRE_OK;
+    uint32_t blank = 0;
+    for (uint32_t i = 0; i < t->nsystem; i++) blank += is_blank(t->system[i].text);
+    if (!blank) return QUIRE_OK;
+    qblock *kept = qarena_alloc(&c->scratch, (size_t)t->nsystem * sizeof(qblock));
+    if (!kept) return q_oom(c->err);
+    uint32_t nk = 0;
+    for (uint32_t i = 0; i < t->nsystem; i++) {
+        if (is_blank(t->system[i].text))
+            ev_drop_system(c, i, "blank_text", "a system text block with no visible character is rejected by this provider");
+        else kept[nk++] = t->system[i];
+    }
+    quire_status st = view_of(c, viewp);
+    if (st) return st;
+    (*viewp)->system = kept;
+    (*viewp)->nsystem = nk;
+    (*viewp)->system_is_string = (*viewp)->system_is_string && nk == 1;
+    return QUIRE_OK;
+}
+
+/* The text a tool result whose content is blank carries on Bedrock, where a
+ * toolResult needs content (docs/providers.md, "Provider rules"). */
+#define QR_EMPTY_RESULT_TEXT "(no output)"
+
+/* A tool result's blank text (Anthropic, Bedrock): blank text parts are
+ * dropped (content_dropped blank_text, partIndex), and on Bedrock a blank
+ * string content too; a result left with no content is sent without content
+ * on Anthropic (content is optional there) and with the placeholder text on
+ * Bedrock (request_adjusted empty_tool_result_placeholder). Returns whether
+ * *nb changed. */
+static bool rules_tool_result(qr_ctx *c, const qblock *bl, qblock *nb, uint32_t k, uint32_t b, bool *oom) {
+    bool changed = false;
+    if (bl->content_is_string) {
+        /* Anthropic takes a string content as it is (Claude Code sends "" for
+         * a silent tool); Converse makes a text block of it */
+        if (c->caps.dialect != QD_BEDROCK_CONVERSE || !is_blank(bl->content_text)) return false;
+        if (bl->content_text.len)
+            ev_content_dropped(c, k, (int32_t)b, 0, "blank_text", "a tool result text with no visible character is rejected by this provider");
+        nb->content_is_string = false;
+        nb->content_text = (qstr){0};
+        nb->parts = NULL;
+        nb->nparts = 0;
+        changed = true;
+    } else {
+        uint32_t blank = 0;
+        for (uint32_t i = 0; i < bl->nparts; i++) blank += bl->parts[i].type == QB_TEXT && is_blank(bl->parts[i].text);
+        if (blank) {
+            qblock *parts = qarena_alloc(&c->scratch, (size_t)bl->nparts * sizeof(qblock));
+            if (!parts) { *oom = true; return false; }
+            uint32_t np = 0;
+            for (uint32_t i = 0; i < bl->nparts; i++) {
+                if (bl->parts[i].type == QB_TEXT && is_blank(bl->parts[i].text))
+                    ev_content_dropped(c, k, (int32_t)b, (int32_t)i, "blank_text",
+                                       "a tool result text with no visible character is rejected by this provider");
+                else parts[np++] = bl->parts[i];
+            }
+            nb->parts = parts;
+            nb->nparts = np;
+            changed = true;
+        }
+    }
+    if (nb->nparts == 0 && !nb->content_is_string && c->caps.dialect == QD_BEDROCK_CONVERSE) {
+        nb->content_is_string = true;
+        nb->content_text = qstr_lit(QR_EMPTY_RESULT_TEXT);
+        qr_event_adjusted(c, "empty_tool_result_placeholder", k,
+                          "a tool result with no content carries the text \"" QR_EMPTY_RESULT_TEXT "\" (Converse needs content)");
+        changed = true;
+    }
+    return changed;
+}
+
+/* A thinking block that does not say who signed it (older transcripts): its
+ * signature goes only to the dialects of its shape. quire holds a Gemini
+ * thoughtSignature on an empty thinking block, a Claude signature on the
+ * thinking text: an empty signed block goes to Gemini only, a signed block
+ * with text to Anthropic and Bedrock only; the other dialects that write
+ * signatures drop it (foreign_signature). Dialects that never send a
+ * signature are not concerned. */
+static bool unrecorded_foreign(const qr_ctx *c, const qblock *bl) {
+    if (qstr_present(bl->provider)) return false;
+    qdialect d = c->caps.dialect;
+    bool claude = d == QD_ANTHROPIC_MESSAGES || d == QD_BEDROCK_CONVERSE;
+    if (bl->type == QB_REDACTED_THINKING) return d == QD_GEMINI; /* Claude's encrypted form */
+    if (bl->type != QB_THINKING || !qstr_present(bl->signature)) return false;
+    bool gemini_shape = bl->text.len == 0;
+    if (gemini_shape) return claude;
+    return d == QD_GEMINI;
+}
+
+/* Tool call ids a row restricts (toolCallIds "alnum9": exactly 9 characters
+ * [a-zA-Z0-9], Mistral): an id of that form is kept; any other id is sent as
+ * 9 base-62 digits of the FNV-1a 64 of its bytes (plus a counter on a clash
+ * with an id already taken in this request, earlier ids first), the same in
+ * the call and in its result; request_adjusted tool_call_id_mapped names each
+ * pair. */
+typedef struct qr_idmap {
+    qstr from;      /* plain bytes */
+    char to[10];
+    bool used;
+} qr_idmap;
+typedef struct qr_ids {
+    qr_idmap *slots;
+    uint32_t cap;
+    qr_idmap **taken; /* open addressing on the mapped ids */
+} qr_ids;
+
+static bool alnum9(const char *p, size_t n) {
+    if (n != 9) return false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = p[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))) return false;
+    }
+    return true;
+}
+static uint64_t fnv64(const char *p, size_t n, uint32_t salt) {
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < n; i++) { h ^= (unsigned char)p[i]; h *= 1099511628211ull; }
+    for (uint32_t s = salt; s; s >>= 8) { h ^= (unsigned char)(s & 0xff); h *= 1099511628211ull; }
+    return h;
+}
+static uint32_t str_hash(const char *p, size_t n) { return (uint32_t)(fnv64(p, n, 0) >> 32); }
+
+static qr_idmap *ids_find(qr_ids *m, const char *p, size_t n) {
+    uint32_t h = str_hash(p, n) & (m->cap - 1);
+    while (m->slots[h].used) {
+        if (m->slots[h].from.len == n && memcmp(m->slots[h].from.p, p, n) == 0) return &m->slots[h];
+        h = (h + 1) & (m->cap - 1);
+    }
+    return &m->slots[h];
+}
+static bool ids_taken(qr_ids *m, const char *to) {
+    uint32_t h = str_hash(to, 9) & (m->cap - 1);
+    while (m->taken[h]) {
+        if (memcmp(m->taken[h]->to, to, 9) == 0) return true;
+        h = (h + 1) & (m->cap - 1);
+    }
+    return false;
+}
+static void ids_take(qr_ids *m, qr_idmap *e) {
+    uint32_t h = str_hash(e->to, 9) & (m->cap - 1);
+    while (m->taken[h]) h = (h + 1) & (m->cap - 1);
+    m->taken[h] = e;
+}
+
+/* The mapped id of a call id (plain bytes; NULL when it is kept or on OOM). */
+static const char *ids_map(qr_ctx *c, qr_ids *m, qstr id, bool *oom) {
+    qstr p = qr_plain(c, id);
+    if (!p.p && id.len) { *oom = true; return NULL; }
+    qr_idmap *e = ids_find(m, p.p ? p.p : "", p.len);
+    if (!e->used) {
+        e->used = true;
+        e->from = p;
+        if (alnum9(p.p, p.len) && !ids_taken(m, p.p)) {
+            memcpy(e->to, p.p, 9);
+        } else {
+            static const char k_b62[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+            for (uint32_t salt = 0;; salt++) {
+                uint64_t h = fnv64(p.p ? p.p : "", p.len, salt);
+                for (int i = 0; i < 9; i++) { e->to[i] = k_b62[h % 62]; h /= 62; }
+                if (!ids_taken(m, e->to)) break;
+            }
+            char q[96], detail[200];
+            q_quote_text(q, sizeof q, p.p ? p.p : "", p.len);
+            snprintf(detail, sizeof detail, "tool call id \"%s\" is sent as \"%.9s\" (this model takes ids of 9 letters and digits)", q, e->to);
+            /* no message index: the id names the pair (as tool_name_mapped does) */
+            qr_event_adjusted(c, "tool_call_id_mapped", UINT32_MAX, detail);
+        }
+        e->to[9] = '\0';
+        ids_take(m, e);
+    }
+    if (e->from.len == 9 && memcmp(e->to, e->from.p, 9) == 0) return NULL;
+    return e->to;
+}
+
+static quire_status ids_init(qr_ctx *c, qr_ids *m) {
+    const quire_transcript *t = c->t;
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < t->nmsgs; k++)
+        for (uint32_t b = 0; b < t->msgs[k].nblocks; b++) n += t->msgs[k].blocks[b].type == QB_TOOL_CALL;
+    m->cap = 16;
+    while (m->cap < 2 * (uint64_t)n + 2) m->cap *= 2;
+    m->slots = qarena_alloc(&c->scratch, (size_t)m->cap * sizeof *m->slots);
+    m->taken = qarena_alloc(&c->scratch, (size_t)m->cap * sizeof *m->taken);
+    if (!m->slots || !m->taken) return q_oom(c->err);
+    memset(m->slots, 0, (size_t)m->cap * sizeof *m->slots);
+    memset(m->taken, 0, (size_t)m->cap * sizeof *m->taken);
+    return QUIRE_OK;
+}
+
 static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
     const quire_transcript *t = c->t;
     bool claude_rules = c->caps.dialect == QD_ANTHROPIC_MESSAGES || c->caps.dialect == QD_BEDROCK_CONVERSE;
     quire_transcript *view = NULL;
     *viewp = NULL;
+    quire_status st0 = claude_rules ? rules_system(c, &view) : QUIRE_OK;
+    if (st0) return st0;
+    qr_ids ids = {0};
+    bool map_ids = c->caps.tool_ids == QIDS_ALNUM9;
+    if (map_ids && (st0 = ids_init(c, &ids))) return st0;
     uint32_t last = t->nmsgs ? t->nmsgs - 1 : 0;
     uint32_t gf;
     bool final_assistant = claude_rules && t->nmsgs && t->msgs[last].role == QR_ASSISTANT &&
@@ -647,6 +870,9 @@ static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
                        !qstr_eq(bl->provider, c->ro->provider)) {
                 reason = "foreign_signature";
                 detail = "thinking signed by another provider is only sent back to that provider";
+            } else if (unrecorded_foreign(c, bl)) {
+                reason = "foreign_signature";
+                detail = "thinking without a recorded provider: its signature has the form of another provider's";
             } else if (claude_rules && (bl->type == QB_THINKING || bl->type == QB_REDACTED_THINKING) && !c->caps.thinking) {
                 reason = "not_renderable";
                 detail = "thinking block: the row has no thinking";
@@ -654,18 +880,28 @@ static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
                 reason = "unsigned_thinking";
                 detail = "a thinking block without its signature is rejected by this provider";
             }
-            if (reason) {
-                ev_drop(c, k, b, reason, detail);
-                if (!changed) {
-                    changed = true;
-                    kept = qarena_alloc(&c->scratch, (size_t)(m->nblocks ? m->nblocks : 1) * sizeof(qblock));
-                    if (!kept) return q_oom(c->err);
-                    if (b) memcpy(kept, m->blocks, (size_t)b * sizeof(qblock));
-                    nk = b;
+            qblock nb = *bl;
+            bool mod = false, oom = false;
+            if (!reason && claude_rules && bl->type == QB_TOOL_RESULT) mod = rules_tool_result(c, bl, &nb, k, b, &oom);
+            if (!reason && map_ids && (bl->type == QB_TOOL_CALL || bl->type == QB_TOOL_RESULT)) {
+                const char *to = ids_map(c, &ids, bl->type == QB_TOOL_CALL ? bl->id : bl->tool_call_id, &oom);
+                if (to) {
+                    if (bl->type == QB_TOOL_CALL) nb.id = qstr_plain(to, 9);
+                    else nb.tool_call_id = qstr_plain(to, 9);
+                    mod = true;
                 }
-                continue;
             }
-            if (changed) kept[nk++] = *bl;
+            if (oom) return q_oom(c->err);
+            if (reason) ev_drop(c, k, b, reason, detail);
+            if ((reason || mod) && !changed) {
+                changed = true;
+                kept = qarena_alloc(&c->scratch, (size_t)(m->nblocks ? m->nblocks : 1) * sizeof(qblock));
+                if (!kept) return q_oom(c->err);
+                if (b) memcpy(kept, m->blocks, (size_t)b * sizeof(qblock));
+                nk = b;
+            }
+            if (reason) continue;
+            if (changed) kept[nk++] = nb;
         }
         /* what is left only the encoder would drop (opaque and server tool blocks
          * of another provider, which no rule above touches): dropped here, so
@@ -706,14 +942,8 @@ static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
             }
         }
         if (!changed) continue;
-        if (!view) {
-            view = qarena_alloc(&c->scratch, sizeof *view);
-            qmsg *msgs = qarena_alloc(&c->scratch, (size_t)(t->nmsgs ? t->nmsgs : 1) * sizeof(qmsg));
-            if (!view || !msgs) return q_oom(c->err);
-            *view = *t;
-            memcpy(msgs, t->msgs, (size_t)t->nmsgs * sizeof(qmsg));
-            view->msgs = msgs;
-        }
+        quire_status vst = view_of(c, &view);
+        if (vst) return vst;
         qmsg *vm = &view->msgs[k];
         vm->blocks = kept;
         vm->nblocks = nk;
