@@ -390,7 +390,9 @@ quire_status qr_encode_gemini(qr_ctx *c) {
     qw_key(w, "contents");
     qw_arr_begin(w);
     uint32_t ncontents = 0;
-    if (t->nmsgs == 0 || t->msgs[0].role == QR_ASSISTANT || t->msgs[0].role == QR_TOOL) {
+    uint32_t k0 = 0; /* the first message that writes a content (the provider rules may have emptied some) */
+    while (k0 < t->nmsgs && t->msgs[k0].nblocks == 0) k0++;
+    if (t->nmsgs == 0 || k0 == t->nmsgs || t->msgs[k0].role == QR_ASSISTANT || t->msgs[k0].role == QR_TOOL) {
         if (fold || t->nmsgs > 0) {
             content_begin(w, "user");
             if (fold) { text_part(w, qr_system_joined(c)); fold = false; }

@@ -341,6 +341,8 @@ static void test_no_empty_content(void) {
         {"anthropic", "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":[{\"type\":"
                       "\"redacted_thinking\",\"data\":\"eA==\"}]},{\"role\":\"user\",\"content\":[{\"type\":\"container_upload\","
                       "\"file_id\":\"f1\"}]},{\"role\":\"assistant\",\"content\":\"b\"},{\"role\":\"user\",\"content\":\"c\"}]}"},
+        {"anthropic", "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"container_upload\",\"file_id\":\"f1\"}]},"
+                      "{\"role\":\"assistant\",\"content\":\"b\"},{\"role\":\"user\",\"content\":\"c\"}]}"},
         {"openai_chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":[{\"type\":"
                         "\"refusal\",\"refusal\":\"no\"}]},{\"role\":\"user\",\"content\":[{\"type\":\"input_audio\",\"input_audio\":"
                         "{\"data\":\"UklGRg==\",\"format\":\"wav\"}}]},{\"role\":\"user\",\"content\":\"c\"}]}"},
