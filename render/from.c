@@ -526,6 +526,9 @@ static quire_status function_tools(fctx *f, uint32_t tools, bool nested) {
     return QUIRE_OK;
 }
 
+static quire_status only_keys(fctx *f, uint32_t obj, const char *const *names, size_t nn, const char *ptr,
+                              const char *what);
+
 static quire_status from_openai_chat(fctx *f) {
     const qj_doc *d = f->d;
     if (!is(f, 0, QJ_OBJECT)) return ferr(f, 0, "", "expected a Chat Completions request object");
@@ -540,6 +543,10 @@ static quire_status from_openai_chat(fctx *f) {
         ptr_idx(p, sizeof p, "/messages", i, NULL);
         ptr_idx(pc, sizeof pc, "/messages", i, "/content");
         uint32_t role = get(f, e, "role");
+        /* name, refusal, audio and the legacy function_call have no
+         * transcript form: refused by name rather than lost */
+        static const char *const k_msg[] = {"role", "content", "tool_calls", "tool_call_id"};
+        if ((st = only_keys(f, e, k_msg, sizeof k_msg / sizeof k_msg[0], p, "a Chat message"))) return st;
         qblock *b;
         uint32_t n;
         bool is_string;
@@ -753,7 +760,9 @@ static quire_status only_keys(fctx *f, uint32_t obj, const char *const *names, s
     for (uint32_t i = 0; i < qj_at(f->d, obj)->n; i++, k = qj_next(f->d, k + 1)) {
         bool ok = false;
         for (size_t j = 0; j < nn && !ok; j++) ok = qj_str_eq(f->d, k, names[j]);
-        if (ok) continue;
+        /* null or [] carries nothing (an answer message copied back as sent
+         * by the API holds "refusal": null, "annotations": []) */
+        if (ok || is(f, k + 1, QJ_NULL) || (is(f, k + 1, QJ_ARRAY) && len_of(f, k + 1) == 0)) continue;
         const qj_node *kn = qj_at(f->d, k);
         char p[200];
         snprintf(p, sizeof p, "%s/%.*s", ptr, (int)(kn->len < 60 ? kn->len : 60), kn->p);

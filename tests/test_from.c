@@ -383,10 +383,40 @@ static void test_no_empty_content(void) {
     }
 }
 
+/* Chat message fields without a transcript form (name, refusal, audio, the
+ * legacy function_call) are refused by name; the nulls and empty arrays an
+ * answer message copied back holds carry nothing and pass. */
+static void test_chat_message_fields(void) {
+    static const struct { const char *msg, *ptr; } bad[] = {
+        {"{\"role\":\"user\",\"content\":\"hi\",\"name\":\"alice\"}", "/messages/0/name"},
+        {"{\"role\":\"assistant\",\"content\":null,\"refusal\":\"I can't help with that.\"}", "/messages/0/refusal"},
+        {"{\"role\":\"assistant\",\"content\":null,\"audio\":{\"id\":\"audio_1\"}}", "/messages/0/audio"},
+        {"{\"role\":\"assistant\",\"content\":null,\"function_call\":{\"name\":\"f\",\"arguments\":\"{}\"}}",
+         "/messages/0/function_call"},
+    };
+    for (size_t i = 0; i < N_OF(bad); i++) {
+        char body[512];
+        snprintf(body, sizeof body, "{\"model\":\"gpt-4o\",\"messages\":[%s]}", bad[i].msg);
+        quire_error e;
+        quire_transcript *t = from("openai_chat", body, &e);
+        CHECK_MSG(t == NULL, "accepted: %s", body);
+        CHECK_STR(e.pointer, bad[i].ptr);
+        CHECK_HAS(e.message, "has no transcript form");
+        quire_transcript_free(t);
+    }
+    const char *ok = "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\",\"name\":null},"
+                     "{\"role\":\"assistant\",\"content\":\"yo\",\"refusal\":null,\"annotations\":[],\"audio\":null}]}";
+    quire_error e;
+    quire_transcript *t = from("openai_chat", ok, &e);
+    CHECK_MSG(t != NULL, "%s %s", e.pointer, e.message);
+    quire_transcript_free(t);
+}
+
 int main(void) {
     test_struct_response();
     test_response_images();
     test_openai_fields();
     test_no_empty_content();
+    test_chat_message_fields();
     TEST_MAIN_END();
 }
