@@ -1049,8 +1049,9 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
     if (!st && memo) {
         /* the dialects with a memo path; lossy renders and provider options
          * (merged into the whole body, then validated) work on the body as
-         * one buffer, so they render in full */
-        bool use = !ro->lossy && !qval_present(params.provider_options) &&
+         * one buffer, and rows that map tool call ids rewrite ids across
+         * messages, so they render in full */
+        bool use = !ro->lossy && !qval_present(params.provider_options) && c.caps.tool_ids != QIDS_ALNUM9 &&
                    (c.caps.dialect == QD_ANTHROPIC_MESSAGES || c.caps.dialect == QD_OPENAI_CHAT);
         qr_memo_prepare(memo, &c, use);
     }

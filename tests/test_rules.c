@@ -564,6 +564,7 @@ static void test_blank_system_and_results(void) {
     session_matches_stateless("bedrock", BEDROCK_CLAUDE);
     session_matches_stateless("bedrock", "mistral.mistral-large-2407-v1:0");
     session_matches_stateless("mistral", "mistral-large-latest");
+    session_matches_stateless("openai_compatible", "mistral-small-3.1");
 }
 
 /* The session's body for each turn equals the stateless render of its
@@ -699,6 +700,17 @@ static void test_mistral_ids(void) {
     CHECK_HAS(o.req, "\"tool_call_id\":\"abcDEF123\"");
     CHECK_NOT(o.req, "tooluse_x-1");
     CHECK_HAS(o.ev, "tool_call_id_mapped");
+    out_free(&o);
+    /* a Mistral model behind an OpenAI-compatible server: its template takes the same ids */
+    o = rend(t, "openai_compatible", "mistral-small-3.1", false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "\"tool_call_id\":\"abcDEF123\"");
+    CHECK_NOT(o.req, "tooluse_x-1");
+    CHECK_HAS(o.ev, "tool_call_id_mapped");
+    out_free(&o);
+    o = rend(t, "openai_compatible", "llama-3.3-70b", false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "tooluse_x-1");
     out_free(&o);
     CHECK_VIOL("{\"model\":\"mistral-large-latest\",\"messages\":[{\"role\":\"user\",\"content\":\"go\"},{\"role\":\"assistant\","
                "\"tool_calls\":[{\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},"
