@@ -49,6 +49,10 @@ typedef struct qc_run {
     uint32_t summary_at; /* work index of the message holding the summary block */
     uint32_t summary_block; /* its block index there */
     uint64_t summary_tok, span_tok;
+    /* the last span digest computed (the report and the event both name the span) */
+    uint32_t dig_a, dig_b;
+    uint64_t dig;
+    bool dig_ok;
     uint32_t replaced;      /* earlier summaries the new one replaced */
     /* records */
     qbuf prunes, cuts;  /* arrays of qc_rec */
@@ -231,11 +235,10 @@ static bool instruction(const qmsg *m) { return m->role == QR_SYSTEM || m->role 
  * system and developer messages of the span stay, just before the summary. */
 enum { QC_PLACE_NONE = 0, QC_PLACE_MERGED, QC_PLACE_APPENDED, QC_PLACE_STANDALONE };
 
-static int placement(const qc_run *r, uint32_t a, uint32_t b, uint32_t *at) {
+/* pred: the last instruction message of the span, else the message before
+ * it (UINT32_MAX when the span starts the transcript). */
+static int place_after(const qc_run *r, uint32_t pred, uint32_t b, uint32_t *at) {
     const qmsg *m = r->in->msgs;
-    uint32_t pred = a ? a - 1 : UINT32_MAX;
-    for (uint32_t i = a; i < b; i++)
-        if (instruction(&m[i])) pred = i;
     bool next_user = b < r->n && m[b].role == QR_USER;
     bool pred_user = pred != UINT32_MAX && m[pred].role == QR_USER;
     if (next_user && pred_user) return QC_PLACE_NONE; /* the two would meet */
@@ -244,6 +247,16 @@ static int placement(const qc_run *r, uint32_t a, uint32_t b, uint32_t *at) {
     if (next_user || pred_user) return QC_PLACE_NONE;
     *at = b;
     return QC_PLACE_STANDALONE;
+}
+
+static uint32_t span_pred(const qc_run *r, uint32_t pred, uint32_t a, uint32_t b) {
+    for (uint32_t i = a; i < b; i++)
+        if (instruction(&r->in->msgs[i])) pred = i;
+    return pred;
+}
+
+static int placement(const qc_run *r, uint32_t a, uint32_t b, uint32_t *at) {
+    return place_after(r, span_pred(r, a ? a - 1 : UINT32_MAX, a, b), b, at);
 }
 
 /* Whether unit u may be summarised: not pinned, not in the protected tail
@@ -308,9 +321,11 @@ static void select_span(qc_run *r) {
         if (!eligible(r, ua)) continue;
         uint64_t got = 0;
         uint32_t ub = ua;
+        uint32_t a = v->ustart[ua], pred = a ? a - 1 : UINT32_MAX; /* see place_after */
         for (; ub < v->nunits && eligible(r, ub); ub++) {
             got += unit_gain(r, ub);
-            if (!placement(r, v->ustart[ua], v->ustart[ub + 1], &at)) continue;
+            pred = span_pred(r, pred, v->ustart[ub], v->ustart[ub + 1]);
+            if (!place_after(r, pred, v->ustart[ub + 1], &at)) continue;
             if (want && got >= need) { set_span(r, ua, ub + 1); return; }
             if (got > best || !best_b) { best = got; best_a = ua; best_b = ub + 1; }
         }
@@ -468,6 +483,7 @@ static bool apply_summary(qc_run *r, const char *text, size_t len) {
  * FNV-1a 64 digest of the span's messages as compact JSON) ---- */
 
 static uint64_t span_digest(qc_run *r, uint32_t a, uint32_t b) {
+    if (r->dig_ok && r->dig_a == a && r->dig_b == b) return r->dig;
     qbuf buf;
     qbuf_init(&buf, r->a);
     uint64_t h = 14695981039346656037ull;
@@ -482,6 +498,12 @@ static uint64_t span_digest(qc_run *r, uint32_t a, uint32_t b) {
         for (size_t k = 0; k < buf.len; k++) { h ^= (uint8_t)buf.data[k]; h *= 1099511628211ull; }
     }
     qbuf_free(&buf);
+    if (!r->oom) {
+        r->dig_a = a;
+        r->dig_b = b;
+        r->dig = h;
+        r->dig_ok = true;
+    }
     return h;
 }
 
