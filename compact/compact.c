@@ -737,6 +737,19 @@ static bool build_output(qc_run *r) {
     return true;
 }
 
+/* The estimate of the output: its messages' cached counts (kept exact as
+ * blocks changed), without estimating any text again. */
+static uint64_t output_tokens(const qc_run *r) {
+    uint64_t t = r->fixed;
+    uint32_t at = r->summarized && r->summary_at == r->n ? r->place_at : UINT32_MAX;
+    for (uint32_t i = 0; i <= r->n; i++) {
+        if (i == at) t += r->mtok[r->n];
+        if (r->drop[i] || (i == r->n && at != UINT32_MAX)) continue;
+        t += r->mtok[i];
+    }
+    return t;
+}
+
 static void put_budget(qw *w, const qc_policy *p) {
     qw_key(w, "budgetTokens");
     if (p->budget_tokens) qw_int(w, (int64_t)p->budget_tokens);
@@ -983,9 +996,7 @@ quire_status qc_compact_span(const quire_transcript *t, const quire_state *state
         changed = r.did_prune || r.summarized || r.did_cut;
     }
     if (r.oom || r.cnt.oom || r.prunes.oom || r.cuts.oom || !build_output(&r)) { run_free(&r); return q_oom(err); }
-    bool est_oom = false;
-    uint64_t after = changed ? qc_transcript_tokens(r.nt, p, &est_oom) : r.before;
-    if (est_oom) { run_free(&r); return q_oom(err); }
+    uint64_t after = changed ? output_tokens(&r) : r.before;
     if (p->budget_tokens && after > p->budget_tokens) {
         st = budget_error(&r, after);
         run_free(&r);
