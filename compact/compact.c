@@ -33,6 +33,7 @@ typedef struct qc_run {
     uint32_t n;         /* input messages; work has n + 1 slots (the last: a standalone summary) */
     qmsg *work;
     uint64_t **btok;    /* per message: cached block estimates */
+    uint64_t **btok0;   /* per input message: its blocks' estimates as input */
     uint64_t *mtok;     /* per message estimate */
     uint64_t *mtok0;    /* per message estimate of the input */
     bool *owned;        /* blocks array already copied into nt's arena */
@@ -79,11 +80,12 @@ static bool run_init(qc_run *r, const quire_transcript *t, const qc_policy *p, q
     r->n = n;
     r->work = qarena_alloc(&r->ar, ((size_t)n + 1) * sizeof(qmsg));
     r->btok = qarena_calloc(&r->ar, (size_t)n + 1, sizeof(uint64_t *));
+    r->btok0 = qarena_calloc(&r->ar, (size_t)n + 1, sizeof(uint64_t *));
     r->mtok = qarena_calloc(&r->ar, (size_t)n + 1, sizeof(uint64_t));
     r->mtok0 = qarena_calloc(&r->ar, (size_t)n + 1, sizeof(uint64_t));
     r->owned = qarena_calloc(&r->ar, (size_t)n + 1, sizeof(bool));
     r->drop = qarena_calloc(&r->ar, (size_t)n + 1, sizeof(bool));
-    if (!r->work || !r->btok || !r->mtok || !r->mtok0 || !r->owned || !r->drop) return false;
+    if (!r->work || !r->btok || !r->btok0 || !r->mtok || !r->mtok0 || !r->owned || !r->drop) return false;
     if (n) memcpy(r->work, t->msgs, (size_t)n * sizeof(qmsg));
     memset(&r->work[n], 0, sizeof(qmsg));
     r->drop[n] = true;
@@ -91,10 +93,12 @@ static bool run_init(qc_run *r, const quire_transcript *t, const qc_policy *p, q
     r->total = r->fixed;
     for (uint32_t i = 0; i < n; i++) {
         const qmsg *m = &r->work[i];
-        r->btok[i] = qarena_alloc(&r->ar, (m->nblocks ? m->nblocks : 1) * sizeof(uint64_t));
-        if (!r->btok[i]) return false;
+        size_t nb = m->nblocks ? m->nblocks : 1;
+        r->btok[i] = qarena_alloc(&r->ar, nb * sizeof(uint64_t));
+        r->btok0[i] = qarena_alloc(&r->ar, nb * sizeof(uint64_t));
+        if (!r->btok[i] || !r->btok0[i]) return false;
         uint64_t mt = QC_TOK_MESSAGE;
-        for (uint32_t k = 0; k < m->nblocks; k++) mt += r->btok[i][k] = qc_block_tokens(&r->cnt, &m->blocks[k]);
+        for (uint32_t k = 0; k < m->nblocks; k++) mt += r->btok[i][k] = r->btok0[i][k] = qc_block_tokens(&r->cnt, &m->blocks[k]);
         r->mtok[i] = r->mtok0[i] = mt;
         r->total += mt;
     }
@@ -143,6 +147,14 @@ static qblock *own_block(qc_run *r, uint32_t i, uint32_t k, bool parts) {
         b->parts = np;
     }
     return b;
+}
+
+/* Sets the cached estimate of block k of message i to nb. */
+static void block_set(qc_run *r, uint32_t i, uint32_t k, uint64_t nb) {
+    uint64_t ob = r->btok[i][k];
+    r->btok[i][k] = nb;
+    r->mtok[i] = r->mtok[i] - ob + nb;
+    r->total = r->total - ob + nb;
 }
 
 /* Re-estimates block k of message i after a change. */
@@ -588,6 +600,7 @@ typedef struct cut_item {
     uint32_t msg, block;
     int32_t part;
     uint64_t tok;   /* tokens of the item's text as stage 3 finds it */
+    uint64_t btok;  /* tokens of its block as stage 3 finds it */
     qstr orig;      /* its text as stage 3 finds it (restored between rounds) */
     qstr src;       /* the input's text (before a stage 1 excerpt), cut from */
     uint64_t src_tok;
@@ -608,6 +621,22 @@ static qstr item_source(const qc_run *r, const cut_item *it, qstr cur) {
     return *item_text(ib, -1);
 }
 
+/* Tokens of item_source()'s text: the input block's count when that text is
+ * all the block counts, else a fresh estimate. */
+static uint64_t source_tokens(qc_run *r, const cut_item *it) {
+    if (it->part < 0 && it->msg < r->n) {
+        uint32_t k = it->block;
+        if (it->msg == r->summary_at && k > r->summary_block) k--;
+        const qmsg *im = &r->in->msgs[it->msg];
+        if (k < im->nblocks) {
+            const qblock *ib = &im->blocks[k];
+            if (ib->type == QB_TEXT || ib->type == QB_THINKING || (ib->type == QB_TOOL_RESULT && ib->content_is_string))
+                return r->btok0[it->msg][k] - QC_TOK_BLOCK;
+        }
+    }
+    return qc_count_qstr(&r->cnt, it->src);
+}
+
 static uint64_t cut_gain(const cut_item *it, size_t n, uint64_t level) {
     uint64_t g = 0;
     for (size_t i = 0; i < n; i++)
@@ -626,6 +655,7 @@ static void stage_cut(qc_run *r) {
             cut_item it;
             memset(&it, 0, sizeof it);
             it.msg = i; it.block = k; it.part = -1;
+            it.btok = r->btok[i][k];
             if (b->type == QB_TEXT) {
                 it.orig = b->text;
                 it.tok = r->btok[i][k] - QC_TOK_BLOCK;
@@ -663,7 +693,7 @@ static void stage_cut(qc_run *r) {
     for (size_t j = 0; j < nit; j++) {
         it[j].src = item_source(r, &it[j], it[j].orig);
         bool same = it[j].src.p == it[j].orig.p && it[j].src.len == it[j].orig.len;
-        it[j].src_tok = same ? it[j].tok : qc_count_qstr(&r->cnt, it[j].src);
+        it[j].src_tok = same ? it[j].tok : source_tokens(r, &it[j]);
     }
     uint64_t base = r->total, extra = 0;
     uint64_t maxtok = 0;
@@ -680,14 +710,15 @@ static void stage_cut(qc_run *r) {
             if (cut_gain(it, act, mid) >= need) lo = mid;
             else hi = mid - 1;
         }
-        /* restore, then cut every item above the level */
+        /* restore, then cut every item above the level (once all its items
+         * are restored, a block is as stage 3 found it: its count too) */
         r->cuts.len = rec_mark;
         for (size_t j = 0; j < nit; j++) {
             qblock *b = &r->work[it[j].msg].blocks[it[j].block];
             qstr *cur = item_text(b, it[j].part);
             if (cur->p != it[j].orig.p || cur->len != it[j].orig.len) {
                 *cur = it[j].orig;
-                block_changed(r, it[j].msg, it[j].block);
+                block_set(r, it[j].msg, it[j].block, it[j].btok);
             }
         }
         for (size_t j = 0; j < act && !r->oom; j++) {
