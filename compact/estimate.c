@@ -457,8 +457,14 @@ static void report_run(scan *sc, int kind, size_t start, size_t end, int table, 
 
 static inline void table_run(scan *sc, int kind, size_t start, size_t end, unsigned cell,
                              uint32_t len, uint32_t extra, unsigned slope) {
-    int64_t c = (int64_t)cell_q8[cell] + (int64_t)extra * long_q8[slope];
-    uint32_t cost = c < (int64_t)ONE_TOKEN ? ONE_TOKEN : c > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+    uint32_t cost;
+    if (Q_LIKELY(extra == 0)) {
+        int32_t c = cell_q8[cell];
+        cost = c < (int32_t)ONE_TOKEN ? ONE_TOKEN : (uint32_t)c;
+    } else {
+        int64_t c = (int64_t)cell_q8[cell] + (int64_t)extra * long_q8[slope];
+        cost = c < (int64_t)ONE_TOKEN ? ONE_TOKEN : c > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+    }
     sc->total += cost;
     if (sc->visit) report_run(sc, kind, start, end, (int)cell, -1, len, extra, NULL, cost, 0, 0);
 }
@@ -478,8 +484,14 @@ static inline uint32_t bigram_sum(const uint8_t *p, size_t k) {
 
 static inline void word_table_run(scan *sc, size_t start, size_t end, unsigned cell, uint32_t len,
                                   uint32_t extra, size_t lstart, size_t lend, uint32_t bsum) {
-    int64_t c = (int64_t)cell_q8[cell] + (int64_t)extra * long_q8[0] + bsum;
-    uint32_t cost = c < (int64_t)ONE_TOKEN ? ONE_TOKEN : c > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+    uint32_t cost;
+    if (Q_LIKELY(extra == 0 && bsum <= 0xFFFFFFu)) { /* nothing can overflow 32 bits */
+        int32_t c = (int32_t)cell_q8[cell] + (int32_t)bsum;
+        cost = c < (int32_t)ONE_TOKEN ? ONE_TOKEN : (uint32_t)c;
+    } else {
+        int64_t c = (int64_t)cell_q8[cell] + (int64_t)extra * long_q8[0] + bsum;
+        cost = c < (int64_t)ONE_TOKEN ? ONE_TOKEN : c > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+    }
     sc->total += cost;
     if (Q_UNLIKELY(sc->visit != NULL))
         report_run(sc, QC_RUN_WORD, start, end, (int)cell, -1, len, extra, NULL, cost, lstart, lend);
@@ -640,17 +652,32 @@ static inline size_t word_ascii(scan *sc, size_t start, size_t w, unsigned pfx) 
     size_t n = sc->n;
     uint32_t bsum = 0;
     const uint8_t *row = bigram_q8 + 26 * 32; /* row of the previous letter */
-    while (p < end && (unsigned)(*p - 'A') < 26u) {
-        unsigned c = (unsigned)(*p++ - 'A');
+    while (p < end && (size_t)(*p - 'A') < 26u) {
+        size_t c = (size_t)(*p++ - 'A');
         bsum += row[c];
         row = bigram_q8 + c * 32u;
     }
     const uint8_t *pm = p;
-    while (p < end && (unsigned)(*p - 'a') < 26u) {
-        unsigned c = (unsigned)(*p++ - 'a');
+    if (end - p >= 16) {
+        /* no bound to check for the first sixteen lower-case letters */
+#define LOWER_AT(k)                                                                                                    \
+    {                                                                                                                  \
+        size_t c = (size_t)p[k] - 'a';                                                                                 \
+        if (c >= 26u) { p += k; goto lower_done; }                                                                     \
+        bsum += row[c];                                                                                                \
+        row = bigram_q8 + c * 32u;                                                                                     \
+    }
+        LOWER_AT(0) LOWER_AT(1) LOWER_AT(2) LOWER_AT(3) LOWER_AT(4) LOWER_AT(5) LOWER_AT(6) LOWER_AT(7)
+        LOWER_AT(8) LOWER_AT(9) LOWER_AT(10) LOWER_AT(11) LOWER_AT(12) LOWER_AT(13) LOWER_AT(14) LOWER_AT(15)
+#undef LOWER_AT
+        p += 16;
+    }
+    while (p < end && (size_t)(*p - 'a') < 26u) {
+        size_t c = (size_t)(*p++ - 'a');
         bsum += row[c];
         row = bigram_q8 + c * 32u;
     }
+lower_done:;
     size_t m = (size_t)(pm - s), i = (size_t)(p - s);
     if (i < n && s[i] >= 0x80) return word_run(sc, start, w, pfx, pfx == PFX_NONE ? QC_G_ALPHA : QC_G_PUNCT);
     uint32_t nu = (uint32_t)(m - w), nl = (uint32_t)(i - m);
