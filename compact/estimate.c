@@ -368,11 +368,15 @@ static inline cpinfo cp_classify(uint32_t cp, uint32_t l) {
 
 /* ------------------------------------------------------------------ scanner */
 
-/* Classes of the non-ASCII code points met in one scan, direct-mapped by code
- * point (key = code point + 1, 0 = empty). A code point's class and group
- * depend on it alone, so the cache changes no result; it spares repeated
- * letters (CJK, Cyrillic, emoji...) the decoding tables. Cleared lazily, on
- * the first non-ASCII code point, so ASCII texts never pay for it. */
+/* Classes of the non-ASCII code points met in one scan, direct-mapped by
+ * their UTF-8 bytes (key = the bytes of the sequence as loaded, the bytes
+ * after it masked out; 0 = empty, as no valid sequence starts with a zero
+ * byte). Only sequences that decoded as valid UTF-8 are entered, so a hit
+ * needs no decoding nor validation. A code point's class and group depend
+ * on it alone, so the cache changes no result; it spares repeated letters
+ * (CJK, Cyrillic, emoji...) the decoder and the decoding tables. Cleared
+ * lazily, on the first non-ASCII code point, so ASCII texts never pay for
+ * it. */
 #define CP_CACHE 256u
 typedef struct cpcache {
     uint32_t key[CP_CACHE];
@@ -389,6 +393,16 @@ typedef struct scan {
     cpcache cache;
 } scan;
 
+/* Bytes of the sequence a lead byte starts (by its high nibble), as a mask
+ * over four loaded bytes; invalid leads get a length that never matches a
+ * cached key. */
+static const uint8_t lead_mask[16][4] = {
+    {0xFF, 0, 0, 0}, {0xFF, 0, 0, 0}, {0xFF, 0, 0, 0}, {0xFF, 0, 0, 0},
+    {0xFF, 0, 0, 0}, {0xFF, 0, 0, 0}, {0xFF, 0, 0, 0}, {0xFF, 0, 0, 0},
+    {0xFF, 0, 0, 0}, {0xFF, 0, 0, 0}, {0xFF, 0, 0, 0}, {0xFF, 0, 0, 0},
+    {0xFF, 0xFF, 0, 0}, {0xFF, 0xFF, 0, 0}, {0xFF, 0xFF, 0xFF, 0}, {0xFF, 0xFF, 0xFF, 0xFF},
+};
+
 /* The code point at s[i] (i < n), through the scan's cache. */
 #if defined(__GNUC__)
 __attribute__((always_inline))
@@ -402,6 +416,26 @@ static inline cpinfo cp_at(scan *sc, const uint8_t *s, size_t n, size_t i) {
         r.grp = ascii_group(r.cls);
         return r;
     }
+    uint32_t key = 0, h = 0;
+    bool cached = n - i >= 4;
+    if (cached) {
+        if (!sc->cache_ready) {
+            memset(sc->cache.key, 0, sizeof sc->cache.key);
+            sc->cache_ready = true;
+        }
+        uint32_t m;
+        memcpy(&key, s + i, 4);
+        memcpy(&m, lead_mask[b >> 4], 4);
+        key &= m;
+        h = (key * 2654435761u) >> 24; /* CP_CACHE = 256 slots */
+        if (sc->cache.key[h] == key) {
+            cpinfo r;
+            r.len = sc->cache.len[h];
+            r.cls = sc->cache.cls[h];
+            r.grp = sc->cache.grp[h];
+            return r;
+        }
+    }
     uint32_t cp = 0;
     uint32_t l = utf8_decode(s + i, n - i, &cp);
     if (!l) {
@@ -411,23 +445,13 @@ static inline cpinfo cp_at(scan *sc, const uint8_t *s, size_t n, size_t i) {
         r.grp = QC_G_BAD;
         return r;
     }
-    if (!sc->cache_ready) {
-        memset(sc->cache.key, 0, sizeof sc->cache.key);
-        sc->cache_ready = true;
-    }
-    uint32_t h = (cp * 2654435761u) >> 24; /* CP_CACHE = 256 slots */
-    if (sc->cache.key[h] == cp + 1) {
-        cpinfo r;
-        r.len = sc->cache.len[h];
-        r.cls = sc->cache.cls[h];
-        r.grp = sc->cache.grp[h];
-        return r;
-    }
     cpinfo r = cp_classify(cp, l);
-    sc->cache.key[h] = cp + 1;
-    sc->cache.len[h] = (uint8_t)r.len;
-    sc->cache.cls[h] = (uint8_t)r.cls;
-    sc->cache.grp[h] = (uint8_t)r.grp;
+    if (cached) {
+        sc->cache.key[h] = key;
+        sc->cache.len[h] = (uint8_t)r.len;
+        sc->cache.cls[h] = (uint8_t)r.cls;
+        sc->cache.grp[h] = (uint8_t)r.grp;
+    }
     return r;
 }
 
