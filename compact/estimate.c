@@ -377,7 +377,7 @@ static inline cpinfo cp_classify(uint32_t cp, uint32_t l) {
  * (CJK, Cyrillic, emoji...) the decoder and the decoding tables. Cleared
  * lazily, on the first non-ASCII code point, so ASCII texts never pay for
  * it. */
-#define CP_CACHE 256u
+#define CP_CACHE 1024u
 typedef struct cpcache {
     uint32_t key[CP_CACHE];
     uint8_t len[CP_CACHE], cls[CP_CACHE], grp[CP_CACHE];
@@ -427,7 +427,7 @@ static inline cpinfo cp_at(scan *sc, const uint8_t *s, size_t n, size_t i) {
         memcpy(&key, s + i, 4);
         memcpy(&m, lead_mask[b >> 4], 4);
         key &= m;
-        h = (key * 2654435761u) >> 24; /* CP_CACHE = 256 slots */
+        h = (key * 2654435761u) >> 22; /* CP_CACHE = 1024 slots */
         if (sc->cache.key[h] == key) {
             cpinfo r;
             r.len = sc->cache.len[h];
@@ -676,10 +676,12 @@ static inline size_t word_ascii(scan *sc, size_t start, size_t w, unsigned pfx) 
     size_t n = sc->n;
     uint32_t bsum = 0;
     const uint8_t *row = bigram_q8 + 26 * 32; /* row of the previous letter */
-    while (p < end && (size_t)(*p - 'A') < 26u) {
-        size_t c = (size_t)(*p++ - 'A');
-        bsum += row[c];
-        row = bigram_q8 + c * 32u;
+    if ((size_t)(*p - 'A') < 26u) { /* p < end: s[w] is a letter */
+        do {
+            size_t c = (size_t)(*p++ - 'A');
+            bsum += row[c];
+            row = bigram_q8 + c * 32u;
+        } while (p < end && (size_t)(*p - 'A') < 26u);
     }
     const uint8_t *pm = p;
     if (end - p >= 16) {
