@@ -705,16 +705,23 @@ static inline size_t word_ascii(scan *sc, size_t start, size_t w, unsigned pfx) 
     }
 lower_done:;
     size_t m = (size_t)(pm - s), i = (size_t)(p - s);
-    if (i < n && s[i] >= 0x80) return word_run(sc, start, w, pfx, pfx == PFX_NONE ? QC_G_ALPHA : QC_G_PUNCT);
+    unsigned t = i < n ? s[i] : 0u; /* what ends the letters */
+    if (t >= 0x80) return word_run(sc, start, w, pfx, pfx == PFX_NONE ? QC_G_ALPHA : QC_G_PUNCT);
     uint32_t nu = (uint32_t)(m - w), nl = (uint32_t)(i - m);
     size_t lend = i;
-    uint32_t k = contraction_at(s, n, i);
+    uint32_t k = t == '\'' ? contraction_at(s, n, i) : 0u;
     i += k;
     uint32_t len = nu + nl + k;
     unsigned shape = nu == 0 ? SHAPE_LOWER : nl == 0 ? SHAPE_UPPER : nu == 1 ? SHAPE_CAP : SHAPE_MIXED;
+    unsigned row0 = QC_CELL_WORD + (pfx * 4u + shape) * (QC_WORD_MAXLEN + 1u);
+    if (Q_LIKELY(len <= QC_WORD_MAXLEN && !sc->visit)) {
+        /* the table column is the length; letter pairs sum to at most 16 x 255 */
+        int32_t c = (int32_t)cell_q8[row0 + len] + (int32_t)bsum;
+        sc->total += c < (int32_t)ONE_TOKEN ? ONE_TOKEN : (uint32_t)c;
+        return i;
+    }
     uint32_t col = len > QC_WORD_MAXLEN ? QC_WORD_MAXLEN : len;
-    unsigned cell = QC_CELL_WORD + (pfx * 4u + shape) * (QC_WORD_MAXLEN + 1u) + col;
-    word_table_run(sc, start, i, cell, len, len - col, w, lend, bsum);
+    word_table_run(sc, start, i, row0 + col, len, len - col, w, lend, bsum);
     return i;
 }
 
