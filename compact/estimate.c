@@ -764,6 +764,29 @@ static size_t punct_run(scan *sc, size_t start, size_t p, bool space) {
     return i;
 }
 
+/* punct_run() for a run of ASCII punctuation (the common case), inline;
+ * a non-ASCII byte after the punctuation hands the run to punct_run(). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline size_t punct_ascii(scan *sc, size_t start, size_t p, bool space) {
+    const uint8_t *s = sc->s;
+    size_t n = sc->n, i = p;
+    while (i < n && byte_cls[s[i]] == C_PUNCT) i++;
+    if (i < n && s[i] >= 0x80) return punct_run(sc, start, p, space);
+    uint32_t np = (uint32_t)(i - p), nn = 0;
+    /* '/' is punctuation, so what follows here is a newline or the end */
+    while (i < n && (s[i] == '\r' || s[i] == '\n' || s[i] == '/')) {
+        if (s[i] == '/') np++;
+        else nn++;
+        i++;
+    }
+    uint32_t col = np > QC_PUNCT_MAXLEN ? QC_PUNCT_MAXLEN : np;
+    unsigned cell = QC_CELL_PUNCT + ((space ? 2u : 0u) + (nn ? 1u : 0u)) * (QC_PUNCT_MAXLEN + 1u) + col;
+    table_run(sc, QC_RUN_PUNCT, start, i, cell, np, np - col, 1);
+    return i;
+}
+
 static inline void space_run(scan *sc, size_t start, size_t end, uint32_t len, bool nl) {
     uint32_t col = len > QC_SPACE_MAXLEN ? QC_SPACE_MAXLEN : len;
     unsigned cell = QC_CELL_SPACE + (nl ? 1u : 0u) * (QC_SPACE_MAXLEN + 1u) + col;
@@ -851,7 +874,7 @@ static size_t white_run(scan *sc, size_t i) {
         unsigned pg = s[last_start] < 0x80 ? QC_G_PUNCT : QC_G_SYMBOL;
         return word_run(sc, last_start, j, PFX_OTHER, pg);
     }
-    if (nc == C_PUNCT && s[last_start] == ' ') return punct_run(sc, last_start, j, true);
+    if (nc == C_PUNCT && s[last_start] == ' ') return punct_ascii(sc, last_start, j, true);
     space_run(sc, last_start, j, 1, false);
     return j;
 }
@@ -921,7 +944,7 @@ uint64_t qc_estimate_scan(const char *str, size_t n, qc_est_visit visit, void *c
                     break;
                 }
             }
-            i = punct_run(&sc, i, i, false);
+            i = punct_ascii(&sc, i, i, false);
             break;
         default: { /* C_HIGH: decode */
             cpinfo ci = cp_at(&sc, s, n, i);
