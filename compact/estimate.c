@@ -823,6 +823,22 @@ static size_t digit_run(scan *sc, size_t start) {
     return i;
 }
 
+/* digit_run() for ASCII digits (the common case), inline; a non-ASCII byte
+ * after them hands the run to digit_run(). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline size_t digit_ascii(scan *sc, size_t start) {
+    const uint8_t *s = sc->s;
+    size_t n = sc->n, i = start;
+    while (i < n && byte_cls[s[i]] == C_DIGIT) i++;
+    if (Q_UNLIKELY((i < n && s[i] >= 0x80) || sc->visit)) return digit_run(sc, start);
+    uint32_t g = (uint32_t)(i - start + 2) / 3;
+    int32_t dg = cell_q8[QC_CELL_DIGIT3];
+    sc->total += g * (uint32_t)(dg < (int32_t)ONE_TOKEN ? (int32_t)ONE_TOKEN : dg);
+    return i;
+}
+
 /* Whitespace at i. Returns the end of what was consumed (which may include
  * the word or punctuation run that takes the last space as its prefix). */
 static size_t white_run(scan *sc, size_t i) {
@@ -918,7 +934,7 @@ uint64_t qc_estimate_scan(const char *str, size_t n, qc_est_visit visit, void *c
             i = word_ascii(&sc, i, i, PFX_NONE);
             break;
         case C_DIGIT:
-            i = digit_run(&sc, i);
+            i = digit_ascii(&sc, i);
             break;
         case C_SPACE:
         case C_NL:
