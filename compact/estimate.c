@@ -938,6 +938,23 @@ uint64_t qc_estimate_scan(const char *str, size_t n, qc_est_visit visit, void *c
             break;
         case C_SPACE:
         case C_NL:
+            if (i + 1 < n && byte_cls[s[i + 1]] != C_HIGH && !is_space_cls(byte_cls[s[i + 1]])) {
+                /* one whitespace character before an ASCII non-space: what
+                 * white_run() does with it */
+                unsigned k1 = byte_cls[s[i + 1]];
+                if (c == C_NL) {
+                    space_run(&sc, i, i + 1, 1, true);
+                    i++;
+                } else if (k1 <= C_UPPER) {
+                    i = word_ascii(&sc, i, i + 1, b == ' ' ? PFX_SPACE : PFX_OTHER);
+                } else if (k1 == C_PUNCT && b == ' ') {
+                    i = punct_ascii(&sc, i, i + 1, true);
+                } else {
+                    space_run(&sc, i, i + 1, 1, false);
+                    i++;
+                }
+                break;
+            }
             i = white_run(&sc, i);
             break;
         case C_PUNCT:
