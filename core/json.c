@@ -835,23 +835,40 @@ uint32_t qj_find_dup_key(const qj_doc *d, uint32_t obj) {
     if (o->type != QJ_OBJECT || o->n < 2) return QJ_NONE;
     /* small objects (nearly all of quire's): pairwise with a cheap first-byte filter */
     if (o->n <= 16) return dup_key_pairwise(d, obj);
-    /* large objects (a peer's record with thousands of keys): a hash set of the
-     * keys seen so far, linear time; the first key equal to an earlier one wins */
+    /* large objects (a peer's record with thousands of keys, a state's server
+     * map): a hash set of the keys seen so far, linear time; the first key
+     * equal to an earlier one wins. A slot is 8 bytes, the upper half of the
+     * key's hash beside its node, so a probe past another key reads no other
+     * memory; keys are hashed DUP_AHEAD ahead of their probe and their slot
+     * prefetched, so a set larger than the cache does not wait on each miss. */
     size_t cap = 32;
     while (cap < (size_t)o->n * 2) cap *= 2;
-    struct slot { uint64_t h; uint32_t k; } *t = q_malloc(d->a, cap * sizeof *t);
+    uint64_t *t = q_malloc(d->a, cap * sizeof *t);
     if (!t) return dup_key_pairwise(d, obj); /* out of memory: slow but still exact */
-    for (size_t i = 0; i < cap; i++) t[i].k = QJ_NONE;
+    memset(t, 0xFF, cap * sizeof *t); /* UINT64_MAX: empty (a node index is never QJ_NONE) */
+    enum { DUP_AHEAD = 8 };
+    uint64_t ring_h[DUP_AHEAD];
+    uint32_t ring_k[DUP_AHEAD];
     uint32_t found = QJ_NONE;
-    uint32_t k = obj + 1;
+    uint32_t ahead = obj + 1, nahead = 0; /* next key to hash, keys hashed */
     for (uint32_t m = 0; m < o->n && found == QJ_NONE; m++) {
-        uint64_t h = key_hash(d, k);
-        size_t i = (size_t)(h ^ (h >> 29)) & (cap - 1);
-        for (;; i = (i + 1) & (cap - 1)) {
-            if (t[i].k == QJ_NONE) { t[i].h = h; t[i].k = k; break; }
-            if (t[i].h == h && keys_equal_full(d, t[i].k, k)) { found = k; break; }
+        for (; nahead < o->n && nahead < m + DUP_AHEAD; nahead++) {
+            uint64_t h = key_hash(d, ahead);
+            h ^= h >> 29;
+            __builtin_prefetch(&t[(size_t)h & (cap - 1)], 1);
+            ring_h[nahead % DUP_AHEAD] = h;
+            ring_k[nahead % DUP_AHEAD] = ahead;
+            ahead = d->nodes[ahead + 1].end;
         }
-        k = d->nodes[k + 1].end;
+        uint64_t h = ring_h[m % DUP_AHEAD], tag = h & UINT64_C(0xFFFFFFFF00000000);
+        uint32_t k = ring_k[m % DUP_AHEAD];
+        for (size_t i = (size_t)h & (cap - 1);; i = (i + 1) & (cap - 1)) {
+            if (t[i] == UINT64_MAX) { t[i] = tag | k; break; }
+            if ((t[i] & UINT64_C(0xFFFFFFFF00000000)) == tag && keys_equal_full(d, (uint32_t)t[i], k)) {
+                found = k;
+                break;
+            }
+        }
     }
     q_free(d->a, t, cap * sizeof *t);
     return found;

@@ -95,8 +95,9 @@ static bool rem_copy(qarena *ar, qreminder *dst, const qreminder *src) {
 
 static bool rems_reserve(quire_state *s, uint32_t need) {
     if (need <= s->caprems) return true;
-    uint32_t cap = s->caprems ? s->caprems : 8;
-    while (cap < need) cap *= 2;
+    /* doubling for appends; a bulk reserve (a state file's count) gets exactly what it asks */
+    uint32_t cap = s->caprems ? (s->caprems > UINT32_MAX / 2 ? UINT32_MAX : s->caprems * 2) : 8;
+    if (cap < need) cap = need;
     qreminder *n = q_realloc(s->a, s->rems, (size_t)s->caprems * sizeof *n, (size_t)cap * sizeof *n);
     if (!n) return false;
     s->rems = n;
@@ -421,8 +422,26 @@ static bool srv_rehash(quire_state *s, uint32_t want) {
     return true;
 }
 
-/* Server lookup by name through a hash table (10^5 servers stay linear). */
-qserver *qs_server(quire_state *s, const char *name, size_t len, bool create) {
+/* Room for want servers: the array and the table sized once (a state file
+ * names its servers up front), so loading grows neither. false on OOM. */
+static bool srv_reserve(quire_state *s, uint32_t want) {
+    if (want > s->capservers) {
+        qserver *n = q_realloc(s->a, s->servers, (size_t)s->capservers * sizeof *n, (size_t)want * sizeof *n);
+        if (!n) return false;
+        s->servers = n;
+        s->capservers = want;
+    }
+    return (s->srv_slot && (uint64_t)want * 2 <= s->srv_cap) || srv_rehash(s, want);
+}
+
+/* Starts loading the table slot of a name hashed h (see srv_lookup). */
+static void srv_prefetch(const quire_state *s, uint64_t h) {
+    if (s->srv_slot) __builtin_prefetch(&s->srv_slot[(uint32_t)h & (s->srv_cap - 1)], 1);
+}
+
+/* qs_server with the name's hash (name_hash) already computed; owned: name
+ * already lives in s's arena, NUL-terminated (kept, not copied). */
+static qserver *srv_lookup(quire_state *s, const char *name, size_t len, uint64_t h, bool create, bool owned) {
     if (!s->srv_slot || (s->nservers + 1) * 2 > s->srv_cap) {
         if (!srv_rehash(s, s->nservers + 1)) {
             /* out of memory for the table: look through the list */
@@ -431,7 +450,7 @@ qserver *qs_server(quire_state *s, const char *name, size_t len, bool create) {
             return NULL;
         }
     }
-    uint64_t h = name_hash(name, len), tag = srv_entry(h, 0);
+    uint64_t tag = srv_entry(h, 0);
     uint32_t i = (uint32_t)h & (s->srv_cap - 1);
     for (; s->srv_slot[i] != SRV_EMPTY; i = (i + 1) & (s->srv_cap - 1)) {
         uint64_t v = s->srv_slot[i];
@@ -447,13 +466,18 @@ qserver *qs_server(quire_state *s, const char *name, size_t len, bool create) {
         s->servers = n;
         s->capservers = cap;
     }
-    char *nm = qarena_strndup(&s->ar, name, len);
+    const char *nm = owned ? name : qarena_strndup(&s->ar, name, len);
     if (!nm) return NULL;
     qserver *sv = &s->servers[s->nservers];
     memset(sv, 0, sizeof *sv);
     sv->name = nm;
     s->srv_slot[i] = srv_entry(h, s->nservers++);
     return sv;
+}
+
+/* Server lookup by name through a hash table (10^5 servers stay linear). */
+qserver *qs_server(quire_state *s, const char *name, size_t len, bool create) {
+    return srv_lookup(s, name, len, name_hash(name, len), create, false);
 }
 
 bool qs_sub_has(const qserver *sv, const char *uri, size_t len) {
@@ -1107,15 +1131,29 @@ static quire_status parse_servers(quire_state *s, const qj_doc *d, uint32_t obj,
     char ptr[512] = "/servers";
     quire_status st = want_obj(err, d, obj, ptr, "servers");
     if (st) return st;
+    if (!srv_reserve(s, s->nservers + qj_at(d, obj)->n)) return q_oom(err);
+    /* each name's hash is taken one server ahead and its table slot
+     * prefetched: a table larger than the cache then costs no wait per server
+     * (a name without escapes hashes the same raw as decoded) */
+    uint64_t h_next = 0;
+    bool have_next = false;
     for (uint32_t k = obj + 1; k < qj_at(d, obj)->end; k = qj_next(d, k + 1)) {
         uint32_t v = k + 1;
+        uint64_t h = h_next;
+        bool have = have_next;
+        uint32_t kn = qj_next(d, v);
+        have_next = kn < qj_at(d, obj)->end && !(qj_at(d, kn)->flags & QJ_F_ESC);
+        if (have_next) {
+            h_next = name_hash(qj_at(d, kn)->p, qj_at(d, kn)->len);
+            srv_prefetch(s, h_next);
+        }
         size_t nl = 0;
         char *name = qj_str_decode(d, k, &s->ar, &nl);
         if (!name) return q_oom(err);
         snprintf(ptr, sizeof ptr, "/servers");
         q_ptr_push_key(ptr, sizeof ptr, name, nl);
         if ((st = want_obj(err, d, v, ptr, "server"))) return st;
-        qserver *sv = qs_server(s, name, nl, true);
+        qserver *sv = srv_lookup(s, name, nl, have ? h : name_hash(name, nl), true, true);
         if (!sv) return q_oom(err);
         size_t base = strlen(ptr);
         for (uint32_t k2 = v + 1; k2 < qj_at(d, v)->end; k2 = qj_next(d, k2 + 1)) {
@@ -1259,35 +1297,56 @@ static quire_status state_decode(quire_state *s, const qj_doc *d, quire_error *e
     }
     if (reminders == QJ_NONE) return QUIRE_OK;
     quire_reminder_limits l = qs_limits(s);
+    uint32_t count = qj_at(d, reminders)->n;
+    if (!rems_reserve(s, s->nrems + count)) return q_oom(err);
+    /* one id per reminder: a hash set of the ids so far, 8 bytes a slot (the
+     * upper half of the id's hash beside the reminder's position, so a probe
+     * past another id reads neither its record nor its string). Each id is
+     * probed one reminder late, its slot prefetched meanwhile: a set larger
+     * than the cache then costs no wait per reminder. A decode error of the
+     * next reminder is reported only after the pending probe, so the first
+     * error in document order still wins. */
     uint32_t idx = 0, idcap = 16;
-    while (idcap < qj_at(d, reminders)->n * 2) idcap *= 2;
-    uint32_t *idset = q_malloc(s->a, (size_t)idcap * sizeof *idset);
+    while (idcap < count * 2 && idcap < (UINT32_C(1) << 31)) idcap *= 2;
+    uint64_t *idset = q_malloc(s->a, (size_t)idcap * sizeof *idset);
     if (!idset) return q_oom(err);
-    for (uint32_t i = 0; i < idcap; i++) idset[i] = UINT32_MAX;
-    for (uint32_t e = reminders + 1; e < qj_at(d, reminders)->end; e = qj_next(d, e), idx++) {
+    memset(idset, 0xFF, (size_t)idcap * sizeof *idset); /* UINT64_MAX: empty */
+    uint32_t pend = UINT32_MAX, pend_e = 0, pend_idx = 0; /* position, node, index of the unprobed id */
+    uint64_t pend_h = 0;
+    for (uint32_t e = reminders + 1;; e = qj_next(d, e), idx++) {
+        bool more = e < qj_at(d, reminders)->end;
         char ptr[64];
-        snprintf(ptr, sizeof ptr, "/reminders/%u", idx);
         qreminder r;
-        if ((st = qrem_decode(d, e, QSURF_STATE, l.body_cap_bytes, ptr, &s->ar, &r, err)) ||
-            (!rems_reserve(s, s->nrems + 1) && (st = q_oom(err)))) {
-            q_free(s->a, idset, (size_t)idcap * sizeof *idset);
-            return st;
+        if (more) {
+            snprintf(ptr, sizeof ptr, "/reminders/%u", idx);
+            st = qrem_decode(d, e, QSURF_STATE, l.body_cap_bytes, ptr, &s->ar, &r, err);
+            if (st == QUIRE_OK && !rems_reserve(s, s->nrems + 1)) st = q_oom(err);
         }
+        if (pend != UINT32_MAX) {
+            const char *id = s->rems[pend].id;
+            uint64_t tag = pend_h & UINT64_C(0xFFFFFFFF00000000);
+            uint32_t i = (uint32_t)pend_h & (idcap - 1);
+            for (; idset[i] != UINT64_MAX; i = (i + 1) & (idcap - 1))
+                if ((idset[i] & UINT64_C(0xFFFFFFFF00000000)) == tag && strcmp(s->rems[(uint32_t)idset[i]].id, id) == 0) {
+                    q_free(s->a, idset, (size_t)idcap * sizeof *idset);
+                    snprintf(ptr, sizeof ptr, "/reminders/%u", pend_idx);
+                    return qrem_fail(err, QUIRE_E_SCHEMA, "id", qj_offset(d, pend_e), ptr,
+                                     "reminder id \"%.100s\" appears twice", id);
+                }
+            idset[i] = tag | pend;
+            pend = UINT32_MAX;
+        }
+        if (!more || st) break;
         r.seq = idx + 1;
         s->rems[s->nrems++] = r; /* strings already in s->ar */
-        /* one id per reminder: a hash set of the ids so far */
-        uint64_t h = name_hash(r.id, strlen(r.id));
-        uint32_t i = (uint32_t)h & (idcap - 1);
-        for (; idset[i] != UINT32_MAX; i = (i + 1) & (idcap - 1))
-            if (strcmp(s->rems[idset[i]].id, r.id) == 0) {
-                q_free(s->a, idset, (size_t)idcap * sizeof *idset);
-                return qrem_fail(err, QUIRE_E_SCHEMA, "id", qj_offset(d, e), ptr,
-                                 "reminder id \"%.100s\" appears twice", r.id);
-            }
-        idset[i] = s->nrems - 1;
+        pend = s->nrems - 1;
+        pend_e = e;
+        pend_idx = idx;
+        pend_h = name_hash(r.id, strlen(r.id));
+        __builtin_prefetch(&idset[(uint32_t)pend_h & (idcap - 1)], 1);
     }
     q_free(s->a, idset, (size_t)idcap * sizeof *idset);
-    return QUIRE_OK;
+    return st;
 }
 
 quire_status quire_state_new(const char *session_id, const quire_options *opts, quire_state **out,
