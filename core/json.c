@@ -846,7 +846,7 @@ uint32_t qj_find_dup_key(const qj_doc *d, uint32_t obj) {
     uint64_t *t = q_malloc(d->a, cap * sizeof *t);
     if (!t) return dup_key_pairwise(d, obj); /* out of memory: slow but still exact */
     memset(t, 0xFF, cap * sizeof *t); /* UINT64_MAX: empty (a node index is never QJ_NONE) */
-    enum { DUP_AHEAD = 8 };
+    enum { DUP_AHEAD = 32 };
     uint64_t ring_h[DUP_AHEAD];
     uint32_t ring_k[DUP_AHEAD];
     uint32_t found = QJ_NONE;

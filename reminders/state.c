@@ -1132,21 +1132,29 @@ static quire_status parse_servers(quire_state *s, const qj_doc *d, uint32_t obj,
     quire_status st = want_obj(err, d, obj, ptr, "servers");
     if (st) return st;
     if (!srv_reserve(s, s->nservers + qj_at(d, obj)->n)) return q_oom(err);
-    /* each name's hash is taken one server ahead and its table slot
-     * prefetched: a table larger than the cache then costs no wait per server
-     * (a name without escapes hashes the same raw as decoded) */
-    uint64_t h_next = 0;
-    bool have_next = false;
-    for (uint32_t k = obj + 1; k < qj_at(d, obj)->end; k = qj_next(d, k + 1)) {
+    /* names are hashed SRV_AHEAD servers ahead of their lookup and their
+     * table slot prefetched: a table larger than the cache then costs no wait
+     * per server (a name without escapes hashes the same raw as decoded;
+     * one with escapes is hashed when it is decoded) */
+    enum { SRV_AHEAD = 4 };
+    uint64_t ring_h[SRV_AHEAD];
+    bool ring_ok[SRV_AHEAD];
+    uint32_t ahead = obj + 1, nahead = 0, nmem = qj_at(d, obj)->n, m = 0;
+    for (uint32_t k = obj + 1; k < qj_at(d, obj)->end; k = qj_next(d, k + 1), m++) {
         uint32_t v = k + 1;
-        uint64_t h = h_next;
-        bool have = have_next;
-        uint32_t kn = qj_next(d, v);
-        have_next = kn < qj_at(d, obj)->end && !(qj_at(d, kn)->flags & QJ_F_ESC);
-        if (have_next) {
-            h_next = name_hash(qj_at(d, kn)->p, qj_at(d, kn)->len);
-            srv_prefetch(s, h_next);
+        for (; nahead < nmem && nahead <= m + SRV_AHEAD - 1; nahead++) {
+            const qj_node *an = qj_at(d, ahead);
+            bool ok = !(an->flags & QJ_F_ESC);
+            ring_ok[nahead % SRV_AHEAD] = ok;
+            if (ok) {
+                uint64_t ah = name_hash(an->p, an->len);
+                ring_h[nahead % SRV_AHEAD] = ah;
+                srv_prefetch(s, ah);
+            }
+            ahead = qj_next(d, ahead + 1);
         }
+        bool have = ring_ok[m % SRV_AHEAD];
+        uint64_t h = ring_h[m % SRV_AHEAD];
         size_t nl = 0;
         char *name = qj_str_decode(d, k, &s->ar, &nl);
         if (!name) return q_oom(err);
