@@ -131,20 +131,25 @@ static bool is_live(const qreminder *r) { return r->retired_at_turn == 0 && !r->
  * inject is only marked dead (positions stay put, so the tables stay valid);
  * qs_settle compacts the array and drops the tables at the end of the batch.
  *
- * Tables: open addressing on a 64-bit hash of the key; a slot keeps the key
- * strings (in the state's arena, alive until the next clone) and the head of
- * a chain of positions (newest first) linked through ix->chain_*. Chains
- * skip and unlink dead or retired positions as they are walked; a slot whose
- * chain empties stays (its key is still known) until the table is rebuilt,
- * which happens when slots in use reach half the capacity. */
-typedef struct ix_slot {
-    uint64_t h;
-    const char *k1, *k2; /* NULL k1 = empty slot */
+ * Tables: open addressing with linear probing on a 64-bit hash of the key.
+ * A slot is 8 bytes, the upper half of the hash beside the index of the key's
+ * entry, so a probe past another key touches nothing else and a table of
+ * 10^6 slots is 8 MB; the entries lie in one array in the order keys first
+ * appeared, each with its key strings (in the state's arena, alive until the
+ * next clone) and the head of a chain of positions (newest first) linked
+ * through ix->chain_*. Chains skip and unlink dead or retired positions as
+ * they are walked; a key whose chain empties stays (it is still known) until
+ * the table is rebuilt, which happens when keys reach half the capacity. */
+typedef struct ix_slot { /* an entry: one key */
+    const char *k1, *k2; /* k2 NULL when the table has one key string */
     uint32_t head;       /* newest position, UINT32_MAX = none */
 } ix_slot;
 
+#define IX_EMPTY UINT64_MAX
+#define IX_TAG UINT64_C(0xFFFFFFFF00000000)
 typedef struct ix_table {
-    ix_slot *slot;
+    uint64_t *slot;  /* hash tag | entry index; IX_EMPTY = free */
+    ix_slot *entry;  /* cap / 2 entries, used of them in use */
     uint32_t cap, used;
 } ix_table;
 
@@ -179,48 +184,57 @@ static uint64_t ix_hash(const char *k1, const char *k2) {
     return h ^ (h >> 32);
 }
 
-static bool ix_key_eq(const ix_slot *sl, uint64_t h, const char *k1, const char *k2) {
-    return sl->h == h && strcmp(sl->k1, k1) == 0 && (!k2 || strcmp(sl->k2, k2) == 0);
+static bool ix_key_eq(const ix_slot *sl, const char *k1, const char *k2) {
+    return strcmp(sl->k1, k1) == 0 && (!k2 || strcmp(sl->k2, k2) == 0);
 }
 
-/* The slot of (k1, k2), or NULL. */
+/* The entry of (k1, k2), or NULL. */
 static ix_slot *ix_find(ix_table *t, const char *k1, const char *k2) {
     if (!t->cap) return NULL;
-    uint64_t h = ix_hash(k1, k2);
+    uint64_t h = ix_hash(k1, k2), tag = h & IX_TAG;
     for (uint32_t i = (uint32_t)h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
-        ix_slot *sl = &t->slot[i];
-        if (!sl->k1) return NULL;
-        if (ix_key_eq(sl, h, k1, k2)) return sl;
+        uint64_t v = t->slot[i];
+        if (v == IX_EMPTY) return NULL;
+        if ((v & IX_TAG) == tag && ix_key_eq(&t->entry[(uint32_t)v], k1, k2)) return &t->entry[(uint32_t)v];
     }
+}
+
+static void ix_table_free(const quire_allocator *a, ix_table *t) {
+    if (t->slot) q_free(a, t->slot, (size_t)t->cap * sizeof *t->slot);
+    if (t->entry) q_free(a, t->entry, (size_t)(t->cap / 2) * sizeof *t->entry);
+    t->slot = NULL;
+    t->entry = NULL;
 }
 
 static bool ix_table_init(const quire_allocator *a, ix_table *t, uint32_t want) {
     uint32_t cap = 16;
     while (cap < want * 2 && cap < (UINT32_C(1) << 30)) cap *= 2;
-    t->slot = q_malloc(a, (size_t)cap * sizeof *t->slot);
-    if (!t->slot) return false;
-    memset(t->slot, 0, (size_t)cap * sizeof *t->slot);
     t->cap = cap;
     t->used = 0;
+    t->slot = q_malloc(a, (size_t)cap * sizeof *t->slot);
+    /* entries are written in order: pages past the last one in use are never touched */
+    t->entry = q_malloc(a, (size_t)(cap / 2) * sizeof *t->entry);
+    if (!t->slot || !t->entry) { ix_table_free(a, t); return false; }
+    memset(t->slot, 0xFF, (size_t)cap * sizeof *t->slot);
     return true;
 }
 
-/* The slot of (k1, k2), created (empty chain) when absent; NULL when the
+/* The entry of (k1, k2), created (empty chain) when absent; NULL when the
  * table is full (the caller rebuilds). */
 static ix_slot *ix_slot_of(ix_table *t, const char *k1, const char *k2) {
-    uint64_t h = ix_hash(k1, k2);
+    uint64_t h = ix_hash(k1, k2), tag = h & IX_TAG;
     for (uint32_t i = (uint32_t)h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
-        ix_slot *sl = &t->slot[i];
-        if (!sl->k1) {
+        uint64_t v = t->slot[i];
+        if (v == IX_EMPTY) {
             if ((t->used + 1) * 2 > t->cap) return NULL;
-            sl->h = h;
+            ix_slot *sl = &t->entry[t->used];
             sl->k1 = k1;
             sl->k2 = k2;
             sl->head = UINT32_MAX;
-            t->used++;
+            t->slot[i] = tag | t->used++;
             return sl;
         }
-        if (ix_key_eq(sl, h, k1, k2)) return sl;
+        if ((v & IX_TAG) == tag && ix_key_eq(&t->entry[(uint32_t)v], k1, k2)) return &t->entry[(uint32_t)v];
     }
 }
 
@@ -228,9 +242,9 @@ static void ix_free(quire_state *s) {
     qs_index *x = s->ix;
     if (!x) return;
     const quire_allocator *a = s->a;
-    if (x->ids.slot) q_free(a, x->ids.slot, (size_t)x->ids.cap * sizeof *x->ids.slot);
-    if (x->keys.slot) q_free(a, x->keys.slot, (size_t)x->keys.cap * sizeof *x->keys.slot);
-    if (x->origins.slot) q_free(a, x->origins.slot, (size_t)x->origins.cap * sizeof *x->origins.slot);
+    ix_table_free(a, &x->ids);
+    ix_table_free(a, &x->keys);
+    ix_table_free(a, &x->origins);
     if (x->chain_id) q_free(a, x->chain_id, (size_t)x->cappos * 4 * sizeof *x->chain_id);
     if (x->orig) q_free(a, x->orig, (size_t)x->caporig * sizeof *x->orig);
     q_free(a, x, sizeof *x);
