@@ -168,6 +168,8 @@ typedef struct qj_parser {
     bool simd_utf8;     /* the CPU has SSSE3: validate UTF-8 16 bytes at a time */
     quire_error *err;
     const quire_allocator *a;
+    qj_elem_fn fn; /* qj_parse_each */
+    void *ud;
 } qj_parser;
 
 static void build_pointer(qj_parser *ps, char *out, size_t cap) {
@@ -422,12 +424,18 @@ static bool grow_stack(qj_parser *ps) {
 
 quire_status qj_parse(qj_doc *doc, const char *src, size_t len, const qj_opts *o,
                       const quire_allocator *a, quire_error *err) {
+    return qj_parse_each(doc, src, len, o, a, err, NULL, NULL);
+}
+
+quire_status qj_parse_each(qj_doc *doc, const char *src, size_t len, const qj_opts *o, const quire_allocator *a,
+                           quire_error *err, qj_elem_fn fn, void *ud) {
     a = a ? a : q_alloc_default();
     memset(doc, 0, sizeof *doc);
     doc->src = src; doc->len = len; doc->a = a;
     qj_parser ps;
     memset(&ps, 0, sizeof ps);
     ps.d = doc; ps.a = a; ps.err = err;
+    ps.fn = fn; ps.ud = ud;
     ps.s = (const unsigned char *)src; ps.end = ps.s + len;
     ps.max_depth = (o && o->max_depth) ? o->max_depth : 1024;
     ps.max_str = o ? o->max_string_bytes : 0;
@@ -436,7 +444,7 @@ quire_status qj_parse(qj_doc *doc, const char *src, size_t len, const qj_opts *o
 #endif
     quire_status st = QUIRE_OK;
     const unsigned char *p = ps.s, *end = ps.end;
-    uint32_t idx;
+    uint32_t idx, vdone = 0; /* vdone: the value just completed (for fn) */
 
     if (len > 0xFFFFFFFEu) {
         st = q_err_at(err, QUIRE_E_LIMIT, 0, "", "input of %zu bytes exceeds the 4 GiB limit", len);
@@ -477,6 +485,7 @@ value:
             nd->len = (uint32_t)(q - p - 2);
             nd->end = idx + 1;
             p = q;
+            vdone = idx;
             goto after_value;
         }
         case '{': case '[': {
@@ -522,10 +531,14 @@ value:
             goto fail;
         }
         doc->nodes[idx].end = idx + 1;
+        vdone = idx;
     }
 
 after_value:
     if (ps.depth == 0) goto done;
+    if (Q_UNLIKELY(ps.fn != NULL) && ps.depth == 2 && doc->nodes[ps.stack[0]].type == QJ_OBJECT &&
+        doc->nodes[ps.stack[1]].type == QJ_ARRAY && ps.fn(ps.ud, doc, ps.keys[0], vdone))
+        doc->count = vdone; /* dropped: the next value reuses its nodes */
     p = skip_ws(&ps, p);
     {
         uint32_t top = ps.stack[ps.depth - 1];
@@ -575,6 +588,7 @@ close:
         tn->len = (uint32_t)((const char *)p - tn->p);
         tn->end = doc->count;
         tn->flags = (uint8_t)((uint64_t)(uint32_t)ps.ws_events == at_open ? QJ_F_COMPACT : 0);
+        vdone = top;
         goto after_value;
     }
 

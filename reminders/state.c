@@ -1282,7 +1282,144 @@ static quire_status parse_limits(quire_state *s, const qj_doc *d, uint32_t obj, 
     return QUIRE_OK;
 }
 
-static quire_status state_decode(quire_state *s, const qj_doc *d, quire_error *err) {
+/* The reminders of a state file, decoded one element at a time: by the
+ * parser as each element completes (qj_parse_each: the element's nodes are
+ * still in the cache and are dropped after, so the tape never holds the
+ * array), or from a full tape. Reminder errors are kept here and reported by
+ * state_decode after the document's other checks, as when the array is
+ * decoded last. Ids: a hash set, 8 bytes a slot (the upper half of the id's
+ * hash beside the reminder's position, so a probe past another id reads
+ * neither its record nor its string); each id is probed one element late with
+ * its slot prefetched meanwhile, so a set larger than the cache costs no wait
+ * per reminder; the pending probe runs before the next element's error is
+ * taken, so the first error in document order still wins. */
+typedef struct rem_loader {
+    quire_state *s;
+    uint32_t body_cap;
+    bool decided, on;   /* streaming: decided at the first element, on = decoding as they come */
+    uint64_t *idset;    /* UINT64_MAX = empty */
+    uint32_t idcap, idused;
+    uint32_t pend, pend_idx; /* position and element index of the unprobed id (UINT32_MAX = none) */
+    size_t pend_off;
+    uint64_t pend_h;
+    uint32_t idx;       /* elements seen */
+    quire_status st;    /* the first reminder error */
+    quire_error e;
+} rem_loader;
+
+static void rl_init(rem_loader *L, quire_state *s) {
+    memset(L, 0, sizeof *L);
+    L->s = s;
+    L->pend = UINT32_MAX;
+}
+
+static void rl_free(rem_loader *L) {
+    if (L->idset) q_free(L->s->a, L->idset, (size_t)L->idcap * sizeof *L->idset);
+    L->idset = NULL;
+}
+
+static void rl_insert(uint64_t *t, uint32_t cap, uint64_t h, uint32_t pos) {
+    uint32_t i = (uint32_t)h & (cap - 1);
+    while (t[i] != UINT64_MAX) i = (i + 1) & (cap - 1);
+    t[i] = (h & UINT64_C(0xFFFFFFFF00000000)) | pos;
+}
+
+/* Room for want ids (and reminders); the set is rebuilt from the reminders
+ * in order when it grows. false on OOM. */
+static bool rl_reserve(rem_loader *L, uint32_t want) {
+    quire_state *s = L->s;
+    if (!rems_reserve(s, s->nrems + (want > s->nrems ? want - s->nrems : 0))) return false;
+    if (L->idset && (uint64_t)want * 2 <= L->idcap) return true;
+    uint32_t cap = 16;
+    while (cap < (uint64_t)want * 2 && cap < (UINT32_C(1) << 31)) cap *= 2;
+    uint64_t *t = q_malloc(s->a, (size_t)cap * sizeof *t);
+    if (!t) return false;
+    memset(t, 0xFF, (size_t)cap * sizeof *t);
+    for (uint32_t p = 0; p < s->nrems; p++)
+        if (p != L->pend) rl_insert(t, cap, name_hash(s->rems[p].id, strlen(s->rems[p].id)), p);
+    rl_free(L);
+    L->idset = t;
+    L->idcap = cap;
+    return true;
+}
+
+/* Probes and inserts the pending id; false (error recorded) when it repeats. */
+static bool rl_probe(rem_loader *L) {
+    if (L->pend == UINT32_MAX) return true;
+    quire_state *s = L->s;
+    const char *id = s->rems[L->pend].id;
+    uint64_t tag = L->pend_h & UINT64_C(0xFFFFFFFF00000000);
+    uint32_t i = (uint32_t)L->pend_h & (L->idcap - 1);
+    for (; L->idset[i] != UINT64_MAX; i = (i + 1) & (L->idcap - 1))
+        if ((L->idset[i] & UINT64_C(0xFFFFFFFF00000000)) == tag && strcmp(s->rems[(uint32_t)L->idset[i]].id, id) == 0) {
+            char ptr[64];
+            snprintf(ptr, sizeof ptr, "/reminders/%u", L->pend_idx);
+            L->st = qrem_fail(&L->e, QUIRE_E_SCHEMA, "id", L->pend_off, ptr, "reminder id \"%.100s\" appears twice", id);
+            L->pend = UINT32_MAX;
+            return false;
+        }
+    L->idset[i] = tag | L->pend;
+    L->idused++;
+    L->pend = UINT32_MAX;
+    return true;
+}
+
+/* Decodes element e (the next one); after the first error only counts. */
+static void rl_step(rem_loader *L, const qj_doc *d, uint32_t e) {
+    uint32_t idx = L->idx++;
+    if (L->st) return;
+    quire_state *s = L->s;
+    char ptr[64];
+    snprintf(ptr, sizeof ptr, "/reminders/%u", idx);
+    qreminder r;
+    quire_status st = qrem_decode(d, e, QSURF_STATE, L->body_cap, ptr, &s->ar, &r, &L->e);
+    if (st == QUIRE_OK && (s->nrems == s->caprems || (L->idused + 2) * 2 > L->idcap)) {
+        uint32_t want = (s->nrems > L->idused ? s->nrems : L->idused) + 2;
+        if (!rl_reserve(L, want * 2)) st = q_oom(&L->e); /* doubling */
+    }
+    if (!rl_probe(L)) return; /* the earlier reminder's error comes first */
+    if (st) { L->st = st; return; }
+    r.seq = idx + 1;
+    s->rems[s->nrems++] = r; /* strings already in s->ar */
+    L->pend = s->nrems - 1;
+    L->pend_idx = idx;
+    L->pend_off = qj_offset(d, e);
+    L->pend_h = name_hash(r.id, strlen(r.id));
+    __builtin_prefetch(&L->idset[(uint32_t)L->pend_h & (L->idcap - 1)], 1);
+}
+
+/* qj_parse_each hook: the elements of the root's "reminders" array. At the
+ * first one it decides whether to decode them as they come: with the body
+ * cap of a "limits" member before the array (none: the default; one that is
+ * not valid: no, the full decode reports it); a "limits" after the array
+ * that changes the cap makes state_decode read the document again. */
+static bool rl_elem(void *ud, const qj_doc *d, uint32_t key, uint32_t elem) {
+    rem_loader *L = ud;
+    if (!qj_str_eq(d, key, "reminders")) return false;
+    if (!L->decided) {
+        L->decided = true;
+        L->on = true;
+        for (uint32_t k = 1; k < key; k = qj_next(d, k + 1)) {
+            if (!qj_str_eq(d, k, "limits")) continue;
+            quire_error scratch;
+            if (parse_limits(L->s, d, k + 1, &scratch)) L->on = false;
+            break;
+        }
+        L->body_cap = qs_limits(L->s).body_cap_bytes;
+        /* a guess at the count from the first element's size, to size the tables once */
+        size_t rest = d->len - qj_offset(d, elem), one = qj_at(d, elem)->len + 1;
+        size_t guess = rest / one + 16, most = rest / 64 + 16;
+        if (guess > most) guess = most;
+        if (guess > (UINT32_C(1) << 28)) guess = UINT32_C(1) << 28;
+        if (L->on) (void)rl_reserve(L, (uint32_t)guess); /* short of memory: the tables grow as needed */
+    }
+    if (!L->on) return false;
+    rl_step(L, d, elem);
+    return true;
+}
+
+static quire_status state_decode(quire_state *s, const qj_doc *d, rem_loader *L, bool *reparse,
+                                  quire_error *err) {
     quire_status st = want_obj(err, d, 0, "", "a quire.state/1 document");
     if (st) return st;
     uint32_t reminders = QJ_NONE;
@@ -1318,57 +1455,17 @@ static quire_status state_decode(quire_state *s, const qj_doc *d, quire_error *e
         }
     }
     if (reminders == QJ_NONE) return QUIRE_OK;
-    quire_reminder_limits l = qs_limits(s);
-    uint32_t count = qj_at(d, reminders)->n;
-    if (!rems_reserve(s, s->nrems + count)) return q_oom(err);
-    /* one id per reminder: a hash set of the ids so far, 8 bytes a slot (the
-     * upper half of the id's hash beside the reminder's position, so a probe
-     * past another id reads neither its record nor its string). Each id is
-     * probed one reminder late, its slot prefetched meanwhile: a set larger
-     * than the cache then costs no wait per reminder. A decode error of the
-     * next reminder is reported only after the pending probe, so the first
-     * error in document order still wins. */
-    uint32_t idx = 0, idcap = 16;
-    while (idcap < count * 2 && idcap < (UINT32_C(1) << 31)) idcap *= 2;
-    uint64_t *idset = q_malloc(s->a, (size_t)idcap * sizeof *idset);
-    if (!idset) return q_oom(err);
-    memset(idset, 0xFF, (size_t)idcap * sizeof *idset); /* UINT64_MAX: empty */
-    uint32_t pend = UINT32_MAX, pend_e = 0, pend_idx = 0; /* position, node, index of the unprobed id */
-    uint64_t pend_h = 0;
-    for (uint32_t e = reminders + 1;; e = qj_next(d, e), idx++) {
-        bool more = e < qj_at(d, reminders)->end;
-        char ptr[64];
-        qreminder r;
-        if (more) {
-            snprintf(ptr, sizeof ptr, "/reminders/%u", idx);
-            st = qrem_decode(d, e, QSURF_STATE, l.body_cap_bytes, ptr, &s->ar, &r, err);
-            if (st == QUIRE_OK && !rems_reserve(s, s->nrems + 1)) st = q_oom(err);
-        }
-        if (pend != UINT32_MAX) {
-            const char *id = s->rems[pend].id;
-            uint64_t tag = pend_h & UINT64_C(0xFFFFFFFF00000000);
-            uint32_t i = (uint32_t)pend_h & (idcap - 1);
-            for (; idset[i] != UINT64_MAX; i = (i + 1) & (idcap - 1))
-                if ((idset[i] & UINT64_C(0xFFFFFFFF00000000)) == tag && strcmp(s->rems[(uint32_t)idset[i]].id, id) == 0) {
-                    q_free(s->a, idset, (size_t)idcap * sizeof *idset);
-                    snprintf(ptr, sizeof ptr, "/reminders/%u", pend_idx);
-                    return qrem_fail(err, QUIRE_E_SCHEMA, "id", qj_offset(d, pend_e), ptr,
-                                     "reminder id \"%.100s\" appears twice", id);
-                }
-            idset[i] = tag | pend;
-            pend = UINT32_MAX;
-        }
-        if (!more || st) break;
-        r.seq = idx + 1;
-        s->rems[s->nrems++] = r; /* strings already in s->ar */
-        pend = s->nrems - 1;
-        pend_e = e;
-        pend_idx = idx;
-        pend_h = name_hash(r.id, strlen(r.id));
-        __builtin_prefetch(&idset[(uint32_t)pend_h & (idcap - 1)], 1);
+    if (L->on) {
+        /* decoded while parsing: valid only with the cap the document ends up with */
+        if (qs_limits(s).body_cap_bytes != L->body_cap) { *reparse = true; return QUIRE_OK; }
+    } else {
+        L->body_cap = qs_limits(s).body_cap_bytes;
+        if (!rl_reserve(L, s->nrems + qj_at(d, reminders)->n)) return q_oom(err);
+        for (uint32_t e = reminders + 1; e < qj_at(d, reminders)->end && !L->st; e = qj_next(d, e)) rl_step(L, d, e);
     }
-    q_free(s->a, idset, (size_t)idcap * sizeof *idset);
-    return st;
+    if (!L->st) rl_probe(L);
+    if (L->st && err) *err = L->e;
+    return L->st;
 }
 
 quire_status quire_state_new(const char *session_id, const quire_options *opts, quire_state **out,
@@ -1388,11 +1485,30 @@ quire_status quire_state_parse(const char *json, size_t len, const quire_options
     if (!s) return q_oom(err);
     qj_doc d;
     qj_opts jo = {l.max_depth, l.max_string_bytes};
-    quire_status st = qj_parse(&d, json, len, &jo, s->a, err);
+    rem_loader L;
+    rl_init(&L, s);
+    bool reparse = false;
+    /* the reminders are decoded as the parser completes each one */
+    quire_status st = qj_parse_each(&d, json, len, &jo, s->a, err, rl_elem, &L);
     if (st == QUIRE_OK) {
-        st = state_decode(s, &d, err);
+        st = state_decode(s, &d, &L, &reparse, err);
         qj_doc_free(&d);
         if (st) q_err_locate(err, json, len);
+    }
+    rl_free(&L);
+    if (st == QUIRE_OK && reparse) {
+        /* a "limits" after the reminders changed their body cap: read the whole tape, then decode */
+        quire_state_free(s);
+        if (!(s = qs_new(q_alloc_of(opts), NULL))) return q_oom(err);
+        rl_init(&L, s);
+        L.decided = true;
+        st = qj_parse(&d, json, len, &jo, s->a, err);
+        if (st == QUIRE_OK) {
+            st = state_decode(s, &d, &L, &reparse, err);
+            qj_doc_free(&d);
+            if (st) q_err_locate(err, json, len);
+        }
+        rl_free(&L);
     }
     if (st) { quire_state_free(s); return st; }
     *out = s;
