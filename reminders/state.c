@@ -1141,6 +1141,95 @@ static quire_status want_count(quire_error *err, const qj_doc *d, uint32_t v, co
     return QUIRE_OK;
 }
 
+/* The members of server record v (an object, duplicate keys checked) into
+ * sv; ptr (512 bytes) holds the record's pointer. */
+static quire_status server_fields(quire_state *s, const qj_doc *d, uint32_t v, qserver *sv, char *ptr,
+                                  quire_error *err) {
+    quire_status st = QUIRE_OK;
+    enum { ptr_cap = 512 };
+    size_t base = strlen(ptr);
+    for (uint32_t k2 = v + 1; k2 < qj_at(d, v)->end; k2 = qj_next(d, k2 + 1)) {
+        uint32_t v2 = k2 + 1;
+        ptr[base] = '\0';
+        if (qj_str_eq(d, k2, "reminders")) {
+            q_ptr_push_key(ptr, ptr_cap, "reminders", 9);
+            if ((st = want_obj(err, d, v2, ptr, "reminders"))) return st;
+            size_t b2 = strlen(ptr);
+            for (uint32_t k3 = v2 + 1; k3 < qj_at(d, v2)->end; k3 = qj_next(d, k3 + 1)) {
+                ptr[b2] = '\0';
+                if (!qj_str_eq(d, k3, "emit")) return unknown_key(err, d, k3, ptr);
+                q_ptr_push_key(ptr, ptr_cap, "emit", 4);
+                qj_type t = qj_type_of(d, k3 + 1);
+                if (t != QJ_TRUE && t != QJ_FALSE)
+                    return sfail(err, QUIRE_E_REMINDER_TYPE, d, k3 + 1, ptr, "emit",
+                                 "emit must be a boolean");
+                sv->emit = t == QJ_TRUE;
+            }
+        } else if (qj_str_eq(d, k2, "bridges")) {
+            q_ptr_push_key(ptr, ptr_cap, "bridges", 7);
+            if (qj_type_of(d, v2) != QJ_ARRAY)
+                return sfail(err, QUIRE_E_REMINDER_TYPE, d, v2, ptr, "bridges",
+                             "bridges must be an array of \"resources\", \"tools\", \"prompts\"");
+            size_t b2 = strlen(ptr);
+            uint32_t idx = 0;
+            for (uint32_t e = v2 + 1; e < qj_at(d, v2)->end; e = qj_next(d, e), idx++) {
+                ptr[b2] = '\0';
+                q_ptr_push_index(ptr, ptr_cap, idx);
+                if (qj_type_of(d, e) != QJ_STRING)
+                    return sfail(err, QUIRE_E_REMINDER_TYPE, d, e, ptr, "bridges",
+                                 "bridges must be an array of strings");
+                if (qj_str_eq(d, e, "resources")) sv->bridge_resources = true;
+                else if (qj_str_eq(d, e, "tools")) sv->bridge_tools = true;
+                else if (qj_str_eq(d, e, "prompts")) sv->bridge_prompts = true;
+                else
+                    return sfail(err, QUIRE_E_REMINDER_ENUM, d, e, ptr, "bridges",
+                                 "bridges entries must be one of resources, tools, prompts");
+            }
+        } else if (qj_str_eq(d, k2, "subscriptions")) {
+            q_ptr_push_key(ptr, ptr_cap, "subscriptions", 13);
+            if (qj_type_of(d, v2) != QJ_ARRAY)
+                return sfail(err, QUIRE_E_REMINDER_TYPE, d, v2, ptr, "subscriptions",
+                             "subscriptions must be an array of resource URIs");
+            size_t b2 = strlen(ptr);
+            uint32_t idx = 0;
+            for (uint32_t e = v2 + 1; e < qj_at(d, v2)->end; e = qj_next(d, e), idx++) {
+                ptr[b2] = '\0';
+                q_ptr_push_index(ptr, ptr_cap, idx);
+                /* a URI, or {"uri", "listen"} for one a subscriptions/listen holds */
+                uint32_t u = e, lv = QJ_NONE;
+                if (qj_type_of(d, e) == QJ_OBJECT) {
+                    u = qj_get(d, e, "uri");
+                    lv = qj_get(d, e, "listen");
+                    for (uint32_t k3 = e + 1; k3 < qj_at(d, e)->end; k3 = qj_next(d, k3 + 1))
+                        if (!qj_str_eq(d, k3, "uri") && !qj_str_eq(d, k3, "listen")) return unknown_key(err, d, k3, ptr);
+                    if (qj_find_dup_key(d, e) != QJ_NONE)
+                        return sfail(err, QUIRE_E_SCHEMA, d, qj_find_dup_key(d, e), ptr, "subscriptions",
+                                     "duplicate key in a subscription");
+                    qj_type lt = lv == QJ_NONE ? QJ_NULL : qj_type_of(d, lv);
+                    if (lt != QJ_STRING && lt != QJ_NUMBER)
+                        return sfail(err, QUIRE_E_REMINDER_TYPE, d, lv == QJ_NONE ? e : lv, ptr, "listen",
+                                     "listen must be the subscriptions/listen request id (a string or number)");
+                }
+                if (u == QJ_NONE || qj_type_of(d, u) != QJ_STRING || qj_at(d, u)->len == 0)
+                    return sfail(err, QUIRE_E_REMINDER_TYPE, d, u == QJ_NONE ? e : u, ptr, "subscriptions",
+                                 "a subscription is a non-empty URI string, or {\"uri\", \"listen\"}");
+                size_t ul = 0;
+                char *uri = qj_str_decode(d, u, &s->ar, &ul);
+                if (!uri) return q_oom(err);
+                if (memchr(uri, '\0', ul))
+                    return sfail(err, QUIRE_E_REMINDER_TYPE, d, u, ptr, "subscriptions",
+                                 "a subscribed URI must not contain NUL");
+                const char *listen = NULL;
+                if (lv != QJ_NONE && !(listen = qs_listen_key(&s->ar, s->a, d, lv))) return q_oom(err);
+                if (!qs_sub_add(s, sv, uri, ul, listen)) return q_oom(err);
+            }
+        } else {
+            return unknown_key(err, d, k2, ptr);
+        }
+    }
+    return QUIRE_OK;
+}
+
 static quire_status parse_servers(quire_state *s, const qj_doc *d, uint32_t obj, quire_error *err) {
     char ptr[512] = "/servers";
     quire_status st = want_obj(err, d, obj, ptr, "servers");
@@ -1177,86 +1266,7 @@ static quire_status parse_servers(quire_state *s, const qj_doc *d, uint32_t obj,
         if ((st = want_obj(err, d, v, ptr, "server"))) return st;
         qserver *sv = srv_lookup(s, name, nl, have ? h : name_hash(name, nl), true, true);
         if (!sv) return q_oom(err);
-        size_t base = strlen(ptr);
-        for (uint32_t k2 = v + 1; k2 < qj_at(d, v)->end; k2 = qj_next(d, k2 + 1)) {
-            uint32_t v2 = k2 + 1;
-            ptr[base] = '\0';
-            if (qj_str_eq(d, k2, "reminders")) {
-                q_ptr_push_key(ptr, sizeof ptr, "reminders", 9);
-                if ((st = want_obj(err, d, v2, ptr, "reminders"))) return st;
-                size_t b2 = strlen(ptr);
-                for (uint32_t k3 = v2 + 1; k3 < qj_at(d, v2)->end; k3 = qj_next(d, k3 + 1)) {
-                    ptr[b2] = '\0';
-                    if (!qj_str_eq(d, k3, "emit")) return unknown_key(err, d, k3, ptr);
-                    q_ptr_push_key(ptr, sizeof ptr, "emit", 4);
-                    qj_type t = qj_type_of(d, k3 + 1);
-                    if (t != QJ_TRUE && t != QJ_FALSE)
-                        return sfail(err, QUIRE_E_REMINDER_TYPE, d, k3 + 1, ptr, "emit",
-                                     "emit must be a boolean");
-                    sv->emit = t == QJ_TRUE;
-                }
-            } else if (qj_str_eq(d, k2, "bridges")) {
-                q_ptr_push_key(ptr, sizeof ptr, "bridges", 7);
-                if (qj_type_of(d, v2) != QJ_ARRAY)
-                    return sfail(err, QUIRE_E_REMINDER_TYPE, d, v2, ptr, "bridges",
-                                 "bridges must be an array of \"resources\", \"tools\", \"prompts\"");
-                size_t b2 = strlen(ptr);
-                uint32_t idx = 0;
-                for (uint32_t e = v2 + 1; e < qj_at(d, v2)->end; e = qj_next(d, e), idx++) {
-                    ptr[b2] = '\0';
-                    q_ptr_push_index(ptr, sizeof ptr, idx);
-                    if (qj_type_of(d, e) != QJ_STRING)
-                        return sfail(err, QUIRE_E_REMINDER_TYPE, d, e, ptr, "bridges",
-                                     "bridges must be an array of strings");
-                    if (qj_str_eq(d, e, "resources")) sv->bridge_resources = true;
-                    else if (qj_str_eq(d, e, "tools")) sv->bridge_tools = true;
-                    else if (qj_str_eq(d, e, "prompts")) sv->bridge_prompts = true;
-                    else
-                        return sfail(err, QUIRE_E_REMINDER_ENUM, d, e, ptr, "bridges",
-                                     "bridges entries must be one of resources, tools, prompts");
-                }
-            } else if (qj_str_eq(d, k2, "subscriptions")) {
-                q_ptr_push_key(ptr, sizeof ptr, "subscriptions", 13);
-                if (qj_type_of(d, v2) != QJ_ARRAY)
-                    return sfail(err, QUIRE_E_REMINDER_TYPE, d, v2, ptr, "subscriptions",
-                                 "subscriptions must be an array of resource URIs");
-                size_t b2 = strlen(ptr);
-                uint32_t idx = 0;
-                for (uint32_t e = v2 + 1; e < qj_at(d, v2)->end; e = qj_next(d, e), idx++) {
-                    ptr[b2] = '\0';
-                    q_ptr_push_index(ptr, sizeof ptr, idx);
-                    /* a URI, or {"uri", "listen"} for one a subscriptions/listen holds */
-                    uint32_t u = e, lv = QJ_NONE;
-                    if (qj_type_of(d, e) == QJ_OBJECT) {
-                        u = qj_get(d, e, "uri");
-                        lv = qj_get(d, e, "listen");
-                        for (uint32_t k3 = e + 1; k3 < qj_at(d, e)->end; k3 = qj_next(d, k3 + 1))
-                            if (!qj_str_eq(d, k3, "uri") && !qj_str_eq(d, k3, "listen")) return unknown_key(err, d, k3, ptr);
-                        if (qj_find_dup_key(d, e) != QJ_NONE)
-                            return sfail(err, QUIRE_E_SCHEMA, d, qj_find_dup_key(d, e), ptr, "subscriptions",
-                                         "duplicate key in a subscription");
-                        qj_type lt = lv == QJ_NONE ? QJ_NULL : qj_type_of(d, lv);
-                        if (lt != QJ_STRING && lt != QJ_NUMBER)
-                            return sfail(err, QUIRE_E_REMINDER_TYPE, d, lv == QJ_NONE ? e : lv, ptr, "listen",
-                                         "listen must be the subscriptions/listen request id (a string or number)");
-                    }
-                    if (u == QJ_NONE || qj_type_of(d, u) != QJ_STRING || qj_at(d, u)->len == 0)
-                        return sfail(err, QUIRE_E_REMINDER_TYPE, d, u == QJ_NONE ? e : u, ptr, "subscriptions",
-                                     "a subscription is a non-empty URI string, or {\"uri\", \"listen\"}");
-                    size_t ul = 0;
-                    char *uri = qj_str_decode(d, u, &s->ar, &ul);
-                    if (!uri) return q_oom(err);
-                    if (memchr(uri, '\0', ul))
-                        return sfail(err, QUIRE_E_REMINDER_TYPE, d, u, ptr, "subscriptions",
-                                     "a subscribed URI must not contain NUL");
-                    const char *listen = NULL;
-                    if (lv != QJ_NONE && !(listen = qs_listen_key(&s->ar, s->a, d, lv))) return q_oom(err);
-                    if (!qs_sub_add(s, sv, uri, ul, listen)) return q_oom(err);
-                }
-            } else {
-                return unknown_key(err, d, k2, ptr);
-            }
-        }
+        if ((st = server_fields(s, d, v, sv, ptr, err))) return st;
     }
     return QUIRE_OK;
 }
