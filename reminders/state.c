@@ -188,10 +188,26 @@ static bool ix_key_eq(const ix_slot *sl, const char *k1, const char *k2) {
     return strcmp(sl->k1, k1) == 0 && (!k2 || strcmp(sl->k2, k2) == 0);
 }
 
-/* The entry of (k1, k2), or NULL. */
-static ix_slot *ix_find(ix_table *t, const char *k1, const char *k2) {
+/* The hashes of one reminder's keys in the three tables, taken once: inject
+ * prefetches the three slots together, so their misses overlap. */
+typedef struct ix_hashes {
+    uint64_t id, key, origin; /* key: 0 when the reminder has no dedupeKey */
+} ix_hashes;
+
+static void ix_hashes_of(ix_hashes *h, const char *id, const char *origin, const char *dedupe_key) {
+    h->id = ix_hash(id, NULL);
+    h->key = dedupe_key ? ix_hash(origin, dedupe_key) : 0;
+    h->origin = ix_hash(origin, NULL);
+}
+
+static void ix_prefetch(const ix_table *t, uint64_t h) {
+    if (t->cap) __builtin_prefetch(&t->slot[(uint32_t)h & (t->cap - 1)], 1);
+}
+
+/* The entry of (k1, k2) whose ix_hash is h, or NULL. */
+static ix_slot *ix_find_h(ix_table *t, uint64_t h, const char *k1, const char *k2) {
     if (!t->cap) return NULL;
-    uint64_t h = ix_hash(k1, k2), tag = h & IX_TAG;
+    uint64_t tag = h & IX_TAG;
     for (uint32_t i = (uint32_t)h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
         uint64_t v = t->slot[i];
         if (v == IX_EMPTY) return NULL;
@@ -219,10 +235,10 @@ static bool ix_table_init(const quire_allocator *a, ix_table *t, uint32_t want) 
     return true;
 }
 
-/* The entry of (k1, k2), created (empty chain) when absent; NULL when the
- * table is full (the caller rebuilds). */
-static ix_slot *ix_slot_of(ix_table *t, const char *k1, const char *k2) {
-    uint64_t h = ix_hash(k1, k2), tag = h & IX_TAG;
+/* The entry of (k1, k2) (ix_hash h), created (empty chain) when absent; NULL
+ * when the table is full (the caller rebuilds). */
+static ix_slot *ix_slot_of(ix_table *t, uint64_t h, const char *k1, const char *k2) {
+    uint64_t tag = h & IX_TAG;
     for (uint32_t i = (uint32_t)h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
         uint64_t v = t->slot[i];
         if (v == IX_EMPTY) {
@@ -271,9 +287,9 @@ static bool ix_reserve_pos(quire_state *s, uint32_t need) {
 }
 
 /* The origin record of name (created when absent); UINT32_MAX on OOM. */
-static uint32_t ix_origin_of(quire_state *s, const char *name) {
+static uint32_t ix_origin_of(quire_state *s, const char *name, uint64_t h) {
     qs_index *x = s->ix;
-    ix_slot *sl = ix_slot_of(&x->origins, name, NULL);
+    ix_slot *sl = ix_slot_of(&x->origins, h, name, NULL);
     if (!sl) return UINT32_MAX; /* never: the table is sized for every origin (see ix_add) */
     if (sl->head != UINT32_MAX) return sl->head;
     if (x->norig == x->caporig) {
@@ -296,8 +312,8 @@ static bool ix_build(quire_state *s);
 /* Rebuilds a table that filled up (stale keys are left behind). */
 static bool ix_grow_needed(const ix_table *t) { return (t->used + 1) * 2 > t->cap; }
 
-/* Records live position pos in the tables. */
-static bool ix_add(quire_state *s, uint32_t pos) {
+/* Records live position pos, whose keys hash to *h, in the tables. */
+static bool ix_add(quire_state *s, uint32_t pos, const ix_hashes *h) {
     qs_index *x = s->ix;
     if (ix_grow_needed(&x->ids) || ix_grow_needed(&x->keys) || ix_grow_needed(&x->origins)) {
         ix_free(s);
@@ -305,16 +321,16 @@ static bool ix_add(quire_state *s, uint32_t pos) {
     }
     if (!ix_reserve_pos(s, pos + 1)) return false;
     const qreminder *r = &s->rems[pos];
-    ix_slot *sl = ix_slot_of(&x->ids, r->id, NULL);
+    ix_slot *sl = ix_slot_of(&x->ids, h->id, r->id, NULL);
     x->chain_id[pos] = sl->head;
     sl->head = pos;
     x->chain_key[pos] = UINT32_MAX;
     if (r->dedupe_key) {
-        sl = ix_slot_of(&x->keys, r->origin, r->dedupe_key);
+        sl = ix_slot_of(&x->keys, h->key, r->origin, r->dedupe_key);
         x->chain_key[pos] = sl->head;
         sl->head = pos;
     }
-    uint32_t oi = ix_origin_of(s, r->origin);
+    uint32_t oi = ix_origin_of(s, r->origin, h->origin);
     if (oi == UINT32_MAX) return false;
     ix_origin *o = &x->orig[oi];
     x->oidx[pos] = oi;
@@ -337,8 +353,21 @@ static bool ix_build(quire_state *s) {
         ix_free(s);
         return false;
     }
-    for (uint32_t i = 0; i < s->nrems; i++)
-        if (is_live(&s->rems[i]) && !ix_add(s, i)) { ix_free(s); return false; }
+    /* keys hashed BUILD_AHEAD positions before their insert, their slots prefetched */
+    enum { BUILD_AHEAD = 8 };
+    ix_hashes ring[BUILD_AHEAD];
+    for (uint32_t i = 0, ahead = 0; i < s->nrems; i++) {
+        for (; ahead < s->nrems && ahead < i + BUILD_AHEAD; ahead++) {
+            const qreminder *r = &s->rems[ahead];
+            ix_hashes *h = &ring[ahead % BUILD_AHEAD];
+            if (!is_live(r)) continue;
+            ix_hashes_of(h, r->id, r->origin, r->dedupe_key);
+            ix_prefetch(&x->ids, h->id);
+            if (r->dedupe_key) ix_prefetch(&x->keys, h->key);
+            ix_prefetch(&x->origins, h->origin);
+        }
+        if (is_live(&s->rems[i]) && !ix_add(s, i, &ring[i % BUILD_AHEAD])) { ix_free(s); return false; }
+    }
     return true;
 }
 
@@ -654,9 +683,22 @@ quire_status qs_inject(quire_state *s, const qreminder *r, qbuf *events, uint32_
     bool host = is_host(origin);
     if (!s->ix && !ix_build(s)) return q_oom(err);
     qs_index *x = s->ix;
+    /* the id first (derived when not given), then this reminder's slots in
+     * the three tables, loaded together so their misses overlap */
+    char idbuf[37];
+    const char *id = r->id;
+    if (!id) {
+        if (!qrem_derive_id(s->a, s->session_id, s->seq + 1, r->body, r->body_len, idbuf)) return q_oom(err);
+        id = idbuf;
+    }
+    ix_hashes hs;
+    ix_hashes_of(&hs, id, origin, r->dedupe_key);
+    ix_prefetch(&x->ids, hs.id);
+    if (r->dedupe_key) ix_prefetch(&x->keys, hs.key);
+    ix_prefetch(&x->origins, hs.origin);
     /* an explicit id may only replace a reminder of the same origin (or any, for the host) */
     if (r->id && !host) {
-        ix_slot *sl = ix_find(&x->ids, r->id, NULL);
+        ix_slot *sl = ix_find_h(&x->ids, hs.id, r->id, NULL);
         id_clash c = {origin, UINT32_MAX};
         if (sl) ix_walk(s, &sl->head, x->chain_id, find_clash, &c);
         if (c.found != UINT32_MAX) {
@@ -670,7 +712,7 @@ quire_status qs_inject(quire_state *s, const qreminder *r, qbuf *events, uint32_
     quire_reminder_limits lim = qs_limits(s);
     /* origins per state: a new origin past the limit is turned away at the door */
     if (!host) {
-        ix_slot *sl = ix_find(&x->origins, origin, NULL);
+        ix_slot *sl = ix_find_h(&x->origins, hs.origin, origin, NULL);
         bool known = sl && x->orig[sl->head].nlive > 0;
         if (!known && x->live_origins >= lim.max_origins) {
             char detail[300];
@@ -688,18 +730,14 @@ quire_status qs_inject(quire_state *s, const qreminder *r, qbuf *events, uint32_
     nr.origin = origin;
     nr.dead = false;
     nr.seq = s->seq + 1;
-    char idbuf[37];
-    if (!nr.id) {
-        if (!qrem_derive_id(s->a, s->session_id, nr.seq, nr.body, nr.body_len, idbuf)) return q_oom(err);
-        nr.id = idbuf;
-    }
+    nr.id = id;
     if (!rems_reserve(s, s->nrems + 1)) return q_oom(err);
     /* replaced reminders: same id, or same dedupeKey in scope */
     posvec v = {NULL, 0, 0, s->a, false};
-    ix_slot *sl = ix_find(&x->ids, nr.id, NULL);
+    ix_slot *sl = ix_find_h(&x->ids, hs.id, nr.id, NULL);
     if (sl) ix_walk(s, &sl->head, x->chain_id, collect_pos, &v);
     if (nr.dedupe_key && !host) {
-        sl = ix_find(&x->keys, origin, nr.dedupe_key);
+        sl = ix_find_h(&x->keys, hs.key, origin, nr.dedupe_key);
         if (sl) ix_walk(s, &sl->head, x->chain_key, collect_pos, &v);
     } else if (nr.dedupe_key) {
         /* the host's key reaches every origin: one pass (the host is trusted) */
@@ -724,7 +762,7 @@ quire_status qs_inject(quire_state *s, const qreminder *r, qbuf *events, uint32_
     if (deduped) *deduped = ndropped;
     /* per-server pending queue: what an MCP server pushed and no turn has
      * rendered yet is bounded; the oldest pending one makes room (DESIGN 11) */
-    sl = ix_find(&x->origins, origin, NULL);
+    sl = ix_find_h(&x->origins, hs.origin, origin, NULL);
     if (sl && pending_counts(&nr)) {
         uint32_t oi = sl->head;
         for (;;) {
@@ -758,7 +796,7 @@ quire_status qs_inject(quire_state *s, const qreminder *r, qbuf *events, uint32_
         }
     }
     if (!rems_push(s, &nr)) return q_oom(err);
-    if (!ix_add(s, s->nrems - 1)) { ix_free(s); return q_oom(err); }
+    if (!ix_add(s, s->nrems - 1, &hs)) { ix_free(s); return q_oom(err); }
     qreminder *added = &s->rems[s->nrems - 1];
     if (added->mode == QM_AUDIT_ONLY) qev_reminder_audit(events, added);
     if (id_out) *id_out = added->id;
