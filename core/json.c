@@ -168,6 +168,8 @@ typedef struct qj_parser {
     bool simd_utf8;     /* the CPU has SSSE3: validate UTF-8 16 bytes at a time */
     quire_error *err;
     const quire_allocator *a;
+    qj_elem_fn fn; /* qj_parse_each */
+    void *ud;
 } qj_parser;
 
 static void build_pointer(qj_parser *ps, char *out, size_t cap) {
@@ -422,12 +424,18 @@ static bool grow_stack(qj_parser *ps) {
 
 quire_status qj_parse(qj_doc *doc, const char *src, size_t len, const qj_opts *o,
                       const quire_allocator *a, quire_error *err) {
+    return qj_parse_each(doc, src, len, o, a, err, NULL, NULL);
+}
+
+quire_status qj_parse_each(qj_doc *doc, const char *src, size_t len, const qj_opts *o, const quire_allocator *a,
+                           quire_error *err, qj_elem_fn fn, void *ud) {
     a = a ? a : q_alloc_default();
     memset(doc, 0, sizeof *doc);
     doc->src = src; doc->len = len; doc->a = a;
     qj_parser ps;
     memset(&ps, 0, sizeof ps);
     ps.d = doc; ps.a = a; ps.err = err;
+    ps.fn = fn; ps.ud = ud;
     ps.s = (const unsigned char *)src; ps.end = ps.s + len;
     ps.max_depth = (o && o->max_depth) ? o->max_depth : 1024;
     ps.max_str = o ? o->max_string_bytes : 0;
@@ -436,7 +444,7 @@ quire_status qj_parse(qj_doc *doc, const char *src, size_t len, const qj_opts *o
 #endif
     quire_status st = QUIRE_OK;
     const unsigned char *p = ps.s, *end = ps.end;
-    uint32_t idx;
+    uint32_t idx, vdone = 0; /* vdone: the value just completed (for fn) */
 
     if (len > 0xFFFFFFFEu) {
         st = q_err_at(err, QUIRE_E_LIMIT, 0, "", "input of %zu bytes exceeds the 4 GiB limit", len);
@@ -477,6 +485,7 @@ value:
             nd->len = (uint32_t)(q - p - 2);
             nd->end = idx + 1;
             p = q;
+            vdone = idx;
             goto after_value;
         }
         case '{': case '[': {
@@ -522,10 +531,14 @@ value:
             goto fail;
         }
         doc->nodes[idx].end = idx + 1;
+        vdone = idx;
     }
 
 after_value:
     if (ps.depth == 0) goto done;
+    if (Q_UNLIKELY(ps.fn != NULL) && ps.depth == 2 && doc->nodes[ps.stack[0]].type == QJ_OBJECT &&
+        doc->nodes[ps.stack[1]].type == QJ_ARRAY && ps.fn(ps.ud, doc, ps.keys[0], vdone))
+        doc->count = vdone; /* dropped: the next value reuses its nodes */
     p = skip_ws(&ps, p);
     {
         uint32_t top = ps.stack[ps.depth - 1];
@@ -575,6 +588,7 @@ close:
         tn->len = (uint32_t)((const char *)p - tn->p);
         tn->end = doc->count;
         tn->flags = (uint8_t)((uint64_t)(uint32_t)ps.ws_events == at_open ? QJ_F_COMPACT : 0);
+        vdone = top;
         goto after_value;
     }
 
@@ -835,23 +849,40 @@ uint32_t qj_find_dup_key(const qj_doc *d, uint32_t obj) {
     if (o->type != QJ_OBJECT || o->n < 2) return QJ_NONE;
     /* small objects (nearly all of quire's): pairwise with a cheap first-byte filter */
     if (o->n <= 16) return dup_key_pairwise(d, obj);
-    /* large objects (a peer's record with thousands of keys): a hash set of the
-     * keys seen so far, linear time; the first key equal to an earlier one wins */
+    /* large objects (a peer's record with thousands of keys, a state's server
+     * map): a hash set of the keys seen so far, linear time; the first key
+     * equal to an earlier one wins. A slot is 8 bytes, the upper half of the
+     * key's hash beside its node, so a probe past another key reads no other
+     * memory; keys are hashed DUP_AHEAD ahead of their probe and their slot
+     * prefetched, so a set larger than the cache does not wait on each miss. */
     size_t cap = 32;
     while (cap < (size_t)o->n * 2) cap *= 2;
-    struct slot { uint64_t h; uint32_t k; } *t = q_malloc(d->a, cap * sizeof *t);
+    uint64_t *t = q_malloc(d->a, cap * sizeof *t);
     if (!t) return dup_key_pairwise(d, obj); /* out of memory: slow but still exact */
-    for (size_t i = 0; i < cap; i++) t[i].k = QJ_NONE;
+    memset(t, 0xFF, cap * sizeof *t); /* UINT64_MAX: empty (a node index is never QJ_NONE) */
+    enum { DUP_AHEAD = 32 };
+    uint64_t ring_h[DUP_AHEAD];
+    uint32_t ring_k[DUP_AHEAD];
     uint32_t found = QJ_NONE;
-    uint32_t k = obj + 1;
+    uint32_t ahead = obj + 1, nahead = 0; /* next key to hash, keys hashed */
     for (uint32_t m = 0; m < o->n && found == QJ_NONE; m++) {
-        uint64_t h = key_hash(d, k);
-        size_t i = (size_t)(h ^ (h >> 29)) & (cap - 1);
-        for (;; i = (i + 1) & (cap - 1)) {
-            if (t[i].k == QJ_NONE) { t[i].h = h; t[i].k = k; break; }
-            if (t[i].h == h && keys_equal_full(d, t[i].k, k)) { found = k; break; }
+        for (; nahead < o->n && nahead < m + DUP_AHEAD; nahead++) {
+            uint64_t h = key_hash(d, ahead);
+            h ^= h >> 29;
+            __builtin_prefetch(&t[(size_t)h & (cap - 1)], 1);
+            ring_h[nahead % DUP_AHEAD] = h;
+            ring_k[nahead % DUP_AHEAD] = ahead;
+            ahead = d->nodes[ahead + 1].end;
         }
-        k = d->nodes[k + 1].end;
+        uint64_t h = ring_h[m % DUP_AHEAD], tag = h & UINT64_C(0xFFFFFFFF00000000);
+        uint32_t k = ring_k[m % DUP_AHEAD];
+        for (size_t i = (size_t)h & (cap - 1);; i = (i + 1) & (cap - 1)) {
+            if (t[i] == UINT64_MAX) { t[i] = tag | k; break; }
+            if ((t[i] & UINT64_C(0xFFFFFFFF00000000)) == tag && keys_equal_full(d, (uint32_t)t[i], k)) {
+                found = k;
+                break;
+            }
+        }
     }
     q_free(d->a, t, cap * sizeof *t);
     return found;

@@ -52,6 +52,17 @@ typedef struct qj_opts {
 quire_status qj_parse(qj_doc *doc, const char *src, size_t len, const qj_opts *o,
                       const quire_allocator *a, quire_error *err);
 void qj_doc_free(qj_doc *doc);
+/* qj_parse that hands each element of an array held by a member of the root
+ * object to fn as soon as the element is complete and valid (key: that
+ * member's key node). fn returning true drops the element's nodes from the
+ * tape: the array keeps its element count n but its subtree then holds only
+ * the elements kept, so a long array is read through a tape the size of one
+ * element, while it is still in the cache. The whole text is still checked:
+ * an error anywhere fails the parse as qj_parse does (after fn has seen the
+ * elements before it). */
+typedef bool (*qj_elem_fn)(void *ud, const qj_doc *d, uint32_t key, uint32_t elem);
+quire_status qj_parse_each(qj_doc *doc, const char *src, size_t len, const qj_opts *o, const quire_allocator *a,
+                           quire_error *err, qj_elem_fn fn, void *ud);
 
 static inline const qj_node *qj_at(const qj_doc *d, uint32_t i) { return &d->nodes[i]; }
 static inline qj_type qj_type_of(const qj_doc *d, uint32_t i) { return (qj_type)d->nodes[i].type; }
