@@ -141,6 +141,79 @@ __attribute__((target("ssse3"))) static bool utf8_valid_ssse3(const unsigned cha
 #undef U8
 #endif
 
+#if defined(QJ_SIMD_UTF8) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#define QJ_AVX2 1
+/* The same lookup algorithm 32 bytes at a time (AVX2, chosen at run time):
+ * the tables are the SSSE3 ones repeated in both 128-bit lanes, and the
+ * byte-shifted previous input crosses the lane boundary with a permute. */
+__attribute__((target("avx2"))) static bool utf8_valid_avx2(const unsigned char *s, size_t n) {
+#define U8(x) ((char)(unsigned char)(x))
+#define T16(...) _mm256_broadcastsi128_si256(_mm_setr_epi8(__VA_ARGS__))
+    const __m256i t1h = T16(
+        U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG),
+        U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS),
+        U8(U_TOO_SHORT | U_OVERLONG_2), U8(U_TOO_SHORT), U8(U_TOO_SHORT | U_OVERLONG_3 | U_SURROGATE),
+        U8(U_TOO_SHORT | U_TOO_LARGE | U_TOO_LARGE_1000 | U_OVERLONG_4));
+    const __m256i t1l = T16(
+        U8(U_CARRY | U_OVERLONG_3 | U_OVERLONG_2 | U_OVERLONG_4), U8(U_CARRY | U_OVERLONG_2), U8(U_CARRY),
+        U8(U_CARRY), U8(U_CARRY | U_TOO_LARGE), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000 | U_SURROGATE),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000));
+    const __m256i t2h = T16(
+        U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT),
+        U8(U_TOO_SHORT), U8(U_TOO_SHORT),
+        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE_1000 | U_OVERLONG_4),
+        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE),
+        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE),
+        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE),
+        U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT));
+    const __m256i maxv = _mm256_setr_epi8(
+        U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255),
+        U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255),
+        U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(0xF0 - 1), U8(0xE0 - 1), U8(0xC0 - 1));
+    const __m256i nib = _mm256_set1_epi8(0x0F);
+    __m256i err = _mm256_setzero_si256(), prev = _mm256_setzero_si256(), incomplete = _mm256_setzero_si256();
+    unsigned char tail[32];
+    for (size_t i = 0; i < n; i += 32) {
+        __m256i in;
+        if (i + 32 <= n) {
+            in = _mm256_loadu_si256((const __m256i *)(const void *)(s + i));
+        } else {
+            memset(tail, 0, sizeof tail);
+            memcpy(tail, s + i, n - i);
+            in = _mm256_loadu_si256((const __m256i *)(const void *)tail);
+        }
+        if (_mm256_movemask_epi8(in) == 0) {
+            err = _mm256_or_si256(err, incomplete);
+            incomplete = _mm256_setzero_si256();
+        } else {
+            __m256i sh = _mm256_permute2x128_si256(prev, in, 0x21);
+            __m256i prev1 = _mm256_alignr_epi8(in, sh, 15);
+            __m256i sc = _mm256_and_si256(
+                _mm256_and_si256(_mm256_shuffle_epi8(t1h, _mm256_and_si256(_mm256_srli_epi16(prev1, 4), nib)),
+                                 _mm256_shuffle_epi8(t1l, _mm256_and_si256(prev1, nib))),
+                _mm256_shuffle_epi8(t2h, _mm256_and_si256(_mm256_srli_epi16(in, 4), nib)));
+            __m256i prev2 = _mm256_alignr_epi8(in, sh, 14);
+            __m256i prev3 = _mm256_alignr_epi8(in, sh, 13);
+            __m256i third = _mm256_subs_epu8(prev2, _mm256_set1_epi8(U8(0xE0 - 0x80)));
+            __m256i fourth = _mm256_subs_epu8(prev3, _mm256_set1_epi8(U8(0xF0 - 0x80)));
+            __m256i must23_80 = _mm256_and_si256(_mm256_or_si256(third, fourth), _mm256_set1_epi8(U8(0x80)));
+            err = _mm256_or_si256(err, _mm256_xor_si256(must23_80, sc));
+            incomplete = _mm256_subs_epu8(in, maxv);
+        }
+        prev = in;
+    }
+    err = _mm256_or_si256(err, incomplete);
+    return _mm256_testz_si256(err, err) != 0;
+#undef T16
+#undef U8
+}
+#endif
+
 const char *qj_type_name(qj_type t) {
     switch (t) {
     case QJ_NULL: return "null";
@@ -166,6 +239,7 @@ typedef struct qj_parser {
     uint64_t max_str;
     uint64_t ws_events; /* counts whitespace runs skipped, for QJ_F_COMPACT */
     bool simd_utf8;     /* the CPU has SSSE3: validate UTF-8 16 bytes at a time */
+    bool fast_strings;  /* AVX2 and the whole input is valid UTF-8: scan_string_avx2 */
     quire_error *err;
     const quire_allocator *a;
 } qj_parser;
@@ -263,6 +337,121 @@ static inline const unsigned char *skip_ws(qj_parser *ps, const unsigned char *p
     return p;
 }
 
+/* What may follow a backslash: 1 = a one-character escape, 2 = \u. */
+static const uint8_t k_esc_kind[256] = {
+    ['"'] = 1, ['\\'] = 1, ['/'] = 1, ['b'] = 1, ['f'] = 1, ['n'] = 1, ['r'] = 1, ['t'] = 1, ['u'] = 2,
+};
+
+/* Checks a \u escape at p (p[0] = '\\', p[1] = 'u') the way parse_string_slow
+ * does; returns its length (6, or 12 for a surrogate pair) or 0 if it is not
+ * one parse_string_slow accepts. */
+static inline size_t u_escape_len(const unsigned char *p, const unsigned char *end) {
+    if (end - p < 6) return 0;
+    int h0 = hexval(p[2]), h1 = hexval(p[3]), h2 = hexval(p[4]), h3 = hexval(p[5]);
+    if ((h0 | h1 | h2 | h3) < 0) return 0;
+    unsigned cp = (unsigned)(h0 << 12 | h1 << 8 | h2 << 4 | h3);
+    if (cp >= 0xDC00 && cp <= 0xDFFF) return 0;
+    if (cp < 0xD800 || cp > 0xDBFF) return 6;
+    if (end - p < 12 || p[6] != '\\' || p[7] != 'u') return 0;
+    int l0 = hexval(p[8]), l1 = hexval(p[9]), l2 = hexval(p[10]), l3 = hexval(p[11]);
+    if ((l0 | l1 | l2 | l3) < 0) return 0;
+    unsigned lo = (unsigned)(l0 << 12 | l1 << 8 | l2 << 4 | l3);
+    return lo >= 0xDC00 && lo <= 0xDFFF ? 12 : 0;
+}
+
+#ifdef QJ_AVX2
+/* The fast path of a string whose input is already known to be valid UTF-8,
+ * 32 bytes at a time and branch-free per escape: which bytes are escaped
+ * follows from the backslash mask (runs of odd length escape the next byte,
+ * carried across blocks); the first unescaped quote ends the string; every
+ * escaped byte is checked at once against the escape letters by two nibble
+ * lookups; only \u escapes are looked at one by one. Returns the byte past
+ * the closing quote, or NULL for anything parse_string_slow must word (bad
+ * escape, control byte, end of input) or the rare shapes it handles alone. */
+__attribute__((target("avx2,bmi"))) static const unsigned char *scan_string_avx2(const unsigned char *p,
+                                                                                 const unsigned char *end,
+                                                                                 uint8_t *flags) {
+    const __m256i vq = _mm256_set1_epi8('"'), vb = _mm256_set1_epi8('\\'), vc = _mm256_set1_epi8(0x1F);
+    const __m256i vu = _mm256_set1_epi8('u'), nib = _mm256_set1_epi8(0x0F);
+    /* escape letters " / (high nibble 2), \ (5), b f n (6), r t u (7): one
+     * bit per high nibble, set in the low-nibble table where that row has a letter */
+    const __m256i hi_t = _mm256_broadcastsi128_si256(_mm_setr_epi8(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0));
+    const __m256i lo_t = _mm256_broadcastsi128_si256(_mm_setr_epi8(0, 0, 1 | 4 | 8, 0, 8, 8, 4, 0, 0, 0, 0, 0, 2, 0, 4, 1));
+    const uint32_t odd = 0xAAAAAAAAu;
+    uint32_t high = 0, carry = 0, skip = 0, anyesc = 0;
+    while (end - p >= 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)p);
+        uint32_t bs = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vb));
+        uint32_t q = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vq));
+        uint32_t c = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(v, vc), vc));
+        uint32_t h = (uint32_t)_mm256_movemask_epi8(v);
+        uint32_t escaped = carry, starts = 0;
+        if (bs | carry) {
+            uint32_t pot = bs & ~carry;
+            uint32_t code = (((pot << 1) | odd) - pot) ^ odd;
+            escaped = code ^ (bs | carry);
+            starts = code & bs;
+        }
+        uint32_t qe = q & ~escaped;
+        unsigned stop = qe ? (unsigned)__builtin_ctz(qe) : 32u;
+        uint32_t before = stop < 32 ? (1u << stop) - 1u : 0xFFFFFFFFu;
+        if (c & before) return NULL;
+        uint32_t eb = escaped & before;
+        if (eb) {
+            __m256i hi = _mm256_shuffle_epi8(hi_t, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib));
+            __m256i lo = _mm256_shuffle_epi8(lo_t, _mm256_and_si256(v, nib));
+            uint32_t none = (uint32_t)_mm256_movemask_epi8(
+                _mm256_cmpeq_epi8(_mm256_and_si256(hi, lo), _mm256_setzero_si256()));
+            if (eb & none) return NULL;
+            uint32_t um = eb & (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vu)) & ~skip;
+            skip = 0;
+            while (um) {
+                unsigned j = (unsigned)__builtin_ctz(um);
+                size_t k = u_escape_len(p + j - 1, end);
+                if (!k) return NULL;
+                um &= um - 1;
+                if (k == 12) { /* the low half's 'u' is 6 bytes on: not an escape of its own */
+                    if (j + 6 < 32) um &= ~(1u << (j + 6));
+                    else skip = 1u << (j + 6 - 32);
+                }
+            }
+        } else if (skip & before) {
+            return NULL; /* cannot happen: the low half's 'u' is escaped */
+        } else {
+            skip = 0;
+        }
+        anyesc |= eb;
+        if (stop < 32) {
+            high |= h & before;
+            *flags = (uint8_t)((anyesc ? QJ_F_ESC : 0) | (high ? 0 : QJ_F_ASCII));
+            return p + stop + 1;
+        }
+        high |= h;
+        carry = starts >> 31;
+        p += 32;
+    }
+    if (carry || skip) return NULL; /* an escape across the tail: the careful path */
+    uint8_t fl = anyesc ? QJ_F_ESC : 0;
+    while (p < end) {
+        unsigned char ch = *p;
+        if (ch == '"') { *flags = (uint8_t)(fl | (high ? 0 : QJ_F_ASCII)); return p + 1; }
+        if (ch < 0x20) return NULL;
+        if (ch == '\\') {
+            fl |= QJ_F_ESC;
+            if (p + 1 >= end) return NULL;
+            uint8_t kind = k_esc_kind[p[1]];
+            size_t k = kind == 1 ? 2 : kind == 2 ? u_escape_len(p, end) : 0;
+            if (!k) return NULL;
+            p += k;
+            continue;
+        }
+        high |= ch & 0x80u;
+        p++;
+    }
+    return NULL;
+}
+#endif
+
 /* Parses a string starting after its opening quote. On success *out points
  * past the closing quote. */
 /* Validates the UTF-8 of a run of string bytes that holds non-ASCII. */
@@ -279,8 +468,8 @@ static inline quire_status check_utf8(qj_parser *ps, const unsigned char *seg, c
 /* Parses a string starting after its opening quote. On success *out points
  * past the closing quote. The scan stops only at '"', '\\' and control
  * bytes; non-ASCII runs are validated in bulk when a segment ends. */
-static quire_status parse_string(qj_parser *ps, const unsigned char *p, const unsigned char **out,
-                                 uint8_t *flags) {
+static quire_status parse_string_slow(qj_parser *ps, const unsigned char *p, const unsigned char **out,
+                                      uint8_t *flags) {
     const unsigned char *start = p, *end = ps->end, *seg = p;
     uint8_t fl = 0;
     unsigned high = 0; /* non-ASCII seen in the current segment */
@@ -373,6 +562,22 @@ static quire_status parse_string(qj_parser *ps, const unsigned char *p, const un
     return QUIRE_OK;
 }
 
+/* Parses a string starting after its opening quote: the fast scan when the
+ * whole input is valid UTF-8, else (or to word an error) the careful one. */
+static inline quire_status parse_string(qj_parser *ps, const unsigned char *p, const unsigned char **out,
+                                        uint8_t *flags) {
+#ifdef QJ_AVX2
+    if (ps->fast_strings) {
+        const unsigned char *q = scan_string_avx2(p, ps->end, flags);
+        if (q && (!ps->max_str || (uint64_t)(q - p - 1) <= ps->max_str)) {
+            *out = q;
+            return QUIRE_OK;
+        }
+    }
+#endif
+    return parse_string_slow(ps, p, out, flags);
+}
+
 static quire_status parse_number(qj_parser *ps, const unsigned char *p, const unsigned char **out) {
     const unsigned char *end = ps->end, *s = p;
     if (p < end && *p == '-') p++;
@@ -420,8 +625,21 @@ static bool grow_stack(qj_parser *ps) {
     return true;
 }
 
+static quire_status parse_doc(qj_doc *doc, const char *src, size_t len, const qj_opts *o,
+                              const quire_allocator *a, quire_error *err, bool careful);
+
 quire_status qj_parse(qj_doc *doc, const char *src, size_t len, const qj_opts *o,
                       const quire_allocator *a, quire_error *err) {
+    return parse_doc(doc, src, len, o, a, err, false);
+}
+
+quire_status qj_parse_careful(qj_doc *doc, const char *src, size_t len, const qj_opts *o,
+                              const quire_allocator *a, quire_error *err) {
+    return parse_doc(doc, src, len, o, a, err, true);
+}
+
+static quire_status parse_doc(qj_doc *doc, const char *src, size_t len, const qj_opts *o,
+                              const quire_allocator *a, quire_error *err, bool careful) {
     a = a ? a : q_alloc_default();
     memset(doc, 0, sizeof *doc);
     doc->src = src; doc->len = len; doc->a = a;
@@ -434,6 +652,14 @@ quire_status qj_parse(qj_doc *doc, const char *src, size_t len, const qj_opts *o
 #ifdef QJ_SIMD_UTF8
     ps.simd_utf8 = __builtin_cpu_supports("ssse3") != 0;
 #endif
+#ifdef QJ_AVX2
+    /* One pass validates the UTF-8 of every byte; a string then needs no
+     * check of its own (its quotes are ASCII, so no sequence crosses them).
+     * Invalid input takes the careful path, which words the error. */
+    ps.fast_strings = !careful && len <= 0xFFFFFFFEu && __builtin_cpu_supports("avx2") &&
+                      utf8_valid_avx2(ps.s, len);
+#endif
+    (void)careful;
     quire_status st = QUIRE_OK;
     const unsigned char *p = ps.s, *end = ps.end;
     uint32_t idx;

@@ -51,6 +51,11 @@ typedef struct qj_opts {
  * message) and leaves doc empty. The doc references src; keep it alive. */
 quire_status qj_parse(qj_doc *doc, const char *src, size_t len, const qj_opts *o,
                       const quire_allocator *a, quire_error *err);
+/* The same, with every string scanned and UTF-8-checked one segment at a
+ * time (no whole-input fast path): the reference the fast path is tested
+ * against. Same results, slower. */
+quire_status qj_parse_careful(qj_doc *doc, const char *src, size_t len, const qj_opts *o,
+                              const quire_allocator *a, quire_error *err);
 void qj_doc_free(qj_doc *doc);
 
 static inline const qj_node *qj_at(const qj_doc *d, uint32_t i) { return &d->nodes[i]; }
