@@ -146,10 +146,12 @@ __attribute__((target("ssse3"))) static bool utf8_valid_ssse3(const unsigned cha
 #define QJ_AVX2 1
 /* The same lookup algorithm 32 bytes at a time (AVX2, chosen at run time):
  * the tables are the SSSE3 ones repeated in both 128-bit lanes, and the
- * byte-shifted previous input crosses the lane boundary with a permute. */
-__attribute__((target("avx2"))) static bool utf8_valid_avx2(const unsigned char *s, size_t n) {
+ * byte-shifted previous input crosses the lane boundary with a permute.
+ * Nonzero bytes in the result mark errors; a sequence cut by the end of the
+ * block is judged with the next block (as its prev). */
 #define U8(x) ((char)(unsigned char)(x))
 #define T16(...) _mm256_broadcastsi128_si256(_mm_setr_epi8(__VA_ARGS__))
+__attribute__((target("avx2"))) static inline __m256i utf8_block_errors_avx2(__m256i in, __m256i prev) {
     const __m256i t1h = T16(
         U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG),
         U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS),
@@ -171,47 +173,22 @@ __attribute__((target("avx2"))) static bool utf8_valid_avx2(const unsigned char 
         U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE),
         U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE),
         U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT));
-    const __m256i maxv = _mm256_setr_epi8(
-        U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255),
-        U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255),
-        U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(255), U8(0xF0 - 1), U8(0xE0 - 1), U8(0xC0 - 1));
     const __m256i nib = _mm256_set1_epi8(0x0F);
-    __m256i err = _mm256_setzero_si256(), prev = _mm256_setzero_si256(), incomplete = _mm256_setzero_si256();
-    unsigned char tail[32];
-    for (size_t i = 0; i < n; i += 32) {
-        __m256i in;
-        if (i + 32 <= n) {
-            in = _mm256_loadu_si256((const __m256i *)(const void *)(s + i));
-        } else {
-            memset(tail, 0, sizeof tail);
-            memcpy(tail, s + i, n - i);
-            in = _mm256_loadu_si256((const __m256i *)(const void *)tail);
-        }
-        if (_mm256_movemask_epi8(in) == 0) {
-            err = _mm256_or_si256(err, incomplete);
-            incomplete = _mm256_setzero_si256();
-        } else {
-            __m256i sh = _mm256_permute2x128_si256(prev, in, 0x21);
-            __m256i prev1 = _mm256_alignr_epi8(in, sh, 15);
-            __m256i sc = _mm256_and_si256(
-                _mm256_and_si256(_mm256_shuffle_epi8(t1h, _mm256_and_si256(_mm256_srli_epi16(prev1, 4), nib)),
-                                 _mm256_shuffle_epi8(t1l, _mm256_and_si256(prev1, nib))),
-                _mm256_shuffle_epi8(t2h, _mm256_and_si256(_mm256_srli_epi16(in, 4), nib)));
-            __m256i prev2 = _mm256_alignr_epi8(in, sh, 14);
-            __m256i prev3 = _mm256_alignr_epi8(in, sh, 13);
-            __m256i third = _mm256_subs_epu8(prev2, _mm256_set1_epi8(U8(0xE0 - 0x80)));
-            __m256i fourth = _mm256_subs_epu8(prev3, _mm256_set1_epi8(U8(0xF0 - 0x80)));
-            __m256i must23_80 = _mm256_and_si256(_mm256_or_si256(third, fourth), _mm256_set1_epi8(U8(0x80)));
-            err = _mm256_or_si256(err, _mm256_xor_si256(must23_80, sc));
-            incomplete = _mm256_subs_epu8(in, maxv);
-        }
-        prev = in;
-    }
-    err = _mm256_or_si256(err, incomplete);
-    return _mm256_testz_si256(err, err) != 0;
+    __m256i sh = _mm256_permute2x128_si256(prev, in, 0x21);
+    __m256i prev1 = _mm256_alignr_epi8(in, sh, 15);
+    __m256i sc = _mm256_and_si256(
+        _mm256_and_si256(_mm256_shuffle_epi8(t1h, _mm256_and_si256(_mm256_srli_epi16(prev1, 4), nib)),
+                         _mm256_shuffle_epi8(t1l, _mm256_and_si256(prev1, nib))),
+        _mm256_shuffle_epi8(t2h, _mm256_and_si256(_mm256_srli_epi16(in, 4), nib)));
+    __m256i prev2 = _mm256_alignr_epi8(in, sh, 14);
+    __m256i prev3 = _mm256_alignr_epi8(in, sh, 13);
+    __m256i third = _mm256_subs_epu8(prev2, _mm256_set1_epi8(U8(0xE0 - 0x80)));
+    __m256i fourth = _mm256_subs_epu8(prev3, _mm256_set1_epi8(U8(0xF0 - 0x80)));
+    __m256i must23_80 = _mm256_and_si256(_mm256_or_si256(third, fourth), _mm256_set1_epi8(U8(0x80)));
+    return _mm256_xor_si256(must23_80, sc);
+}
 #undef T16
 #undef U8
-}
 #endif
 
 const char *qj_type_name(qj_type t) {
@@ -239,7 +216,7 @@ typedef struct qj_parser {
     uint64_t max_str;
     uint64_t ws_events; /* counts whitespace runs skipped, for QJ_F_COMPACT */
     bool simd_utf8;     /* the CPU has SSSE3: validate UTF-8 16 bytes at a time */
-    bool fast_strings;  /* AVX2 and the whole input is valid UTF-8: scan_string_avx2 */
+    bool fast_strings;  /* the CPU has AVX2: scan_string_avx2 first */
     quire_error *err;
     const quire_allocator *a;
 } qj_parser;
@@ -360,14 +337,19 @@ static inline size_t u_escape_len(const unsigned char *p, const unsigned char *e
 }
 
 #ifdef QJ_AVX2
-/* The fast path of a string whose input is already known to be valid UTF-8,
- * 32 bytes at a time and branch-free per escape: which bytes are escaped
- * follows from the backslash mask (runs of odd length escape the next byte,
- * carried across blocks); the first unescaped quote ends the string; every
- * escaped byte is checked at once against the escape letters by two nibble
- * lookups; only \u escapes are looked at one by one. Returns the byte past
- * the closing quote, or NULL for anything parse_string_slow must word (bad
- * escape, control byte, end of input) or the rare shapes it handles alone. */
+/* The fast path of a string, 32 bytes at a time and branch-free per escape:
+ * which bytes are escaped follows from the backslash mask (runs of odd
+ * length escape the next byte, carried across blocks); the first unescaped
+ * quote ends the string; every escaped byte is checked at once against the
+ * escape letters by two nibble lookups; only \u escapes are looked at one by
+ * one. UTF-8 is validated in the same pass, on blocks that hold (or follow)
+ * non-ASCII bytes; the string starts after an ASCII quote, so a zero block
+ * is the right context for its first bytes. Bytes past the closing quote in
+ * the last block are checked too: that can only flag input that is invalid
+ * anyway. Returns the byte past the closing quote, or NULL for anything
+ * parse_string_slow must word (bad escape or UTF-8, control byte, end of
+ * input) or the rare shapes it handles alone (a string that runs into the
+ * last 32 bytes of the input with an escape across the edge). */
 __attribute__((target("avx2,bmi"))) static const unsigned char *scan_string_avx2(const unsigned char *p,
                                                                                  const unsigned char *end,
                                                                                  uint8_t *flags) {
@@ -378,33 +360,34 @@ __attribute__((target("avx2,bmi"))) static const unsigned char *scan_string_avx2
     const __m256i hi_t = _mm256_broadcastsi128_si256(_mm_setr_epi8(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0));
     const __m256i lo_t = _mm256_broadcastsi128_si256(_mm_setr_epi8(0, 0, 1 | 4 | 8, 0, 8, 8, 4, 0, 0, 0, 0, 0, 2, 0, 4, 1));
     const uint32_t odd = 0xAAAAAAAAu;
-    uint32_t high = 0, carry = 0, skip = 0, anyesc = 0;
+    uint32_t high = 0, carry = 0, skip = 0, anyesc = 0, prev_h = 0;
+    __m256i prev = _mm256_setzero_si256(), uerr = _mm256_setzero_si256();
     while (end - p >= 32) {
         __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)p);
         uint32_t bs = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vb));
         uint32_t q = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vq));
         uint32_t c = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(v, vc), vc));
         uint32_t h = (uint32_t)_mm256_movemask_epi8(v);
-        uint32_t escaped = carry, starts = 0;
-        if (bs | carry) {
-            uint32_t pot = bs & ~carry;
-            uint32_t code = (((pot << 1) | odd) - pot) ^ odd;
-            escaped = code ^ (bs | carry);
-            starts = code & bs;
-        }
+        /* no data-dependent branch on the common path: escapes fall
+         * anywhere, so every mask is computed for every block */
+        uerr = _mm256_or_si256(uerr, utf8_block_errors_avx2(v, prev));
+        prev = v;
+        prev_h = h;
+        __m256i hi = _mm256_shuffle_epi8(hi_t, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib));
+        __m256i lo = _mm256_shuffle_epi8(lo_t, _mm256_and_si256(v, nib));
+        uint32_t none = (uint32_t)_mm256_movemask_epi8(
+            _mm256_cmpeq_epi8(_mm256_and_si256(hi, lo), _mm256_setzero_si256()));
+        uint32_t pot = bs & ~carry;
+        uint32_t code = (((pot << 1) | odd) - pot) ^ odd;
+        uint32_t escaped = code ^ (bs | carry), starts = code & bs;
         uint32_t qe = q & ~escaped;
-        unsigned stop = qe ? (unsigned)__builtin_ctz(qe) : 32u;
-        uint32_t before = stop < 32 ? (1u << stop) - 1u : 0xFFFFFFFFu;
-        if (c & before) return NULL;
+        uint32_t before = (qe - 1u) & ~qe; /* the bytes before the closing quote (all if none) */
         uint32_t eb = escaped & before;
-        if (eb) {
-            __m256i hi = _mm256_shuffle_epi8(hi_t, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib));
-            __m256i lo = _mm256_shuffle_epi8(lo_t, _mm256_and_si256(v, nib));
-            uint32_t none = (uint32_t)_mm256_movemask_epi8(
-                _mm256_cmpeq_epi8(_mm256_and_si256(hi, lo), _mm256_setzero_si256()));
-            if (eb & none) return NULL;
-            uint32_t um = eb & (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vu)) & ~skip;
-            skip = 0;
+        if (Q_UNLIKELY((c | (eb & none)) & before)) return NULL;
+        uint32_t um = eb & ~skip;
+        skip = 0;
+        if (Q_UNLIKELY(um & (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vu)))) {
+            um &= (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vu));
             while (um) {
                 unsigned j = (unsigned)__builtin_ctz(um);
                 size_t k = u_escape_len(p + j - 1, end);
@@ -415,22 +398,19 @@ __attribute__((target("avx2,bmi"))) static const unsigned char *scan_string_avx2
                     else skip = 1u << (j + 6 - 32);
                 }
             }
-        } else if (skip & before) {
-            return NULL; /* cannot happen: the low half's 'u' is escaped */
-        } else {
-            skip = 0;
         }
         anyesc |= eb;
-        if (stop < 32) {
-            high |= h & before;
+        high |= h & before;
+        if (qe) {
+            if (!_mm256_testz_si256(uerr, uerr)) return NULL;
             *flags = (uint8_t)((anyesc ? QJ_F_ESC : 0) | (high ? 0 : QJ_F_ASCII));
-            return p + stop + 1;
+            return p + __builtin_ctz(qe) + 1;
         }
-        high |= h;
         carry = starts >> 31;
         p += 32;
     }
-    if (carry || skip) return NULL; /* an escape across the tail: the careful path */
+    /* the last bytes of the input: the careful path unless all is plain */
+    if (carry || skip || prev_h || !_mm256_testz_si256(uerr, uerr)) return NULL;
     uint8_t fl = anyesc ? QJ_F_ESC : 0;
     while (p < end) {
         unsigned char ch = *p;
@@ -445,7 +425,7 @@ __attribute__((target("avx2,bmi"))) static const unsigned char *scan_string_avx2
             p += k;
             continue;
         }
-        high |= ch & 0x80u;
+        if (ch & 0x80u) return NULL;
         p++;
     }
     return NULL;
@@ -562,8 +542,8 @@ static quire_status parse_string_slow(qj_parser *ps, const unsigned char *p, con
     return QUIRE_OK;
 }
 
-/* Parses a string starting after its opening quote: the fast scan when the
- * whole input is valid UTF-8, else (or to word an error) the careful one. */
+/* Parses a string starting after its opening quote: the fast scan on CPUs
+ * with AVX2, the careful one otherwise and to word every error. */
 static inline quire_status parse_string(qj_parser *ps, const unsigned char *p, const unsigned char **out,
                                         uint8_t *flags) {
 #ifdef QJ_AVX2
@@ -653,11 +633,7 @@ static quire_status parse_doc(qj_doc *doc, const char *src, size_t len, const qj
     ps.simd_utf8 = __builtin_cpu_supports("ssse3") != 0;
 #endif
 #ifdef QJ_AVX2
-    /* One pass validates the UTF-8 of every byte; a string then needs no
-     * check of its own (its quotes are ASCII, so no sequence crosses them).
-     * Invalid input takes the careful path, which words the error. */
-    ps.fast_strings = !careful && len <= 0xFFFFFFFEu && __builtin_cpu_supports("avx2") &&
-                      utf8_valid_avx2(ps.s, len);
+    ps.fast_strings = !careful && __builtin_cpu_supports("avx2");
 #endif
     (void)careful;
     quire_status st = QUIRE_OK;
