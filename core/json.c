@@ -940,7 +940,6 @@ bool qj_str_eqn(const qj_doc *d, uint32_t i, const char *s, size_t n) {
     return j == n;
 }
 
-bool qj_str_eq(const qj_doc *d, uint32_t i, const char *s) { return qj_str_eqn(d, i, s, strlen(s)); }
 
 uint32_t qj_getn(const qj_doc *d, uint32_t obj, const char *key, size_t keylen) {
     const qj_node *o = &d->nodes[obj];
@@ -1059,6 +1058,14 @@ uint32_t qj_find_dup_key(const qj_doc *d, uint32_t obj) {
     return found;
 }
 
+/* True if the NUL-terminated name equals the n bytes at p (which hold no NUL:
+ * raw JSON string content has no control bytes). */
+static inline bool plain_eq(const char *name, const char *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (name[i] != p[i]) return false;
+    return name[n] == '\0';
+}
+
 uint32_t qj_match_fields(const qj_doc *d, uint32_t obj, const char *const *names, size_t n, uint32_t *vals, bool *dup) {
     for (size_t i = 0; i < n; i++) vals[i] = QJ_NONE;
     *dup = false;
@@ -1071,7 +1078,7 @@ uint32_t qj_match_fields(const qj_doc *d, uint32_t obj, const char *const *names
         if (kn->flags & QJ_F_ESC) {
             while (i < n && !qj_str_eq(d, k, names[i])) i++;
         } else { /* plain key: compare in place, no strlen per candidate */
-            while (i < n && !(strncmp(names[i], kn->p, kn->len) == 0 && names[i][kn->len] == '\0')) i++;
+            while (i < n && !plain_eq(names[i], kn->p, kn->len)) i++;
         }
         if (i == n) return k;
         if (vals[i] != QJ_NONE) { *dup = true; return k; }
@@ -1214,12 +1221,6 @@ static inline void key_tail(qw *w) {
     else qbuf_put(w->b, "\":", 2);
     w->after_key = true;
 }
-void qw_key(qw *w, const char *k) {
-    before_item(w);
-    qbuf_putc(w->b, '"');
-    qbuf_puts(w->b, k);
-    key_tail(w);
-}
 void qw_keyn(qw *w, const char *k, size_t n) {
     before_item(w);
     qbuf_putc(w->b, '"');
@@ -1238,7 +1239,6 @@ void qw_str(qw *w, const char *s, size_t n) {
     qj_escape(w->b, s, n);
     qbuf_putc(w->b, '"');
 }
-void qw_strz(qw *w, const char *s) { qw_str(w, s, strlen(s)); }
 void qw_str_esc(qw *w, const char *raw, size_t n) {
     before_item(w);
     if (!qbuf_grow(w->b, n + 2)) return;

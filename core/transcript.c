@@ -131,13 +131,13 @@ typedef struct dctx {
     size_t plen;
 } dctx;
 
-static void ptr_key(dctx *c, const char *k) {
+static inline void ptr_key(dctx *c, const char *k) {
     c->ptr[c->plen] = '\0';
-    q_ptr_push_key(c->ptr, sizeof c->ptr, k, strlen(k));
+    (void)q_ptr_append_key(c->ptr, c->plen, sizeof c->ptr, k, strlen(k));
 }
-static void ptr_idx(dctx *c, size_t i) {
+static inline void ptr_idx(dctx *c, size_t i) {
     c->ptr[c->plen] = '\0';
-    q_ptr_push_index(c->ptr, sizeof c->ptr, i);
+    (void)q_ptr_append_index(c->ptr, c->plen, sizeof c->ptr, i);
 }
 /* Enter: make the current pointer permanent; returns the saved length. */
 static size_t ptr_enter(dctx *c) { size_t s = c->plen; c->plen = strlen(c->ptr); return s; }
