@@ -217,6 +217,7 @@ typedef struct qj_parser {
     uint64_t ws_events; /* counts whitespace runs skipped, for QJ_F_COMPACT */
     bool simd_utf8;     /* the CPU has SSSE3: validate UTF-8 16 bytes at a time */
     bool fast_strings;  /* the CPU has AVX2: scan_string_avx2 first */
+    bool avx512;        /* ... and AVX-512BW: scan_string_avx512 */
     quire_error *err;
     const quire_allocator *a;
 } qj_parser;
@@ -542,13 +543,127 @@ static quire_status parse_string_slow(qj_parser *ps, const unsigned char *p, con
     return QUIRE_OK;
 }
 
+#ifdef QJ_AVX2
+#define QJ_AVX512 1
+/* The UTF-8 lookup of utf8_block_errors_avx2 on 64 bytes (AVX-512BW): the
+ * tables repeat in the four 128-bit lanes, and the bytes before each lane
+ * come from a permute of the previous and current blocks. */
+#define U8(x) ((char)(unsigned char)(x))
+#define T16(...) _mm512_broadcast_i32x4(_mm_setr_epi8(__VA_ARGS__))
+__attribute__((target("avx512f,avx512bw"))) static inline __m512i utf8_block_errors_avx512(__m512i in, __m512i prev) {
+    const __m512i t1h = T16(
+        U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG),
+        U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS),
+        U8(U_TOO_SHORT | U_OVERLONG_2), U8(U_TOO_SHORT), U8(U_TOO_SHORT | U_OVERLONG_3 | U_SURROGATE),
+        U8(U_TOO_SHORT | U_TOO_LARGE | U_TOO_LARGE_1000 | U_OVERLONG_4));
+    const __m512i t1l = T16(
+        U8(U_CARRY | U_OVERLONG_3 | U_OVERLONG_2 | U_OVERLONG_4), U8(U_CARRY | U_OVERLONG_2), U8(U_CARRY),
+        U8(U_CARRY), U8(U_CARRY | U_TOO_LARGE), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000 | U_SURROGATE),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000));
+    const __m512i t2h = T16(
+        U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT),
+        U8(U_TOO_SHORT), U8(U_TOO_SHORT),
+        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE_1000 | U_OVERLONG_4),
+        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE),
+        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE),
+        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE),
+        U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT));
+    const __m512i nib = _mm512_set1_epi8(0x0F);
+    /* lane i of sh = lane i-1 of (prev:in): prev's last lane, then in's first three */
+    __m512i sh = _mm512_permutex2var_epi64(prev, _mm512_set_epi64(13, 12, 11, 10, 9, 8, 7, 6), in);
+    __m512i prev1 = _mm512_alignr_epi8(in, sh, 15);
+    __m512i sc = _mm512_and_si512(
+        _mm512_and_si512(_mm512_shuffle_epi8(t1h, _mm512_and_si512(_mm512_srli_epi16(prev1, 4), nib)),
+                         _mm512_shuffle_epi8(t1l, _mm512_and_si512(prev1, nib))),
+        _mm512_shuffle_epi8(t2h, _mm512_and_si512(_mm512_srli_epi16(in, 4), nib)));
+    __m512i prev2 = _mm512_alignr_epi8(in, sh, 14);
+    __m512i prev3 = _mm512_alignr_epi8(in, sh, 13);
+    __m512i third = _mm512_subs_epu8(prev2, _mm512_set1_epi8(U8(0xE0 - 0x80)));
+    __m512i fourth = _mm512_subs_epu8(prev3, _mm512_set1_epi8(U8(0xF0 - 0x80)));
+    __m512i must23_80 = _mm512_and_si512(_mm512_or_si512(third, fourth), _mm512_set1_epi8(U8(0x80)));
+    return _mm512_xor_si512(must23_80, sc);
+}
+#undef T16
+#undef U8
+
+/* scan_string_avx2 on 64-byte blocks with mask registers (AVX-512BW): the
+ * same masks and the same results, fewer instructions per byte. */
+__attribute__((target("avx512f,avx512bw,bmi"))) static const unsigned char *scan_string_avx512(
+    const unsigned char *p, const unsigned char *end, uint8_t *flags) {
+    const __m512i vq = _mm512_set1_epi8('"'), vb = _mm512_set1_epi8('\\'), vc = _mm512_set1_epi8(0x1F);
+    const __m512i vu = _mm512_set1_epi8('u'), nib = _mm512_set1_epi8(0x0F);
+    const __m512i hi_t = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0));
+    const __m512i lo_t = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1 | 4 | 8, 0, 8, 8, 4, 0, 0, 0, 0, 0, 2, 0, 4, 1));
+    const uint64_t odd = 0xAAAAAAAAAAAAAAAAull;
+    uint64_t high = 0, carry = 0, skip = 0, anyesc = 0, prev_h = 0;
+    __m512i prev = _mm512_setzero_si512(), uerr = _mm512_setzero_si512();
+    while (end - p >= 64) {
+        __m512i v = _mm512_loadu_si512((const void *)p);
+        uint64_t bs = _mm512_cmpeq_epi8_mask(v, vb);
+        uint64_t q = _mm512_cmpeq_epi8_mask(v, vq);
+        uint64_t c = _mm512_cmple_epu8_mask(v, vc);
+        uint64_t h = _mm512_movepi8_mask(v);
+        uerr = _mm512_or_si512(uerr, utf8_block_errors_avx512(v, prev));
+        prev = v;
+        prev_h = h;
+        __m512i hi = _mm512_shuffle_epi8(hi_t, _mm512_and_si512(_mm512_srli_epi16(v, 4), nib));
+        __m512i lo = _mm512_shuffle_epi8(lo_t, _mm512_and_si512(v, nib));
+        uint64_t none = ~(uint64_t)_mm512_test_epi8_mask(hi, lo);
+        uint64_t pot = bs & ~carry;
+        uint64_t code = (((pot << 1) | odd) - pot) ^ odd;
+        uint64_t escaped = code ^ (bs | carry), starts = code & bs;
+        uint64_t qe = q & ~escaped;
+        uint64_t before = (qe - 1u) & ~qe;
+        uint64_t eb = escaped & before;
+        if (Q_UNLIKELY((c | (eb & none)) & before)) return NULL;
+        uint64_t um = eb & ~skip;
+        skip = 0;
+        if (Q_UNLIKELY(um & _mm512_cmpeq_epi8_mask(v, vu))) {
+            um &= _mm512_cmpeq_epi8_mask(v, vu);
+            while (um) {
+                unsigned j = (unsigned)__builtin_ctzll(um);
+                size_t k = u_escape_len(p + j - 1, end);
+                if (!k) return NULL;
+                um &= um - 1;
+                if (k == 12) {
+                    if (j + 6 < 64) um &= ~(1ull << (j + 6));
+                    else skip = 1ull << (j + 6 - 64);
+                }
+            }
+        }
+        anyesc |= eb;
+        high |= h & before;
+        if (qe) {
+            if (_mm512_test_epi64_mask(uerr, uerr)) return NULL;
+            *flags = (uint8_t)((anyesc ? QJ_F_ESC : 0) | (high ? 0 : QJ_F_ASCII));
+            return p + __builtin_ctzll(qe) + 1;
+        }
+        carry = starts >> 63;
+        p += 64;
+    }
+    if (carry || skip || prev_h || _mm512_test_epi64_mask(uerr, uerr)) return NULL;
+    /* under 64 bytes left: the 32-byte scan takes over from a clean state */
+    const unsigned char *q = scan_string_avx2(p, end, flags);
+    if (q && (high || anyesc)) *flags = (uint8_t)((*flags | (anyesc ? QJ_F_ESC : 0)) & (high ? ~QJ_F_ASCII : 0xFF));
+    return q;
+}
+#endif
+
 /* Parses a string starting after its opening quote: the fast scan on CPUs
  * with AVX2, the careful one otherwise and to word every error. */
 static inline quire_status parse_string(qj_parser *ps, const unsigned char *p, const unsigned char **out,
                                         uint8_t *flags) {
 #ifdef QJ_AVX2
     if (ps->fast_strings) {
+#ifdef QJ_AVX512
+        const unsigned char *q = ps->avx512 ? scan_string_avx512(p, ps->end, flags) : scan_string_avx2(p, ps->end, flags);
+#else
         const unsigned char *q = scan_string_avx2(p, ps->end, flags);
+#endif
         if (q && (!ps->max_str || (uint64_t)(q - p - 1) <= ps->max_str)) {
             *out = q;
             return QUIRE_OK;
@@ -634,6 +749,7 @@ static quire_status parse_doc(qj_doc *doc, const char *src, size_t len, const qj
 #endif
 #ifdef QJ_AVX2
     ps.fast_strings = !careful && __builtin_cpu_supports("avx2");
+    ps.avx512 = ps.fast_strings && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512f");
 #endif
     (void)careful;
     quire_status st = QUIRE_OK;

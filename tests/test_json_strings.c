@@ -117,13 +117,13 @@ int main(void) {
         compare(b.p, b.n - 1, 0, &fails);
         free(b.p);
     }
-    /* every piece at every offset of a block, then plain ASCII: sequences
+    /* every piece at every offset of a 32- or 64-byte block, then plain ASCII: sequences
      * cut by a block's end, escapes whose letter opens the next block */
     static const char *const at[] = {"\xc3", "\xe4\xb8", "\xf0\x9f\x98", "\xe4\xb8\xad", "\xf0\x9f\x98\x80",
                                      "\xed\xa0\x80", "\\", "\\\\", "\\\\\\", "\\u00e9", "\\ud83d\\ude00", "\\ud83d",
                                      "\\x", "\x01"};
     for (size_t w = 0; w < sizeof at / sizeof at[0]; w++)
-        for (int k = 0; k < 70; k++)
+        for (int k = 0; k < 140; k++)
             for (int tail = 0; tail < 3; tail++) {
                 sbuf b = {0};
                 puts_(&b, "[\"");
