@@ -28,7 +28,7 @@ bool qstr_eq(qstr s, const char *z) {
 }
 
 void qw_qstr(qw *w, qstr s) {
-    if (s.esc) qw_str_esc(w, s.p, s.len);
+    if (s.esc || s.raw) qw_str_esc(w, s.p, s.len); /* escaped or needing none: copied as is */
     else qw_str(w, s.p ? s.p : "", s.len);
 }
 

@@ -168,7 +168,7 @@ static quire_status check_params(qr_ctx *c) {
                         "%s needs tools: the transcript has none", p->tool_choice != QP_TC_UNSET ? "toolChoice" : "parallelToolCalls");
     if (p->tool_choice == QP_TC_TOOL) {
         const qj_node *n = qj_at(p->tool_name.doc, p->tool_name.idx);
-        qstr want = {n->p, n->len, (uint8_t)((n->flags & QJ_F_ESC) != 0)};
+        qstr want = {n->p, n->len, (uint8_t)((n->flags & QJ_F_ESC) != 0), 0};
         bool found = false;
         for (uint32_t i = 0; i < c->t->ntools && !found; i++) {
             qstr have = c->t->tools[i].name;
