@@ -1182,6 +1182,14 @@ static inline bool plain_eq(const char *name, const char *p, size_t n) {
     return name[n] == '\0';
 }
 
+int qj_str_index(const qj_doc *d, uint32_t i, const char *const *names, size_t n) {
+    const qj_node *nd = &d->nodes[i];
+    if (nd->type != QJ_STRING) return -1;
+    for (size_t k = 0; k < n; k++)
+        if ((nd->flags & QJ_F_ESC) ? qj_str_eq(d, i, names[k]) : plain_eq(names[k], nd->p, nd->len)) return (int)k;
+    return -1;
+}
+
 uint32_t qj_match_fields(const qj_doc *d, uint32_t obj, const char *const *names, size_t n, uint32_t *vals, bool *dup) {
     for (size_t i = 0; i < n; i++) vals[i] = QJ_NONE;
     *dup = false;

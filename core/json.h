@@ -75,6 +75,9 @@ uint32_t qj_getn(const qj_doc *d, uint32_t obj, const char *key, size_t keylen);
 bool qj_str_eqn(const qj_doc *d, uint32_t i, const char *s, size_t n);
 /* inline so that strlen of a literal folds away */
 static inline bool qj_str_eq(const qj_doc *d, uint32_t i, const char *s) { return qj_str_eqn(d, i, s, strlen(s)); }
+/* Index of the first of names[0..n) that string node i equals (decoded
+ * comparison), or -1. */
+int qj_str_index(const qj_doc *d, uint32_t i, const char *const *names, size_t n);
 /* Decoded length of a string node. */
 size_t qj_str_decoded_len(const qj_doc *d, uint32_t i);
 /* Decodes string node i into out (capacity >= qj_str_decoded_len + 1). Returns length. */

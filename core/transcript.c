@@ -330,9 +330,7 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
     if ((st = need(c, v, f[BF_TYPE], "type", "content block"))) return st;
     ptr_key(c, "type");
     if ((st = expect_type(c, f[BF_TYPE], QJ_STRING, "string"))) return st;
-    int type = -1;
-    for (size_t i = 0; i < Q_COUNTOF(k_block_types); i++)
-        if (qj_str_eq(d, f[BF_TYPE], k_block_types[i])) { type = (int)i; break; }
+    int type = qj_str_index(d, f[BF_TYPE], k_block_types, Q_COUNTOF(k_block_types));
     if (type < 0) {
         char tb[96];
         const qj_node *tn = qj_at(d, f[BF_TYPE]);
@@ -505,9 +503,7 @@ static quire_status decode_message(dctx *c, uint32_t v, uint32_t src_index) {
     if ((st = need(c, v, f[MF_CONTENT], "content", "message"))) return st;
     ptr_key(c, "role");
     if ((st = expect_type(c, f[MF_ROLE], QJ_STRING, "string"))) return st;
-    int role = -1;
-    for (size_t i = 0; i < Q_COUNTOF(k_roles); i++)
-        if (qj_str_eq(d, f[MF_ROLE], k_roles[i])) { role = (int)i; break; }
+    int role = qj_str_index(d, f[MF_ROLE], k_roles, Q_COUNTOF(k_roles));
     if (role < 0) {
         char rb[64];
         const qj_node *rn = qj_at(d, f[MF_ROLE]);
@@ -699,9 +695,7 @@ static quire_status decode_tools(dctx *c, uint32_t v) {
         if (f[TF_KIND] != QJ_NONE) {
             ptr_key(c, "kind");
             if ((st = expect_type(c, f[TF_KIND], QJ_STRING, "string"))) return st;
-            int kind = -1;
-            for (size_t k = 0; k < Q_COUNTOF(k_tool_kinds); k++)
-                if (qj_str_eq(d, f[TF_KIND], k_tool_kinds[k])) kind = (int)k;
+            int kind = qj_str_index(d, f[TF_KIND], k_tool_kinds, Q_COUNTOF(k_tool_kinds));
             if (kind < 0) return derr(c, f[TF_KIND], "unknown tool kind (expected function, custom or provider)");
             tl->kind = (qtool_kind)kind;
             tl->kind_given = true;
