@@ -315,6 +315,7 @@ static inline const unsigned char *skip_ws(qj_parser *ps, const unsigned char *p
     return p;
 }
 
+#ifdef QJ_AVX2
 /* What may follow a backslash: 1 = a one-character escape, 2 = \u. */
 static const uint8_t k_esc_kind[256] = {
     ['"'] = 1, ['\\'] = 1, ['/'] = 1, ['b'] = 1, ['f'] = 1, ['n'] = 1, ['r'] = 1, ['t'] = 1, ['u'] = 2,
@@ -337,7 +338,6 @@ static inline size_t u_escape_len(const unsigned char *p, const unsigned char *e
     return lo >= 0xDC00 && lo <= 0xDFFF ? 12 : 0;
 }
 
-#ifdef QJ_AVX2
 /* The fast path of a string, 32 bytes at a time and branch-free per escape:
  * which bytes are escaped follows from the backslash mask (runs of odd
  * length escape the next byte, carried across blocks); the first unescaped
