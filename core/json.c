@@ -1353,12 +1353,37 @@ void qw_keyn(qw *w, const char *k, size_t n) {
 }
 void qw_key_esc(qw *w, const char *raw, size_t n) {
     before_item(w);
+    if (!w->pretty) { /* one reservation: "key": */
+        if (!qbuf_grow(w->b, n + 3)) return;
+        char *o = w->b->data + w->b->len;
+        o[0] = '"';
+        memcpy(o + 1, raw, n);
+        o[n + 1] = '"';
+        o[n + 2] = ':';
+        w->b->len += n + 3;
+        w->after_key = true;
+        return;
+    }
     qbuf_putc(w->b, '"');
     qbuf_put(w->b, raw, n);
     key_tail(w);
 }
 void qw_str(qw *w, const char *s, size_t n) {
     before_item(w);
+    if (n <= 64) { /* short strings (names, types, ids): usually nothing to escape */
+        const unsigned char *u = (const unsigned char *)s;
+        size_t i = 0;
+        while (i < n && u[i] >= 0x20 && u[i] != '"' && u[i] != '\\') i++;
+        if (i == n) {
+            if (!qbuf_grow(w->b, n + 2)) return;
+            char *o = w->b->data + w->b->len;
+            o[0] = '"';
+            memcpy(o + 1, s, n);
+            o[n + 1] = '"';
+            w->b->len += n + 2;
+            return;
+        }
+    }
     qbuf_putc(w->b, '"');
     qj_escape(w->b, s, n);
     qbuf_putc(w->b, '"');
