@@ -607,7 +607,7 @@ __attribute__((target("avx512f,avx512bw,bmi"))) static const unsigned char *scan
         uint64_t q = _mm512_cmpeq_epi8_mask(v, vq);
         uint64_t c = _mm512_cmple_epu8_mask(v, vc);
         uint64_t h = _mm512_movepi8_mask(v);
-        uerr = _mm512_or_si512(uerr, utf8_block_errors_avx512(v, prev));
+        if (h | prev_h) uerr = _mm512_or_si512(uerr, utf8_block_errors_avx512(v, prev));
         prev = v;
         prev_h = h;
         __m512i hi = _mm512_shuffle_epi8(hi_t, _mm512_and_si512(_mm512_srli_epi16(v, 4), nib));
