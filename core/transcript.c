@@ -128,20 +128,23 @@ typedef struct dctx {
     const qj_doc *d;
     quire_error *err;
     char ptr[512];
-    size_t plen;
+    size_t plen; /* the permanent prefix */
+    size_t cur;  /* strlen(ptr): the prefix and the last segment pushed */
 } dctx;
 
 static inline void ptr_key(dctx *c, const char *k) {
     c->ptr[c->plen] = '\0';
-    (void)q_ptr_append_key(c->ptr, c->plen, sizeof c->ptr, k, strlen(k));
+    c->cur = q_ptr_append_key(c->ptr, c->plen, sizeof c->ptr, k, strlen(k));
 }
 static inline void ptr_idx(dctx *c, size_t i) {
     c->ptr[c->plen] = '\0';
-    (void)q_ptr_append_index(c->ptr, c->plen, sizeof c->ptr, i);
+    c->cur = q_ptr_append_index(c->ptr, c->plen, sizeof c->ptr, i);
 }
 /* Enter: make the current pointer permanent; returns the saved length. */
-static size_t ptr_enter(dctx *c) { size_t s = c->plen; c->plen = strlen(c->ptr); return s; }
-static void ptr_leave(dctx *c, size_t saved) { c->plen = saved; c->ptr[saved] = '\0'; }
+static size_t ptr_enter(dctx *c) { size_t s = c->plen; c->plen = c->cur; return s; }
+static void ptr_leave(dctx *c, size_t saved) { c->plen = c->cur = saved; c->ptr[saved] = '\0'; }
+/* Back to the permanent prefix. */
+static inline void ptr_reset(dctx *c) { c->ptr[c->plen] = '\0'; c->cur = c->plen; }
 
 static quire_status Q_PRINTF(3, 4) derr(dctx *c, uint32_t node, const char *fmt, ...) {
     quire_error *e = c->err;
@@ -191,7 +194,7 @@ static quire_status get_str(dctx *c, uint32_t v, const char *field, qstr *out) {
 
 static quire_status need(dctx *c, uint32_t obj, uint32_t v, const char *field, const char *what) {
     if (v != QJ_NONE) return QUIRE_OK;
-    c->ptr[c->plen] = '\0';
+    ptr_reset(c);
     return derr(c, obj, "missing required field \"%s\" in %s", field, what);
 }
 
@@ -276,7 +279,7 @@ static quire_status decode_source(dctx *c, uint32_t obj, const uint32_t *f, qblo
     if ((st = get_str(c, f[BF_FILEID], "fileId", &b->file_id))) return st;
     if ((st = get_str(c, f[BF_PROVIDER], "provider", &b->provider))) return st;
     if ((st = get_str(c, f[BF_FILENAME], "filename", &b->filename))) return st;
-    c->ptr[c->plen] = '\0';
+    ptr_reset(c);
     int nsrc = (f[BF_DATA] != QJ_NONE) + (f[BF_URL] != QJ_NONE) + (f[BF_FILEID] != QJ_NONE);
     if (nsrc == 0) return derr(c, obj, "%s block needs \"data\", \"url\" or \"fileId\"", what);
     if (nsrc == 2 && f[BF_FILEID] == QJ_NONE)
@@ -602,7 +605,7 @@ static quire_status decode_message(dctx *c, uint32_t v, uint32_t src_index) {
 static void dctx_init(dctx *c, quire_transcript *t, const qj_doc *d, const char *ptr, quire_error *err) {
     c->t = t; c->d = d; c->err = err;
     snprintf(c->ptr, sizeof c->ptr, "%s", ptr ? ptr : "");
-    c->plen = strlen(c->ptr);
+    c->plen = c->cur = strlen(c->ptr);
 }
 
 quire_status qtr_decode_message(quire_transcript *t, const qj_doc *d, uint32_t msg, const char *ptr,
@@ -706,7 +709,7 @@ static quire_status decode_tools(dctx *c, uint32_t v) {
                 return derr(c, f[k] - 1, "unknown field \"%s\" in %s tool", k_tool_fields[k], k_tool_kinds[tl->kind]);
             }
         }
-        c->ptr[c->plen] = '\0';
+        ptr_reset(c);
         if (tl->kind == QTK_PROVIDER) {
             if ((st = need(c, e, f[TF_PROVIDER], "provider", "provider tool"))) return st;
             if ((st = need(c, e, f[TF_ITEM], "item", "provider tool"))) return st;
