@@ -28,7 +28,7 @@ bool qstr_eq(qstr s, const char *z) {
 }
 
 void qw_qstr(qw *w, qstr s) {
-    if (s.esc) qw_str_esc(w, s.p, s.len);
+    if (s.esc || s.raw) qw_str_esc(w, s.p, s.len); /* escaped or needing none: copied as is */
     else qw_str(w, s.p ? s.p : "", s.len);
 }
 
@@ -128,20 +128,23 @@ typedef struct dctx {
     const qj_doc *d;
     quire_error *err;
     char ptr[512];
-    size_t plen;
+    size_t plen; /* the permanent prefix */
+    size_t cur;  /* strlen(ptr): the prefix and the last segment pushed */
 } dctx;
 
-static void ptr_key(dctx *c, const char *k) {
+static inline void ptr_key(dctx *c, const char *k) {
     c->ptr[c->plen] = '\0';
-    q_ptr_push_key(c->ptr, sizeof c->ptr, k, strlen(k));
+    c->cur = q_ptr_append_key(c->ptr, c->plen, sizeof c->ptr, k, strlen(k));
 }
-static void ptr_idx(dctx *c, size_t i) {
+static inline void ptr_idx(dctx *c, size_t i) {
     c->ptr[c->plen] = '\0';
-    q_ptr_push_index(c->ptr, sizeof c->ptr, i);
+    c->cur = q_ptr_append_index(c->ptr, c->plen, sizeof c->ptr, i);
 }
 /* Enter: make the current pointer permanent; returns the saved length. */
-static size_t ptr_enter(dctx *c) { size_t s = c->plen; c->plen = strlen(c->ptr); return s; }
-static void ptr_leave(dctx *c, size_t saved) { c->plen = saved; c->ptr[saved] = '\0'; }
+static size_t ptr_enter(dctx *c) { size_t s = c->plen; c->plen = c->cur; return s; }
+static void ptr_leave(dctx *c, size_t saved) { c->plen = c->cur = saved; c->ptr[saved] = '\0'; }
+/* Back to the permanent prefix. */
+static inline void ptr_reset(dctx *c) { c->ptr[c->plen] = '\0'; c->cur = c->plen; }
 
 static quire_status Q_PRINTF(3, 4) derr(dctx *c, uint32_t node, const char *fmt, ...) {
     quire_error *e = c->err;
@@ -191,7 +194,7 @@ static quire_status get_str(dctx *c, uint32_t v, const char *field, qstr *out) {
 
 static quire_status need(dctx *c, uint32_t obj, uint32_t v, const char *field, const char *what) {
     if (v != QJ_NONE) return QUIRE_OK;
-    c->ptr[c->plen] = '\0';
+    ptr_reset(c);
     return derr(c, obj, "missing required field \"%s\" in %s", field, what);
 }
 
@@ -292,7 +295,7 @@ static quire_status decode_source(dctx *c, uint32_t obj, const uint32_t *f, qblo
     if ((st = get_str(c, f[BF_FILEID], "fileId", &b->file_id))) return st;
     if ((st = get_str(c, f[BF_PROVIDER], "provider", &b->provider))) return st;
     if ((st = get_str(c, f[BF_FILENAME], "filename", &b->filename))) return st;
-    c->ptr[c->plen] = '\0';
+    ptr_reset(c);
     int nsrc = (f[BF_DATA] != QJ_NONE) + (f[BF_URL] != QJ_NONE) + (f[BF_FILEID] != QJ_NONE);
     if (nsrc == 0) return derr(c, obj, "%s block needs \"data\", \"url\" or \"fileId\"", what);
     if (nsrc == 2 && f[BF_FILEID] == QJ_NONE)
@@ -346,9 +349,7 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
     if ((st = need(c, v, f[BF_TYPE], "type", "content block"))) return st;
     ptr_key(c, "type");
     if ((st = expect_type(c, f[BF_TYPE], QJ_STRING, "string"))) return st;
-    int type = -1;
-    for (size_t i = 0; i < Q_COUNTOF(k_block_types); i++)
-        if (qj_str_eq(d, f[BF_TYPE], k_block_types[i])) { type = (int)i; break; }
+    int type = qj_str_index(d, f[BF_TYPE], k_block_types, Q_COUNTOF(k_block_types));
     if (type < 0) {
         char tb[96];
         const qj_node *tn = qj_at(d, f[BF_TYPE]);
@@ -546,9 +547,7 @@ static quire_status decode_message(dctx *c, uint32_t v, uint32_t src_index) {
     if ((st = need(c, v, f[MF_CONTENT], "content", "message"))) return st;
     ptr_key(c, "role");
     if ((st = expect_type(c, f[MF_ROLE], QJ_STRING, "string"))) return st;
-    int role = -1;
-    for (size_t i = 0; i < Q_COUNTOF(k_roles); i++)
-        if (qj_str_eq(d, f[MF_ROLE], k_roles[i])) { role = (int)i; break; }
+    int role = qj_str_index(d, f[MF_ROLE], k_roles, Q_COUNTOF(k_roles));
     if (role < 0) {
         char rb[64];
         const qj_node *rn = qj_at(d, f[MF_ROLE]);
@@ -647,7 +646,7 @@ static quire_status decode_message(dctx *c, uint32_t v, uint32_t src_index) {
 static void dctx_init(dctx *c, quire_transcript *t, const qj_doc *d, const char *ptr, quire_error *err) {
     c->t = t; c->d = d; c->err = err;
     snprintf(c->ptr, sizeof c->ptr, "%s", ptr ? ptr : "");
-    c->plen = strlen(c->ptr);
+    c->plen = c->cur = strlen(c->ptr);
 }
 
 quire_status qtr_decode_message(quire_transcript *t, const qj_doc *d, uint32_t msg, const char *ptr,
@@ -740,9 +739,7 @@ static quire_status decode_tools(dctx *c, uint32_t v) {
         if (f[TF_KIND] != QJ_NONE) {
             ptr_key(c, "kind");
             if ((st = expect_type(c, f[TF_KIND], QJ_STRING, "string"))) return st;
-            int kind = -1;
-            for (size_t k = 0; k < Q_COUNTOF(k_tool_kinds); k++)
-                if (qj_str_eq(d, f[TF_KIND], k_tool_kinds[k])) kind = (int)k;
+            int kind = qj_str_index(d, f[TF_KIND], k_tool_kinds, Q_COUNTOF(k_tool_kinds));
             if (kind < 0) return derr(c, f[TF_KIND], "unknown tool kind (expected function, custom or provider)");
             tl->kind = (qtool_kind)kind;
             tl->kind_given = true;
@@ -753,7 +750,7 @@ static quire_status decode_tools(dctx *c, uint32_t v) {
                 return derr(c, f[k] - 1, "unknown field \"%s\" in %s tool", k_tool_fields[k], k_tool_kinds[tl->kind]);
             }
         }
-        c->ptr[c->plen] = '\0';
+        ptr_reset(c);
         if (tl->kind == QTK_PROVIDER) {
             if ((st = need(c, e, f[TF_PROVIDER], "provider", "provider tool"))) return st;
             if ((st = need(c, e, f[TF_ITEM], "item", "provider tool"))) return st;

@@ -18,14 +18,17 @@ typedef struct qstr {
     const char *p;
     uint32_t len;
     uint8_t esc;
+    uint8_t raw; /* esc = 0 and the bytes are JSON string content as read: they
+                    need no escaping (no quote, backslash or control byte) */
 } qstr;
 
 static inline bool qstr_present(qstr s) { return s.p != NULL; }
-static inline qstr qstr_plain(const char *p, size_t n) { qstr s = {p, (uint32_t)n, 0}; return s; }
-static inline qstr qstr_lit(const char *z) { qstr s = {z, (uint32_t)strlen(z), 0}; return s; }
+static inline qstr qstr_plain(const char *p, size_t n) { qstr s = {p, (uint32_t)n, 0, 0}; return s; }
+static inline qstr qstr_lit(const char *z) { qstr s = {z, (uint32_t)strlen(z), 0, 0}; return s; }
 /* The string node of a doc as a qstr (escaped form). */
 static inline qstr qstr_node(const qj_doc *d, uint32_t i) {
-    qstr s = {d->nodes[i].p, d->nodes[i].len, (uint8_t)((d->nodes[i].flags & QJ_F_ESC) ? 1 : 0)};
+    uint8_t esc = (uint8_t)((d->nodes[i].flags & QJ_F_ESC) ? 1 : 0);
+    qstr s = {d->nodes[i].p, d->nodes[i].len, esc, (uint8_t)!esc};
     return s;
 }
 /* Plain UTF-8 bytes of s (decoded into ar when escaped). NULL on OOM. */

@@ -85,8 +85,8 @@ static bool data_url(const fctx *f, uint32_t n, qblock *b) {
         return true;
     }
     uint8_t esc = (x->flags & QJ_F_ESC) ? 1 : 0;
-    b->media_type = (qstr){x->p + 5, (uint32_t)(semi - x->p - 5), esc};
-    b->data = (qstr){comma + 1, (uint32_t)(x->p + x->len - comma - 1), esc};
+    b->media_type = (qstr){x->p + 5, (uint32_t)(semi - x->p - 5), esc, 0};
+    b->data = (qstr){comma + 1, (uint32_t)(x->p + x->len - comma - 1), esc, 0};
     return true;
 }
 

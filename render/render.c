@@ -189,7 +189,7 @@ static quire_status check_params(qr_ctx *c) {
                         "%s needs tools: the transcript has none", p->tool_choice != QP_TC_UNSET ? "toolChoice" : "parallelToolCalls");
     if (p->tool_choice == QP_TC_TOOL) {
         const qj_node *n = qj_at(p->tool_name.doc, p->tool_name.idx);
-        qstr want = {n->p, n->len, (uint8_t)((n->flags & QJ_F_ESC) != 0)};
+        qstr want = {n->p, n->len, (uint8_t)((n->flags & QJ_F_ESC) != 0), 0};
         bool found = false;
         for (uint32_t i = 0; i < c->t->ntools && !found; i++) {
             qstr have = c->t->tools[i].name;
@@ -995,6 +995,23 @@ quire_status qr_render_memo(const quire_transcript *t, const quire_state *state,
     return render_impl(t, state, ro, opts, m, res, err);
 }
 
+/* Sizes the body buffer once from the JSON the transcript was read from: a
+ * compact body carries about the same bytes (the text is copied through),
+ * so one allocation replaces a chain of growing reallocations and their
+ * copies. Pages never written are never touched, so a generous guess costs
+ * address space, not memory. Without the memory, the buffer grows as usual. */
+static void reserve_body(qbuf *out, const quire_transcript *t, bool pretty) {
+    size_t src = 0;
+    for (uint32_t i = 0; i < t->ndocs; i++) src += t->docs[i]->len;
+    if (src < 4096) return;
+    size_t want = src + src / 8 + 4096;
+    if (pretty) want += src / 2;
+    char *d = q_malloc(out->a, want);
+    if (!d) return;
+    out->data = d;
+    out->cap = want;
+}
+
 static quire_status render_impl(const quire_transcript *t, const quire_state *state, const quire_render_options *ro,
                                 const quire_options *opts, qr_memo *memo, quire_render_result *res,
                                 quire_error *err) {
@@ -1026,6 +1043,7 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
     }
     qbuf out;
     qbuf_init(&out, a);
+    if (!memo) reserve_body(&out, t, ro->pretty != 0);
     qw w;
     qw_init(&w, &out, ro->pretty != 0);
     c.t = t; c.ro = ro; c.w = &w; c.err = err; c.model = model;
