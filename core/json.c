@@ -661,6 +661,26 @@ static inline quire_status parse_string(qj_parser *ps, const unsigned char *p, c
                                         uint8_t *flags) {
 #ifdef QJ_AVX2
     if (ps->fast_strings) {
+        /* Short plain strings (keys, roles, types, ids) inline: 16 bytes
+         * with SSE2; the string ends before any backslash, control or
+         * non-ASCII byte, so it is ASCII without escapes. Anything else
+         * goes to the block scan below. */
+        if (Q_LIKELY(ps->end - p >= 16)) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+            unsigned q = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+            unsigned bad = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))) |
+                           (unsigned)_mm_movemask_epi8(v) |
+                           (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)),
+                                                                      _mm_set1_epi8(0x1F)));
+            if (q && !(((q & -q) - 1u) & bad)) {
+                unsigned n = (unsigned)__builtin_ctz(q);
+                if (!ps->max_str || n <= ps->max_str) {
+                    *flags = QJ_F_ASCII;
+                    *out = p + n + 1;
+                    return QUIRE_OK;
+                }
+            }
+        }
 #ifdef QJ_AVX512
         const unsigned char *q = ps->avx512 ? scan_string_avx512(p, ps->end, flags) : scan_string_avx2(p, ps->end, flags);
 #else
