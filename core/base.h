@@ -42,6 +42,10 @@ typedef struct qbuf {
 void qbuf_init(qbuf *b, const quire_allocator *a);
 void qbuf_free(qbuf *b);
 bool qbuf_grow(qbuf *b, size_t extra); /* ensure cap >= len + extra (+1 for NUL) */
+/* qbuf_grow without the call when the room is already there */
+static inline bool qbuf_reserve(qbuf *b, size_t extra) {
+    return Q_LIKELY(b->cap - b->len > extra) || qbuf_grow(b, extra);
+}
 static inline void qbuf_put(qbuf *b, const void *p, size_t n) {
     if (Q_UNLIKELY(b->cap - b->len <= n) && !qbuf_grow(b, n)) return;
     if (n) memcpy(b->data + b->len, p, n);

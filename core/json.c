@@ -603,8 +603,12 @@ __attribute__((target("avx512f,avx512bw,bmi"))) static const unsigned char *scan
     const uint64_t odd = 0xAAAAAAAAAAAAAAAAull;
     uint64_t high = 0, carry = 0, skip = 0, anyesc = 0, prev_h = 0;
     __m512i prev = _mm512_setzero_si512(), uerr = _mm512_setzero_si512();
-    while (end - p >= 64) {
-        __m512i v = _mm512_loadu_si512((const void *)p);
+    while (p < end) {
+        /* the input's last bytes: a masked load, zeros past the end (control
+         * bytes: a string that does not close before them is refused) */
+        bool last = end - p < 64;
+        __m512i v = Q_LIKELY(!last) ? _mm512_loadu_si512((const void *)p)
+                                    : _mm512_maskz_loadu_epi8((1ull << (end - p)) - 1u, p);
         uint64_t bs = _mm512_cmpeq_epi8_mask(v, vb);
         uint64_t q = _mm512_cmpeq_epi8_mask(v, vq);
         uint64_t c = _mm512_cmple_epu8_mask(v, vc);
@@ -644,14 +648,11 @@ __attribute__((target("avx512f,avx512bw,bmi"))) static const unsigned char *scan
             *flags = (uint8_t)((anyesc ? QJ_F_ESC : 0) | (high ? 0 : QJ_F_ASCII));
             return p + __builtin_ctzll(qe) + 1;
         }
+        if (last) return NULL;
         carry = starts >> 63;
         p += 64;
     }
-    if (carry || skip || prev_h || _mm512_test_epi64_mask(uerr, uerr)) return NULL;
-    /* under 64 bytes left: the 32-byte scan takes over from a clean state */
-    const unsigned char *q = scan_string_avx2(p, end, flags);
-    if (q && (high || anyesc)) *flags = (uint8_t)((*flags | (anyesc ? QJ_F_ESC : 0)) & (high ? ~QJ_F_ASCII : 0xFF));
-    return q;
+    return NULL;
 }
 #endif
 
@@ -1295,7 +1296,7 @@ static const char k_hex[] = "0123456789abcdef";
 
 void qj_escape(qbuf *b, const char *s, size_t n) {
     const unsigned char *p = (const unsigned char *)s, *end = p + n;
-    if (!qbuf_grow(b, n + 2)) return;
+    if (!qbuf_reserve(b, n + 2)) return;
     while (p < end) {
         const unsigned char *run = p;
 #ifdef QJ_SSE2
@@ -1405,7 +1406,7 @@ void qw_keyn(qw *w, const char *k, size_t n) {
 void qw_key_esc(qw *w, const char *raw, size_t n) {
     before_item(w);
     if (!w->pretty) { /* one reservation: "key": */
-        if (!qbuf_grow(w->b, n + 3)) return;
+        if (!qbuf_reserve(w->b, n + 3)) return;
         char *o = w->b->data + w->b->len;
         o[0] = '"';
         memcpy(o + 1, raw, n);
@@ -1426,7 +1427,7 @@ void qw_str(qw *w, const char *s, size_t n) {
         size_t i = 0;
         while (i < n && u[i] >= 0x20 && u[i] != '"' && u[i] != '\\') i++;
         if (i == n) {
-            if (!qbuf_grow(w->b, n + 2)) return;
+            if (!qbuf_reserve(w->b, n + 2)) return;
             char *o = w->b->data + w->b->len;
             o[0] = '"';
             memcpy(o + 1, s, n);
@@ -1441,7 +1442,7 @@ void qw_str(qw *w, const char *s, size_t n) {
 }
 void qw_str_esc(qw *w, const char *raw, size_t n) {
     before_item(w);
-    if (!qbuf_grow(w->b, n + 2)) return;
+    if (!qbuf_reserve(w->b, n + 2)) return;
     char *o = w->b->data + w->b->len;
     o[0] = '"';
     memcpy(o + 1, raw, n);
