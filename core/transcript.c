@@ -123,28 +123,46 @@ qmsg *qtr_push_msg(quire_transcript *t) {
 /* Decoding                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* The JSON Pointer of the value being decoded is kept as a stack of
+ * segments (a key or an index) and written out only when an error needs it. */
+#define DCTX_SEGS 64
+typedef struct dseg {
+    const char *key; /* NULL: an array index */
+    size_t idx;
+} dseg;
 typedef struct dctx {
     quire_transcript *t;
     const qj_doc *d;
     quire_error *err;
-    char ptr[512];
-    size_t plen; /* the permanent prefix */
-    size_t cur;  /* strlen(ptr): the prefix and the last segment pushed */
+    char ptr[512];   /* the caller's prefix; the whole pointer once derr writes it */
+    size_t pre;      /* strlen of the caller's prefix */
+    size_t plen;     /* segments in the permanent prefix */
+    size_t cur;      /* plen, or plen + 1 with the last segment pushed */
+    dseg seg[DCTX_SEGS];
 } dctx;
 
 static inline void ptr_key(dctx *c, const char *k) {
-    c->ptr[c->plen] = '\0';
-    c->cur = q_ptr_append_key(c->ptr, c->plen, sizeof c->ptr, k, strlen(k));
+    if (c->plen < DCTX_SEGS) c->seg[c->plen] = (dseg){k, 0};
+    c->cur = c->plen + 1;
 }
 static inline void ptr_idx(dctx *c, size_t i) {
-    c->ptr[c->plen] = '\0';
-    c->cur = q_ptr_append_index(c->ptr, c->plen, sizeof c->ptr, i);
+    if (c->plen < DCTX_SEGS) c->seg[c->plen] = (dseg){NULL, i};
+    c->cur = c->plen + 1;
 }
 /* Enter: make the current pointer permanent; returns the saved length. */
-static size_t ptr_enter(dctx *c) { size_t s = c->plen; c->plen = c->cur; return s; }
-static void ptr_leave(dctx *c, size_t saved) { c->plen = c->cur = saved; c->ptr[saved] = '\0'; }
+static inline size_t ptr_enter(dctx *c) { size_t s = c->plen; c->plen = c->cur; return s; }
+static inline void ptr_leave(dctx *c, size_t saved) { c->plen = c->cur = saved; }
 /* Back to the permanent prefix. */
-static inline void ptr_reset(dctx *c) { c->ptr[c->plen] = '\0'; c->cur = c->plen; }
+static inline void ptr_reset(dctx *c) { c->cur = c->plen; }
+/* Writes the pointer into c->ptr (after the caller's prefix). */
+static const char *ptr_build(dctx *c) {
+    size_t n = c->pre, k = c->cur < DCTX_SEGS ? c->cur : DCTX_SEGS;
+    c->ptr[n] = '\0';
+    for (size_t i = 0; i < k; i++)
+        n = c->seg[i].key ? q_ptr_append_key(c->ptr, n, sizeof c->ptr, c->seg[i].key, strlen(c->seg[i].key))
+                          : q_ptr_append_index(c->ptr, n, sizeof c->ptr, c->seg[i].idx);
+    return c->ptr;
+}
 
 static quire_status Q_PRINTF(3, 4) derr(dctx *c, uint32_t node, const char *fmt, ...) {
     quire_error *e = c->err;
@@ -154,7 +172,7 @@ static quire_status Q_PRINTF(3, 4) derr(dctx *c, uint32_t node, const char *fmt,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    q_err_at(e, QUIRE_E_SCHEMA, qj_offset(c->d, node), c->ptr, "%s", msg);
+    q_err_at(e, QUIRE_E_SCHEMA, qj_offset(c->d, node), ptr_build(c), "%s", msg);
     q_err_locate(e, c->d->src, c->d->len);
     return QUIRE_E_SCHEMA;
 }
@@ -646,7 +664,8 @@ static quire_status decode_message(dctx *c, uint32_t v, uint32_t src_index) {
 static void dctx_init(dctx *c, quire_transcript *t, const qj_doc *d, const char *ptr, quire_error *err) {
     c->t = t; c->d = d; c->err = err;
     snprintf(c->ptr, sizeof c->ptr, "%s", ptr ? ptr : "");
-    c->plen = c->cur = strlen(c->ptr);
+    c->pre = strlen(c->ptr);
+    c->plen = c->cur = 0;
 }
 
 quire_status qtr_decode_message(quire_transcript *t, const qj_doc *d, uint32_t msg, const char *ptr,
