@@ -127,11 +127,43 @@ void qw_arr_end(qw *w);
 void qw_key_esc(qw *w, const char *raw, size_t n);      /* already-escaped key content */
 /* k is plain ASCII without escapes (so it is its own escaped form); inline
  * so that strlen of a literal folds away */
-static inline void qw_key(qw *w, const char *k) { qw_key_esc(w, k, strlen(k)); }
+static inline void qw_key(qw *w, const char *k) {
+    size_t n = strlen(k);
+    qbuf *b = w->b;
+    /* a key after the first in a compact object: ,"k": written in place */
+    if (Q_LIKELY(!w->pretty && !w->after_key && w->depth && w->count[w->depth] && b->cap - b->len > n + 4)) {
+        char *o = b->data + b->len;
+        o[0] = ',';
+        o[1] = '"';
+        memcpy(o + 2, k, n);
+        o[n + 2] = '"';
+        o[n + 3] = ':';
+        b->len += n + 4;
+        w->after_key = true;
+        return;
+    }
+    qw_key_esc(w, k, n);
+}
 void qw_keyn(qw *w, const char *k, size_t n);           /* escapes as needed */
 void qw_str(qw *w, const char *s, size_t n);            /* escapes as needed */
 static inline void qw_strz(qw *w, const char *s) { qw_str(w, s, strlen(s)); }
 void qw_str_esc(qw *w, const char *raw, size_t n);      /* already-escaped content */
+/* s is plain ASCII with nothing to escape (a literal such as a type name):
+ * after a key it is written in place */
+static inline void qw_lit(qw *w, const char *s) {
+    size_t n = strlen(s);
+    qbuf *b = w->b;
+    if (Q_LIKELY(w->after_key && b->cap - b->len > n + 2)) {
+        char *o = b->data + b->len;
+        o[0] = '"';
+        memcpy(o + 1, s, n);
+        o[n + 1] = '"';
+        b->len += n + 2;
+        w->after_key = false;
+        return;
+    }
+    qw_str_esc(w, s, n);
+}
 void qw_num_raw(qw *w, const char *s, size_t n);        /* number text as is */
 void qw_int(qw *w, int64_t v);
 void qw_bool(qw *w, bool v);

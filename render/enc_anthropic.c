@@ -28,17 +28,17 @@ static void source(qw *w, const qblock *b, bool document) {
     qw_key(w, "source");
     qw_obj_begin(w);
     if (qstr_present(b->file_id)) {
-        qw_key(w, "type"); qw_strz(w, "file");
+        qw_key(w, "type"); qw_lit(w, "file");
         qw_key(w, "file_id"); qw_qstr(w, b->file_id);
     } else if (qstr_present(b->url)) {
-        qw_key(w, "type"); qw_strz(w, "url");
+        qw_key(w, "type"); qw_lit(w, "url");
         qw_key(w, "url"); qw_qstr(w, b->url);
     } else if (document && qstr_eq(b->media_type, "text/plain")) {
-        qw_key(w, "type"); qw_strz(w, "text");
+        qw_key(w, "type"); qw_lit(w, "text");
         qw_key(w, "media_type"); qw_qstr(w, b->media_type);
         qw_key(w, "data"); qw_qstr(w, b->data);
     } else {
-        qw_key(w, "type"); qw_strz(w, "base64");
+        qw_key(w, "type"); qw_lit(w, "base64");
         qw_key(w, "media_type"); qw_qstr(w, b->media_type);
         qw_key(w, "data"); qw_qstr(w, b->data);
     }
@@ -47,7 +47,7 @@ static void source(qw *w, const qblock *b, bool document) {
 
 static void text_block(qw *w, qstr text) {
     qw_obj_begin(w);
-    qw_key(w, "type"); qw_strz(w, "text");
+    qw_key(w, "type"); qw_lit(w, "text");
     qw_key(w, "text"); qw_qstr(w, text);
     qw_obj_end(w);
 }
@@ -77,7 +77,7 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
     case QB_TEXT:
         if (b->text.len == 0) { qr_unsupported(c, mi, (int32_t)bi, "an empty text block"); return; }
         qw_obj_begin(w);
-        qw_key(w, "type"); qw_strz(w, "text");
+        qw_key(w, "type"); qw_lit(w, "text");
         qw_key(w, "text"); qw_qstr(w, b->text);
         if (qval_present(b->citations)) { qw_key(w, "citations"); qw_qval(w, b->citations); }
         if (!part) mark(c, QRS_BLOCK, mi, bi);
@@ -109,7 +109,7 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
             return;
         }
         qw_obj_begin(w);
-        qw_key(w, "type"); qw_strz(w, doc ? "document" : "image");
+        qw_key(w, "type"); qw_lit(w, doc ? "document" : "image");
         source(w, b, doc);
         if (qstr_present(b->title)) { qw_key(w, "title"); qw_qstr(w, b->title); }
         else if (doc && qstr_present(b->filename)) { qw_key(w, "title"); qw_qstr(w, b->filename); }
@@ -120,7 +120,7 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
     case QB_SERVER_TOOL_CALL:
         if (!qstr_eq(b->provider, "anthropic")) { qr_drop_artefact(c, mi, bi, "server tool call of another provider"); return; }
         qw_obj_begin(w);
-        qw_key(w, "type"); qw_strz(w, "server_tool_use");
+        qw_key(w, "type"); qw_lit(w, "server_tool_use");
         qw_key(w, "id"); qw_qstr(w, b->id);
         qw_key(w, "name"); qw_qstr(w, b->name);
         qw_key(w, "input"); qw_qval(w, b->input);
@@ -154,7 +154,7 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
     case QB_TOOL_CALL:
         if (!qr_tool_input_ok(c, mi, bi, b)) return;
         qw_obj_begin(w);
-        qw_key(w, "type"); qw_strz(w, "tool_use");
+        qw_key(w, "type"); qw_lit(w, "tool_use");
         qw_key(w, "id"); qw_qstr(w, b->id);
         qw_key(w, "name"); qw_qstr(w, b->name);
         qw_key(w, "input"); qr_write_tool_input(c, b);
@@ -163,7 +163,7 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
         return;
     case QB_TOOL_RESULT:
         qw_obj_begin(w);
-        qw_key(w, "type"); qw_strz(w, "tool_result");
+        qw_key(w, "type"); qw_lit(w, "tool_result");
         qw_key(w, "tool_use_id"); qw_qstr(w, b->tool_call_id);
         if (b->content_is_string) {
             qw_key(w, "content");
@@ -189,7 +189,7 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
     case QB_THINKING:
         if (!c->caps.thinking) { qr_drop_artefact(c, mi, bi, "thinking block: the row has no thinking"); return; }
         qw_obj_begin(w);
-        qw_key(w, "type"); qw_strz(w, "thinking");
+        qw_key(w, "type"); qw_lit(w, "thinking");
         qw_key(w, "thinking"); qw_qstr(w, b->text);
         if (qstr_present(b->signature)) { qw_key(w, "signature"); qw_qstr(w, b->signature); }
         qw_obj_end(w);
@@ -197,7 +197,7 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
     case QB_REDACTED_THINKING:
         if (!c->caps.thinking) { qr_drop_artefact(c, mi, bi, "redactedThinking block: the row has no thinking"); return; }
         qw_obj_begin(w);
-        qw_key(w, "type"); qw_strz(w, "redacted_thinking");
+        qw_key(w, "type"); qw_lit(w, "redacted_thinking");
         qw_key(w, "data"); qw_qstr(w, b->data);
         qw_obj_end(w);
         return;
@@ -221,7 +221,7 @@ static void system_message(qr_ctx *c, const qstr *texts, uint32_t n) {
     /* mid-conversation system messages are a beta feature: the envelope names it */
     qr_need_beta(c, "mid-conversation-system-2026-04-07");
     qw_obj_begin(w);
-    qw_key(w, "role"); qw_strz(w, "system");
+    qw_key(w, "role"); qw_lit(w, "system");
     qw_key(w, "content");
     qw_arr_begin(w);
     for (uint32_t i = 0; i < n; i++) text_block(w, texts[i]);
@@ -252,7 +252,7 @@ static void user_message(qr_ctx *c, uint32_t i, uint32_t j, bool fold, bool tail
     const quire_transcript *t = c->t;
     qw *w = c->w;
     qw_obj_begin(w);
-    qw_key(w, "role"); qw_strz(w, "user");
+    qw_key(w, "role"); qw_lit(w, "user");
     qw_key(w, "content");
     qw_arr_begin(w);
     /* pass 0: tool results (they must open the message) */
@@ -283,7 +283,7 @@ static void user_message(qr_ctx *c, uint32_t i, uint32_t j, bool fold, bool tail
 static void assistant_message(qr_ctx *c, uint32_t i, uint32_t j) {
     qw *w = c->w;
     qw_obj_begin(w);
-    qw_key(w, "role"); qw_strz(w, "assistant");
+    qw_key(w, "role"); qw_lit(w, "assistant");
     qw_key(w, "content");
     qw_arr_begin(w);
     for (uint32_t k = i; k < j; k++) {
@@ -324,10 +324,10 @@ static void write_params(qr_ctx *c) {
             qw_obj_begin(w);
             qw_key(w, "type");
             switch (p->tool_choice) {
-            case QP_TC_NONE: qw_strz(w, "none"); break;
-            case QP_TC_REQUIRED: qw_strz(w, "any"); break;
-            case QP_TC_TOOL: qw_strz(w, "tool"); qw_key(w, "name"); qw_qval(w, p->tool_name); break;
-            case QP_TC_UNSET: case QP_TC_AUTO: qw_strz(w, "auto"); break;
+            case QP_TC_NONE: qw_lit(w, "none"); break;
+            case QP_TC_REQUIRED: qw_lit(w, "any"); break;
+            case QP_TC_TOOL: qw_lit(w, "tool"); qw_key(w, "name"); qw_qval(w, p->tool_name); break;
+            case QP_TC_UNSET: case QP_TC_AUTO: qw_lit(w, "auto"); break;
             }
             if (p->parallel_tool_calls >= 0) { qw_key(w, "disable_parallel_tool_use"); qw_bool(w, !p->parallel_tool_calls); }
             qw_obj_end(w);
@@ -340,7 +340,7 @@ static void write_params(qr_ctx *c) {
         qw_obj_begin(w);
         qw_key(w, "format");
         qw_obj_begin(w);
-        qw_key(w, "type"); qw_strz(w, "json_schema");
+        qw_key(w, "type"); qw_lit(w, "json_schema");
         qw_key(w, "schema"); qw_qval(w, p->format_schema);
         qw_obj_end(w);
         qw_obj_end(w);
@@ -356,7 +356,7 @@ static void write_params(qr_ctx *c) {
         } else {
             qw_key(w, "thinking");
             qw_obj_begin(w);
-            qw_key(w, "type"); qw_strz(w, "enabled");
+            qw_key(w, "type"); qw_lit(w, "enabled");
             qw_key(w, "budget_tokens"); qw_qval(w, p->budget_tokens);
             qw_obj_end(w);
         }
@@ -382,7 +382,7 @@ quire_status qr_encode_anthropic(qr_ctx *c) {
         qw_arr_begin(w);
         for (uint32_t i = 0; t->has_system && i < t->nsystem; i++) {
             qw_obj_begin(w);
-            qw_key(w, "type"); qw_strz(w, "text");
+            qw_key(w, "type"); qw_lit(w, "text");
             qw_key(w, "text"); qw_qstr(w, t->system[i].text);
             mark(c, QRS_SYSTEM, i, 0);
             qw_obj_end(w);
@@ -436,7 +436,7 @@ quire_status qr_encode_anthropic(qr_ctx *c) {
             bool only_tail = nr == 0 && !fold;
             if (!only_tail) {
                 qw_obj_begin(w);
-                qw_key(w, "role"); qw_strz(w, "user");
+                qw_key(w, "role"); qw_lit(w, "user");
                 qw_key(w, "content");
                 qw_arr_begin(w);
                 if (fold) fold_system(c);
@@ -492,7 +492,7 @@ quire_status qr_encode_anthropic(qr_ctx *c) {
         /* user blocks anchored after the last assistant message with no user run following */
         if (run->role == QW_ASSISTANT && (last || runs[r + 1].role != QW_USER) && has_user_groups(c, run->j - 1)) {
             qw_obj_begin(w);
-            qw_key(w, "role"); qw_strz(w, "user");
+            qw_key(w, "role"); qw_lit(w, "user");
             qw_key(w, "content");
             qw_arr_begin(w);
             groups_after(c, run->j - 1, true);
@@ -506,7 +506,7 @@ quire_status qr_encode_anthropic(qr_ctx *c) {
     if (tail_user) {
         /* the transcript ends with an assistant or system message: a new user turn */
         qw_obj_begin(w);
-        qw_key(w, "role"); qw_strz(w, "user");
+        qw_key(w, "role"); qw_lit(w, "user");
         qw_key(w, "content");
         qw_arr_begin(w);
         groups_after(c, QR_TAIL, true);

@@ -880,12 +880,18 @@ static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
                 reason = "unsigned_thinking";
                 detail = "a thinking block without its signature is rejected by this provider";
             }
-            qblock nb = *bl;
-            bool mod = false, oom = false;
-            if (!reason && claude_rules && bl->type == QB_TOOL_RESULT) mod = rules_tool_result(c, bl, &nb, k, b, &oom);
+            qblock nb; /* the block as changed: copied only when a rule may change it */
+            bool mod = false, oom = false, copied = false;
+            if (!reason && claude_rules && bl->type == QB_TOOL_RESULT) {
+                nb = *bl;
+                copied = true;
+                mod = rules_tool_result(c, bl, &nb, k, b, &oom);
+            }
             if (!reason && map_ids && (bl->type == QB_TOOL_CALL || bl->type == QB_TOOL_RESULT)) {
                 const char *to = ids_map(c, &ids, bl->type == QB_TOOL_CALL ? bl->id : bl->tool_call_id, &oom);
                 if (to) {
+                    if (!copied) nb = *bl;
+                    copied = true;
                     if (bl->type == QB_TOOL_CALL) nb.id = qstr_plain(to, 9);
                     else nb.tool_call_id = qstr_plain(to, 9);
                     mod = true;
@@ -901,7 +907,7 @@ static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
                 nk = b;
             }
             if (reason) continue;
-            if (changed) kept[nk++] = nb;
+            if (changed) kept[nk++] = copied ? nb : *bl;
         }
         /* what is left only the encoder would drop (opaque and server tool blocks
          * of another provider, which no rule above touches): dropped here, so
