@@ -310,7 +310,7 @@ static inline bool push_node(qj_parser *ps, uint32_t *idx) {
 
 static inline const unsigned char *skip_ws(qj_parser *ps, const unsigned char *p) {
     const unsigned char *end = ps->end;
-    if (p < end && is_ws(*p)) {
+    if (p < end && *p <= ' ' && is_ws(*p)) { /* one compare for the usual , : } ] " */
         ps->ws_events++;
         do p++; while (p < end && is_ws(*p));
     }

@@ -177,10 +177,13 @@ static quire_status Q_PRINTF(3, 4) derr(dctx *c, uint32_t node, const char *fmt,
     return QUIRE_E_SCHEMA;
 }
 
-static quire_status expect_type(dctx *c, uint32_t v, qj_type want, const char *what) {
+static quire_status type_err(dctx *c, uint32_t v, const char *what) {
+    return derr(c, v, "expected %s, got %s", what, qj_type_name(qj_type_of(c->d, v)));
+}
+static inline quire_status expect_type(dctx *c, uint32_t v, qj_type want, const char *what) {
     qj_type t = qj_type_of(c->d, v);
-    if (t == want || (want == QJ_TRUE && t == QJ_FALSE)) return QUIRE_OK;
-    return derr(c, v, "expected %s, got %s", what, qj_type_name(t));
+    if (Q_LIKELY(t == want || (want == QJ_TRUE && t == QJ_FALSE))) return QUIRE_OK;
+    return type_err(c, v, what);
 }
 
 /* Scans the members of obj: each key must be one of names (else "unknown
@@ -355,9 +358,9 @@ static quire_status decode_source(dctx *c, uint32_t obj, const uint32_t *f, qblo
     return QUIRE_OK;
 }
 
+/* b comes zeroed (every caller allocates the blocks with qarena_calloc). */
 static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_result) {
     const qj_doc *d = c->d;
-    memset(b, 0, sizeof *b);
     b->is_error = -1;
     quire_status st = expect_type(c, v, QJ_OBJECT, "object (a content block)");
     if (st) return st;
