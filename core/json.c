@@ -1247,18 +1247,22 @@ uint32_t qj_match_fields(const qj_doc *d, uint32_t obj, const char *const *names
     *dup = false;
     const qj_node *o = &d->nodes[obj];
     uint32_t k = obj + 1;
+    /* the candidates are tried from the one after the last match, round the
+     * table: keys usually come in the table's order */
+    size_t start = 0;
     for (uint32_t m = 0; m < o->n; m++) {
         uint32_t v = k + 1;
         const qj_node *kn = &d->nodes[k];
-        size_t i = 0;
+        size_t i = start, tries = 0;
         if (kn->flags & QJ_F_ESC) {
-            while (i < n && !qj_str_eq(d, k, names[i])) i++;
+            while (tries < n && !qj_str_eq(d, k, names[i])) { i = i + 1 == n ? 0 : i + 1; tries++; }
         } else { /* plain key: compare in place, no strlen per candidate */
-            while (i < n && !plain_eq(names[i], kn->p, kn->len)) i++;
+            while (tries < n && !plain_eq(names[i], kn->p, kn->len)) { i = i + 1 == n ? 0 : i + 1; tries++; }
         }
-        if (i == n) return k;
+        if (tries == n) return k;
         if (vals[i] != QJ_NONE) { *dup = true; return k; }
         vals[i] = v;
+        start = i + 1 == n ? 0 : i + 1;
         k = d->nodes[v].end;
     }
     return QJ_NONE;
