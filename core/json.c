@@ -613,6 +613,10 @@ __attribute__((target("avx512f,avx512bw,bmi"))) static const unsigned char *scan
         uint64_t q = _mm512_cmpeq_epi8_mask(v, vq);
         uint64_t c = _mm512_cmple_epu8_mask(v, vc);
         uint64_t h = _mm512_movepi8_mask(v);
+        /* the 'u' mask in a general register now, off the escape arithmetic's
+         * path (a compare masked by that arithmetic would wait for it) */
+        uint64_t uq = _mm512_cmpeq_epi8_mask(v, vu);
+        __asm__("" : "+r"(uq));
         if (h | prev_h) uerr = _mm512_or_si512(uerr, utf8_block_errors_avx512(v, prev));
         prev = v;
         prev_h = h;
@@ -628,8 +632,8 @@ __attribute__((target("avx512f,avx512bw,bmi"))) static const unsigned char *scan
         if (Q_UNLIKELY((c | (eb & none)) & before)) return NULL;
         uint64_t um = eb & ~skip;
         skip = 0;
-        if (Q_UNLIKELY(um & _mm512_cmpeq_epi8_mask(v, vu))) {
-            um &= _mm512_cmpeq_epi8_mask(v, vu);
+        if (Q_UNLIKELY(um & uq)) {
+            um &= uq;
             while (um) {
                 unsigned j = (unsigned)__builtin_ctzll(um);
                 size_t k = u_escape_len(p + j - 1, end);
