@@ -158,6 +158,15 @@ int main(void) {
     bad(M("{\"role\":\"tool\",\"content\":\"x\"}"), "/messages/0/content", "a tool message holds only toolResult blocks", 1, 39);
     bad(M("{\"role\":\"tool\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}"), "/messages/0/content/0/type",
         "a tool message holds only toolResult blocks", 1, 48);
+    /* the pointer is written out only for the error: escaped segments, and the
+     * prefix restored after the blocks and messages that decoded */
+    bad(M("{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\",\"a/b~\":1}]}"),
+        "/messages/0/content/0/a~1b~0", "unknown field \"a/b~\" in content block", 1, 66);
+    bad(M("{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
+          "{\"type\":\"toolCall\",\"id\":\"x\",\"name\":\"n\",\"input\":{},\"kind\":\"odd\"}]}"),
+        "/messages/1/content/1/kind", "unknown toolCall kind (the only kind is \"custom\")", 1, 160);
+    bad(M("{\"role\":\"user\",\"content\":[{\"text\":\"a\",\"type\":\"text\",\"text\":\"b\"}]}"),
+        "/messages/0/content/0/text", "duplicate key \"text\"", 1, 66);
     bad(M("{\"role\":\"user\",\"content\":[{\"type\":\"toolCall\",\"id\":\"t\",\"name\":\"n\",\"input\":1}]}"),
         "/messages/0/content/0/type", "this block type belongs in an assistant message", 1, 48);
     bad(M("{\"role\":\"assistant\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"t\"}]}"),
