@@ -552,7 +552,11 @@ static quire_status parse_string_slow(qj_parser *ps, const unsigned char *p, con
  * come from a permute of the previous and current blocks. */
 #define U8(x) ((char)(unsigned char)(x))
 #define T16(...) _mm512_broadcast_i32x4(_mm_setr_epi8(__VA_ARGS__))
-__attribute__((target("avx512f,avx512bw"))) static inline __m512i utf8_block_errors_avx512(__m512i in, __m512i prev) {
+/* k_e0, k_f0, k_80: set1 of 0xE0 - 0x80, 0xF0 - 0x80 and 0x80, held in
+ * registers by the caller's loop */
+__attribute__((target("avx512f,avx512bw"))) static inline __m512i utf8_block_errors_avx512(__m512i in, __m512i prev,
+                                                                                       __m512i k_e0, __m512i k_f0,
+                                                                                       __m512i k_80) {
     const __m512i t1h = T16(
         U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG),
         U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS),
@@ -584,9 +588,9 @@ __attribute__((target("avx512f,avx512bw"))) static inline __m512i utf8_block_err
         _mm512_shuffle_epi8(t2h, _mm512_and_si512(_mm512_srli_epi16(in, 4), nib)));
     __m512i prev2 = _mm512_alignr_epi8(in, sh, 14);
     __m512i prev3 = _mm512_alignr_epi8(in, sh, 13);
-    __m512i third = _mm512_subs_epu8(prev2, _mm512_set1_epi8(U8(0xE0 - 0x80)));
-    __m512i fourth = _mm512_subs_epu8(prev3, _mm512_set1_epi8(U8(0xF0 - 0x80)));
-    __m512i must23_80 = _mm512_and_si512(_mm512_or_si512(third, fourth), _mm512_set1_epi8(U8(0x80)));
+    __m512i third = _mm512_subs_epu8(prev2, k_e0);
+    __m512i fourth = _mm512_subs_epu8(prev3, k_f0);
+    __m512i must23_80 = _mm512_and_si512(_mm512_or_si512(third, fourth), k_80);
     return _mm512_xor_si512(must23_80, sc);
 }
 #undef T16
@@ -603,6 +607,11 @@ __attribute__((target("avx512f,avx512bw,bmi"))) static const unsigned char *scan
     const uint64_t odd = 0xAAAAAAAAAAAAAAAAull;
     uint64_t high = 0, carry = 0, skip = 0, anyesc = 0, prev_h = 0;
     __m512i prev = _mm512_setzero_si512(), uerr = _mm512_setzero_si512();
+    /* the byte constants kept in registers: the compiler would otherwise
+     * rebuild each from an immediate on every block */
+    __m512i vc_r = vc, vu_r = vu, k_e0 = _mm512_set1_epi8((char)(0xE0 - 0x80)), k_f0 = _mm512_set1_epi8((char)(0xF0 - 0x80)),
+            k_80 = _mm512_set1_epi8((char)0x80);
+    __asm__("" : "+v"(vc_r), "+v"(vu_r), "+v"(k_e0), "+v"(k_f0), "+v"(k_80));
     while (p < end) {
         /* the input's last bytes: a masked load, zeros past the end (control
          * bytes: a string that does not close before them is refused) */
@@ -611,13 +620,13 @@ __attribute__((target("avx512f,avx512bw,bmi"))) static const unsigned char *scan
                                     : _mm512_maskz_loadu_epi8((1ull << (end - p)) - 1u, p);
         uint64_t bs = _mm512_cmpeq_epi8_mask(v, vb);
         uint64_t q = _mm512_cmpeq_epi8_mask(v, vq);
-        uint64_t c = _mm512_cmple_epu8_mask(v, vc);
+        uint64_t c = _mm512_cmple_epu8_mask(v, vc_r);
         uint64_t h = _mm512_movepi8_mask(v);
         /* the 'u' mask in a general register now, off the escape arithmetic's
          * path (a compare masked by that arithmetic would wait for it) */
-        uint64_t uq = _mm512_cmpeq_epi8_mask(v, vu);
+        uint64_t uq = _mm512_cmpeq_epi8_mask(v, vu_r);
         __asm__("" : "+r"(uq));
-        if (h | prev_h) uerr = _mm512_or_si512(uerr, utf8_block_errors_avx512(v, prev));
+        if (h | prev_h) uerr = _mm512_or_si512(uerr, utf8_block_errors_avx512(v, prev, k_e0, k_f0, k_80));
         prev = v;
         prev_h = h;
         __m512i hi = _mm512_shuffle_epi8(hi_t, _mm512_and_si512(_mm512_srli_epi16(v, 4), nib));
