@@ -597,7 +597,9 @@ __attribute__((target("avx512f,avx512bw"))) static inline __m512i utf8_block_err
 #undef U8
 
 /* scan_string_avx2 on 64-byte blocks with mask registers (AVX-512BW): the
- * same masks and the same results, fewer instructions per byte. */
+ * same masks and the same results, fewer instructions per byte. The input's
+ * last block is a masked load; a surrogate pair whose second half starts in
+ * the next block goes to the careful scan (no state carried for it). */
 __attribute__((target("avx512f,avx512bw,bmi"))) static const unsigned char *scan_string_avx512(
     const unsigned char *p, const unsigned char *end, uint8_t *flags) {
     const __m512i vq = _mm512_set1_epi8('"'), vb = _mm512_set1_epi8('\\'), vc = _mm512_set1_epi8(0x1F);
@@ -605,7 +607,7 @@ __attribute__((target("avx512f,avx512bw,bmi"))) static const unsigned char *scan
     const __m512i hi_t = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0));
     const __m512i lo_t = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1 | 4 | 8, 0, 8, 8, 4, 0, 0, 0, 0, 0, 2, 0, 4, 1));
     const uint64_t odd = 0xAAAAAAAAAAAAAAAAull;
-    uint64_t high = 0, carry = 0, skip = 0, anyesc = 0, prev_h = 0;
+    uint64_t high = 0, carry = 0, anyesc = 0, prev_h = 0;
     __m512i prev = _mm512_setzero_si512(), uerr = _mm512_setzero_si512();
     /* the byte constants kept in registers: the compiler would otherwise
      * rebuild each from an immediate on every block */
@@ -639,8 +641,7 @@ __attribute__((target("avx512f,avx512bw,bmi"))) static const unsigned char *scan
         uint64_t before = (qe - 1u) & ~qe;
         uint64_t eb = escaped & before;
         if (Q_UNLIKELY((c | (eb & none)) & before)) return NULL;
-        uint64_t um = eb & ~skip;
-        skip = 0;
+        uint64_t um = eb;
         if (Q_UNLIKELY(um & uq)) {
             um &= uq;
             while (um) {
@@ -650,7 +651,7 @@ __attribute__((target("avx512f,avx512bw,bmi"))) static const unsigned char *scan
                 um &= um - 1;
                 if (k == 12) {
                     if (j + 6 < 64) um &= ~(1ull << (j + 6));
-                    else skip = 1ull << (j + 6 - 64);
+                    else return NULL; /* a pair across blocks: the careful scan */
                 }
             }
         }
