@@ -24,6 +24,7 @@
 #define QUIRE_RENDER_MEMO_H
 
 #include "render/render.h"
+#include "render/wire.h"
 
 typedef struct qr_memo qr_memo;
 
@@ -59,14 +60,25 @@ const quire_segment *qr_memo_segments(qr_memo *m, size_t *n);
 uint64_t qr_memo_epoch(const qr_memo *m);
 /* Counters for tests and benchmarks: units reused and encoded by the last render. */
 void qr_memo_counts(const qr_memo *m, uint32_t *reused, uint32_t *encoded);
+/* Units the last render looked at one by one (its key checked or encoded);
+ * the units of the reused prefix are not among them (tests). */
+uint32_t qr_memo_visited(const qr_memo *m);
+/* The last body's leading pieces that are the pieces of the body before it
+ * (same pointers, same bytes: the reused prefix and an unchanged head); 0
+ * when unknown. *gen: successful renders so far (a consumer that kept
+ * something of the body of render gen - 1 may keep that much of it);
+ * *bytes: their length. */
+size_t qr_memo_same(const qr_memo *m, uint64_t *gen, size_t *bytes);
 
 /* The body with stretches of stored units left out, for a validation that
  * costs what changed: never the head, the first element, a unit with a
  * breakpoint, what was written this turn or the two units on each side of
  * those; a stretch [s, e) goes only when the units before s and before e are
  * closed units of one role (so the unit at e follows a unit like the one it
- * followed, and no call is left open). False when nothing would be left out. */
-bool qr_memo_window(const qr_memo *m, qbuf *out);
+ * followed, and no call is left open). The bytes are the memo's (valid until
+ * the next render); the scan resumes where the last body's was still the
+ * same. False when nothing would be left out. */
+bool qr_memo_window(qr_memo *m, const char **p, size_t *n);
 
 /* What the transcript checks of render.c have verified for a transcript:
  * messages [0, n) (the last one's blocks identify it) and, for the dialects
@@ -97,6 +109,22 @@ typedef struct qr_inmarks {
 } qr_inmarks;
 qr_inmarks *qr_memo_inmarks(qr_memo *m);
 bool qr_inmarks_push(qr_memo *m, uint32_t k, uint32_t b);
+/* What the provider rules (render.c apply_rules) found in messages [0, n)
+ * of transcript t (the last one's blocks identify it) for one target: the
+ * messages they changed (in order). A render applies them to the messages
+ * after n and to those only. */
+typedef struct qr_rules {
+    const quire_transcript *t;
+    uint32_t n;
+    const qblock *last;
+    int dialect;
+    bool thinking;
+    char provider[64];
+    uint32_t *chg;
+    uint32_t nchg, cap;
+} qr_rules;
+qr_rules *qr_memo_rules(qr_memo *m);
+bool qr_rules_push(qr_memo *m, uint32_t k);
 /* Empties the id set; false when growing it failed. */
 void qr_checked_reset(qr_memo *m);
 bool qr_checked_grow(qr_memo *m, uint32_t want);
@@ -125,5 +153,17 @@ void qr_unit_end(qr_ctx *c, qr_unit *u);
 bool qr_groups_in(const qr_ctx *c, uint32_t i, uint32_t j);
 /* The request head written so far (from offset 0): interned. */
 void qr_memo_head(qr_ctx *c);
+
+/* The reused prefix: the units from the first that the last render took or
+ * wrote one after another right after the head. A render may take the first
+ * K of them without looking at them when nothing they depend on can have
+ * changed: the same transcript and context, no breakpoint, anchored reminder
+ * group or provider-rule change before their end, their last message the
+ * same and followed (then) by a message that is no instruction.
+ * qr_memo_prefix (before qr_memo_head) finds K and the runs it starts and
+ * ends with, *msgs = the first message after them; qr_memo_skip (right
+ * after the head, before any unit) takes them: false when it cannot. */
+uint32_t qr_memo_prefix(qr_ctx *c, qr_run *first, qr_run *last, uint32_t *msgs);
+bool qr_memo_skip(qr_ctx *c, uint32_t k, uint32_t *nwire);
 
 #endif

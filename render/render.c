@@ -578,103 +578,157 @@ static void ev_drop(qr_ctx *c, uint32_t msg, uint32_t block, const char *reason,
     ev_content_dropped(c, msg, (int32_t)block, -1, reason, detail);
 }
 
-static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
+/* The rules for message k; *chg: it changed (the view holds it). */
+static quire_status rules_msg(qr_ctx *c, uint32_t k, quire_transcript **viewp, bool claude_rules, uint32_t last,
+                              bool final_assistant, bool *chg) {
+    const quire_transcript *t = c->t;
+    quire_transcript *view = *viewp;
+    *chg = false;
+    const qmsg *m = &t->msgs[k];
+    qblock *kept = NULL;
+    uint32_t nk = 0;
+    bool changed = false;
+    for (uint32_t b = 0; b < m->nblocks; b++) {
+        const qblock *bl = &m->blocks[b];
+        const char *reason = NULL, *detail = NULL;
+        if (claude_rules && bl->type == QB_TEXT && !qr_is_instruction(m) && is_blank(bl->text)) {
+            reason = "blank_text";
+            detail = "a text block with no visible character is rejected by this provider";
+        } else if (c->caps.dialect == QD_GEMINI && bl->type == QB_TEXT && bl->text.len == 0 && !qr_is_instruction(m) &&
+                   !(b > 0 && m->blocks[b - 1].type == QB_THINKING && m->blocks[b - 1].text.len == 0 &&
+                     qstr_present(m->blocks[b - 1].signature))) {
+            /* Gemini: an empty text part is rejected unless it carries a thoughtSignature */
+            reason = "blank_text";
+            detail = "an empty text part is rejected by this provider";
+        } else if ((bl->type == QB_THINKING || bl->type == QB_REDACTED_THINKING) && qstr_present(bl->provider) &&
+                   !qstr_eq(bl->provider, c->ro->provider)) {
+            reason = "foreign_signature";
+            detail = "thinking signed by another provider is only sent back to that provider";
+        } else if (claude_rules && (bl->type == QB_THINKING || bl->type == QB_REDACTED_THINKING) && !c->caps.thinking) {
+            reason = "not_renderable";
+            detail = "thinking block: the row has no thinking";
+        } else if (claude_rules && bl->type == QB_THINKING && !qstr_present(bl->signature)) {
+            reason = "unsigned_thinking";
+            detail = "a thinking block without its signature is rejected by this provider";
+        }
+        if (reason) {
+            ev_drop(c, k, b, reason, detail);
+            if (!changed) {
+                changed = true;
+                kept = qarena_alloc(&c->scratch, (size_t)(m->nblocks ? m->nblocks : 1) * sizeof(qblock));
+                if (!kept) return q_oom(c->err);
+                if (b) memcpy(kept, m->blocks, (size_t)b * sizeof(qblock));
+                nk = b;
+            }
+            continue;
+        }
+        if (changed) kept[nk++] = *bl;
+    }
+    const qblock *blocks = changed ? kept : m->blocks;
+    uint32_t nb = changed ? nk : m->nblocks;
+    if (k == last && final_assistant && nb && blocks[nb - 1].type == QB_TEXT) {
+        qstr p = qr_plain(c, blocks[nb - 1].text);
+        uint32_t n = p.len;
+        while (n && (p.p[n - 1] == ' ' || p.p[n - 1] == '\n' || p.p[n - 1] == '\t' || p.p[n - 1] == '\r')) n--;
+        if (n != p.len) {
+            if (!changed) {
+                changed = true;
+                kept = qarena_alloc(&c->scratch, (size_t)m->nblocks * sizeof(qblock));
+                if (!kept) return q_oom(c->err);
+                memcpy(kept, m->blocks, (size_t)m->nblocks * sizeof(qblock));
+                nk = m->nblocks;
+            }
+            kept[nk - 1].text = qstr_plain(p.p, n);
+            qr_event_adjusted(c, "trimmed_trailing_whitespace", k,
+                              "the final assistant message may not end with whitespace: its last text block is trimmed");
+        }
+    }
+    if (!changed) return QUIRE_OK;
+    *chg = true;
+    if (!view) {
+        view = qarena_alloc(&c->scratch, sizeof *view);
+        qmsg *msgs = qarena_alloc(&c->scratch, (size_t)(t->nmsgs ? t->nmsgs : 1) * sizeof(qmsg));
+        if (!view || !msgs) return q_oom(c->err);
+        *view = *t;
+        memcpy(msgs, t->msgs, (size_t)t->nmsgs * sizeof(qmsg));
+        view->msgs = msgs;
+    }
+    qmsg *vm = &view->msgs[k];
+    vm->blocks = kept;
+    vm->nblocks = nk;
+    vm->content_is_string = vm->content_is_string && nk == 1;
+    if (nk == 0) {
+        if (m->role != QR_ASSISTANT && !c->ro->lossy) {
+            char ptr[64];
+            snprintf(ptr, sizeof ptr, "/messages/%u/content", m->src_index);
+            return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, ptr,
+                            "no block of this %s message can be carried to %s (%s): nothing would be left "
+                            "(use --lossy to drop the message with an event)",
+                            qrole_name(m->role), qdialect_name(c->caps.dialect), c->model);
+        }
+        qr_event_adjusted(c, "dropped_empty_message", k,
+                          "no block of this message can be carried: the message is left out");
+    }
+    *viewp = view;
+    return QUIRE_OK;
+}
+
+static quire_status apply_rules_from(qr_ctx *c, quire_transcript **viewp, qr_rules *ru) {
     const quire_transcript *t = c->t;
     bool claude_rules = c->caps.dialect == QD_ANTHROPIC_MESSAGES || c->caps.dialect == QD_BEDROCK_CONVERSE;
-    quire_transcript *view = NULL;
     *viewp = NULL;
     uint32_t last = t->nmsgs ? t->nmsgs - 1 : 0;
     uint32_t gf;
     bool final_assistant = claude_rules && t->nmsgs && t->msgs[last].role == QR_ASSISTANT &&
                            qr_groups_at(c, last, &gf) == 0 && qr_groups_at(c, QR_TAIL, &gf) == 0;
-    for (uint32_t k = 0; k < t->nmsgs; k++) {
-        const qmsg *m = &t->msgs[k];
-        qblock *kept = NULL;
-        uint32_t nk = 0;
-        bool changed = false;
-        for (uint32_t b = 0; b < m->nblocks; b++) {
-            const qblock *bl = &m->blocks[b];
-            const char *reason = NULL, *detail = NULL;
-            if (claude_rules && bl->type == QB_TEXT && !qr_is_instruction(m) && is_blank(bl->text)) {
-                reason = "blank_text";
-                detail = "a text block with no visible character is rejected by this provider";
-            } else if (c->caps.dialect == QD_GEMINI && bl->type == QB_TEXT && bl->text.len == 0 && !qr_is_instruction(m) &&
-                       !(b > 0 && m->blocks[b - 1].type == QB_THINKING && m->blocks[b - 1].text.len == 0 &&
-                         qstr_present(m->blocks[b - 1].signature))) {
-                /* Gemini: an empty text part is rejected unless it carries a thoughtSignature */
-                reason = "blank_text";
-                detail = "an empty text part is rejected by this provider";
-            } else if ((bl->type == QB_THINKING || bl->type == QB_REDACTED_THINKING) && qstr_present(bl->provider) &&
-                       !qstr_eq(bl->provider, c->ro->provider)) {
-                reason = "foreign_signature";
-                detail = "thinking signed by another provider is only sent back to that provider";
-            } else if (claude_rules && (bl->type == QB_THINKING || bl->type == QB_REDACTED_THINKING) && !c->caps.thinking) {
-                reason = "not_renderable";
-                detail = "thinking block: the row has no thinking";
-            } else if (claude_rules && bl->type == QB_THINKING && !qstr_present(bl->signature)) {
-                reason = "unsigned_thinking";
-                detail = "a thinking block without its signature is rejected by this provider";
-            }
-            if (reason) {
-                ev_drop(c, k, b, reason, detail);
-                if (!changed) {
-                    changed = true;
-                    kept = qarena_alloc(&c->scratch, (size_t)(m->nblocks ? m->nblocks : 1) * sizeof(qblock));
-                    if (!kept) return q_oom(c->err);
-                    if (b) memcpy(kept, m->blocks, (size_t)b * sizeof(qblock));
-                    nk = b;
-                }
-                continue;
-            }
-            if (changed) kept[nk++] = *bl;
+    /* with a memo: the messages it has seen are final but the last one, and
+     * only those the rules changed are visited again (in order, so events
+     * keep the order of a full pass) */
+    uint32_t from = 0;
+    bool chg;
+    quire_status st;
+    if (ru) {
+        for (uint32_t q = 0; q < ru->nchg; q++) {
+            if ((st = rules_msg(c, ru->chg[q], viewp, claude_rules, last, final_assistant, &chg))) return st;
+            if (chg && ru->chg[q] < c->changed_from) c->changed_from = ru->chg[q];
         }
-        const qblock *blocks = changed ? kept : m->blocks;
-        uint32_t nb = changed ? nk : m->nblocks;
-        if (k == last && final_assistant && nb && blocks[nb - 1].type == QB_TEXT) {
-            qstr p = qr_plain(c, blocks[nb - 1].text);
-            uint32_t n = p.len;
-            while (n && (p.p[n - 1] == ' ' || p.p[n - 1] == '\n' || p.p[n - 1] == '\t' || p.p[n - 1] == '\r')) n--;
-            if (n != p.len) {
-                if (!changed) {
-                    changed = true;
-                    kept = qarena_alloc(&c->scratch, (size_t)m->nblocks * sizeof(qblock));
-                    if (!kept) return q_oom(c->err);
-                    memcpy(kept, m->blocks, (size_t)m->nblocks * sizeof(qblock));
-                    nk = m->nblocks;
-                }
-                kept[nk - 1].text = qstr_plain(p.p, n);
-                qr_event_adjusted(c, "trimmed_trailing_whitespace", k,
-                                  "the final assistant message may not end with whitespace: its last text block is trimmed");
-            }
-        }
-        if (!changed) continue;
-        if (!view) {
-            view = qarena_alloc(&c->scratch, sizeof *view);
-            qmsg *msgs = qarena_alloc(&c->scratch, (size_t)(t->nmsgs ? t->nmsgs : 1) * sizeof(qmsg));
-            if (!view || !msgs) return q_oom(c->err);
-            *view = *t;
-            memcpy(msgs, t->msgs, (size_t)t->nmsgs * sizeof(qmsg));
-            view->msgs = msgs;
-        }
-        qmsg *vm = &view->msgs[k];
-        vm->blocks = kept;
-        vm->nblocks = nk;
-        vm->content_is_string = vm->content_is_string && nk == 1;
-        if (nk == 0) {
-            if (m->role != QR_ASSISTANT && !c->ro->lossy) {
-                char ptr[64];
-                snprintf(ptr, sizeof ptr, "/messages/%u/content", m->src_index);
-                return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, ptr,
-                                "no block of this %s message can be carried to %s (%s): nothing would be left "
-                                "(use --lossy to drop the message with an event)",
-                                qrole_name(m->role), qdialect_name(c->caps.dialect), c->model);
-            }
-            qr_event_adjusted(c, "dropped_empty_message", k,
-                              "no block of this message can be carried: the message is left out");
-        }
+        from = ru->n;
     }
-    *viewp = view;
+    for (uint32_t k = from; k < t->nmsgs; k++) {
+        if ((st = rules_msg(c, k, viewp, claude_rules, last, final_assistant, &chg))) return st;
+        if (!chg) continue;
+        if (k < c->changed_from) c->changed_from = k;
+        if (ru && k < last && !qr_rules_push(c->memo, k)) return q_oom(c->err);
+    }
+    if (ru && t->nmsgs > 1) {
+        ru->n = last;
+        ru->last = t->msgs[last - 1].blocks;
+    }
     return QUIRE_OK;
+}
+
+static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
+    const quire_transcript *t = c->t;
+    c->changed_from = UINT32_MAX;
+    qr_rules *ru = c->memo ? qr_memo_rules(c->memo) : NULL;
+    if (ru) {
+        bool thinking = c->caps.thinking != 0;
+        if (!(ru->t == t && ru->n <= t->nmsgs && (ru->n == 0 || t->msgs[ru->n - 1].blocks == ru->last) &&
+              ru->dialect == (int)c->caps.dialect && ru->thinking == thinking && strcmp(ru->provider, c->ro->provider) == 0)) {
+            ru->t = NULL;
+            ru->n = ru->nchg = 0;
+            if (strlen(c->ro->provider) < sizeof ru->provider) {
+                ru->t = t;
+                ru->dialect = (int)c->caps.dialect;
+                ru->thinking = thinking;
+                snprintf(ru->provider, sizeof ru->provider, "%s", c->ro->provider);
+            }
+        }
+        if (!ru->t) ru = NULL;
+    }
+    quire_status st = apply_rules_from(c, viewp, ru);
+    if (st && ru) ru->t = NULL; /* forget: the next render applies them to every message */
+    return st;
 }
 
 typedef quire_status (*qr_encoder)(qr_ctx *c);
@@ -689,7 +743,7 @@ static const qr_encoder k_encoders[QD_COUNT_] = {
 };
 
 void qr_memo_prepare(qr_memo *m, qr_ctx *c, bool use);
-bool qr_memo_finish(qr_memo *m, qbuf *out);
+bool qr_memo_finish(qr_memo *m, qr_ctx *c, qbuf *out);
 
 static quire_status render_impl(const quire_transcript *t, const quire_state *state, const quire_render_options *ro,
                                 const quire_options *opts, qr_memo *memo, quire_render_result *res,
@@ -807,7 +861,7 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
     if (st == QUIRE_OK) write_envelope(&c, &env);
     qarena_free(&c.scratch);
     qp_free(&params);
-    if (st == QUIRE_OK && memo && !qr_memo_finish(memo, &out)) st = q_oom(err);
+    if (st == QUIRE_OK && memo && !qr_memo_finish(memo, &c, &out)) st = q_oom(err);
     if (st == QUIRE_OK && (out.oom || events.oom || env.oom || (!memo && !qbuf_take(&out, &res->request)) ||
                            !qbuf_take(&events, &res->events) || !qbuf_take(&env, &res->envelope)))
         st = q_oom(err);
@@ -938,12 +992,23 @@ static qwrole base_role(const qmsg *m) {
 }
 
 qr_run *qr_segment(qr_ctx *c, const qr_seg_opts *o, uint32_t *nruns) {
+    return qr_segment_after(c, o, 0, NULL, NULL, nruns);
+}
+
+qr_run *qr_segment_after(qr_ctx *c, const qr_seg_opts *o, uint32_t k0, const qr_run *first, const qr_run *lastr,
+                         uint32_t *nruns) {
     const quire_transcript *t = c->t;
-    qr_run *r = qarena_calloc(&c->scratch, t->nmsgs ? t->nmsgs : 1, sizeof(qr_run));
+    qr_run *r = qarena_alloc(&c->scratch, (size_t)(t->nmsgs ? t->nmsgs : 1) * sizeof(qr_run));
     *nruns = 0;
     if (!r) { c->w->b->oom = true; return NULL; }
-    uint32_t n = 0;
-    for (uint32_t k = 0; k < t->nmsgs; k++) {
+    uint32_t n = 0, from = 0;
+    if (k0) {
+        r[0] = *first;
+        r[k0 - 1] = *lastr;
+        n = k0;
+        from = lastr->j;
+    }
+    for (uint32_t k = from; k < t->nmsgs; k++) {
         if (t->msgs[k].nblocks == 0) { /* left out by the provider rules: no wire message */
             if (n > 0) r[n - 1].j = k + 1;
             continue;

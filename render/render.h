@@ -62,6 +62,7 @@ typedef struct qr_ctx {
     uint32_t nmarks;
     uint32_t first_user;      /* first user-role message (system folding), UINT32_MAX = none */
     struct qr_memo *memo;     /* a live session's stored encodings (render/memo.h); NULL = stateless */
+    uint32_t changed_from;    /* first message the provider rules changed (UINT32_MAX: none) */
     /* request parameters (DESIGN 13); never NULL (an empty set when none given) */
     const qparams *params;
     const char *betas[4];     /* anthropic-beta features the body needs (envelope) */

@@ -572,14 +572,13 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
         /* the window first (what changed and its neighbours, memo.h); the
          * whole body when the window fails, for the errors of the body */
         quire_status vs = QUIRE_E_VALIDATE;
-        qbuf win;
-        qbuf_init(&win, r->a);
-        if (qr_memo_window(r->memo, &win)) {
-            vs = quire_validate(win.data, win.len, &vro, &vo, &rep, &verr);
+        const char *win = NULL;
+        size_t winlen = 0;
+        if (qr_memo_window(r->memo, &win, &winlen)) {
+            vs = quire_validate(win, winlen, &vro, &vo, &rep, &verr);
             if (vs == QUIRE_E_VALIDATE) quire_bytes_free(&rep);
             if (vs == QUIRE_OK) r->nwindow++;
         }
-        qbuf_free(&win);
         if (vs != QUIRE_OK) {
             if (!qrp_flatten(r)) { quire_render_result_free(&res); return q_oom(c->err); }
             r->nfull++;
