@@ -84,6 +84,8 @@ struct qr_memo {
     uint32_t visited;        /* units the current render looked at one by one */
     uint64_t gen;            /* successful renders */
     uint32_t plan;           /* units qr_memo_prefix found usable */
+    qr_mark pmarks[16];      /* the breakpoints in messages of the render that sealed the chain */
+    uint32_t npmarks;
     const char *prev_head;   /* the head piece of the last successful render */
     size_t same;             /* leading pieces equal to the last successful render's */
     /* the validation window (qr_memo_window), resumable */
@@ -326,6 +328,9 @@ bool qr_memo_finish(qr_memo *m, qr_ctx *c, qbuf *out) {
         /* l - 1: the last message that is no instruction */
         while (m->nchain && (l == 0 || m->chain[m->nchain - 1].j > l - 1)) m->nchain--;
         m->chain_ok = m->nchain > 0;
+        m->npmarks = 0;
+        for (uint32_t k = 0; k < c->nmarks && m->npmarks < Q_COUNTOF(m->pmarks); k++)
+            if (c->marks[k].site == QRS_BLOCK) m->pmarks[m->npmarks++] = c->marks[k];
     }
     return true;
 fail:
@@ -429,7 +434,8 @@ static uint64_t marks_in(const qr_ctx *c, uint32_t i, uint32_t j, bool *any) {
  * right after the head and the chain's units), or closes the chain. */
 static void chain_push(qr_memo *m, const qr_ctx *c, const qr_unit *u, size_t n, uint32_t nwire, bool marked) {
     if (!m->chain_open) return;
-    if (marked || u->start != 0 || m->nholes != 1 + (size_t)m->nchain || m->nchain >= m->capchain) {
+    (void)marked; /* a unit with a breakpoint may be in it: qr_memo_prefix compares them */
+    if (u->start != 0 || m->nholes != 1 + (size_t)m->nchain || m->nchain >= m->capchain) {
         m->chain_open = false;
         return;
     }
@@ -535,6 +541,11 @@ void qr_memo_head(qr_ctx *c) {
     m->nchain = 0;
 }
 
+static bool mark_eq(const qr_mark *x, const qr_mark *y) {
+    return x->site == y->site && x->a == y->a && x->b == y->b && x->ttl_1h == y->ttl_1h && x->input.doc == y->input.doc &&
+           x->input.idx == y->input.idx;
+}
+
 uint32_t qr_memo_prefix(qr_ctx *c, qr_run *first, qr_run *last, uint32_t *msgs) {
     qr_memo *m = c->memo;
     *msgs = 0;
@@ -546,8 +557,21 @@ uint32_t qr_memo_prefix(qr_ctx *c, qr_run *first, qr_run *last, uint32_t *msgs) 
     const quire_transcript *t = c->t;
     uint32_t cut = t->nmsgs;
     if (c->changed_from < cut) cut = c->changed_from;
-    for (uint32_t k = 0; k < c->nmarks; k++)
-        if (c->marks[k].site == QRS_BLOCK && c->marks[k].a < cut) cut = c->marks[k].a;
+    /* a breakpoint that is new, or gone, since the render that sealed the chain */
+    for (uint32_t k = 0; k < c->nmarks; k++) {
+        const qr_mark *x = &c->marks[k];
+        if (x->site != QRS_BLOCK || x->a >= cut) continue;
+        bool was = false;
+        for (uint32_t q = 0; q < m->npmarks && !was; q++) was = mark_eq(x, &m->pmarks[q]);
+        if (!was) cut = x->a;
+    }
+    for (uint32_t q = 0; q < m->npmarks; q++) {
+        const qr_mark *y = &m->pmarks[q];
+        if (y->a >= cut) continue;
+        bool is = false;
+        for (uint32_t k = 0; k < c->nmarks && !is; k++) is = mark_eq(y, &c->marks[k]);
+        if (!is) cut = y->a;
+    }
     for (uint32_t g = 0; g < c->ngroups; g++)
         if (c->groups[g].anchor != QR_TAIL && c->groups[g].anchor < cut) cut = c->groups[g].anchor;
     /* the longest run of the chain's units that ends by cut */

@@ -3,7 +3,9 @@
  * markers) equals the stateless quire_render of the same transcript and state,
  * for each dialect with a memo path; a steady turn encodes only a few units;
  * the storage is compacted (slack 0) without changing a byte; the running
- * digest of --digest equals quire_digest128 of the body. */
+ * digest of --digest equals quire_digest128 of the body; a later turn looks
+ * at a few units only, however long the history (the reused prefix), and
+ * its body shares its leading pieces with the body before. */
 #include "render/memo.h"
 #include "session/engine.h"
 #include "quire.h"
@@ -75,7 +77,8 @@ static void run(const char *log, size_t len, const char *provider, const char *m
     if (!r) return;
     r->memo = qr_memo_new(r->a);
     qr_memo_set_slack(r->memo, slack);
-    int renders = 0, checked = 0, steady = 0, small = 0;
+    int renders = 0, checked = 0, steady = 0, small = 0, prefixed = 0, few = 0;
+    uint32_t max_visited = 0, max_units = 0;
     uint64_t epoch0 = qr_memo_epoch(r->memo);
     for (;;) {
         quire_state *before = qs_clone(r->state);
@@ -118,6 +121,15 @@ static void run(const char *log, size_t len, const char *provider, const char *m
             if (step.turn > 20) {
                 steady++;
                 small += encoded <= 4 && reused >= 10;
+                /* units looked at one by one: the new ones and their
+                 * neighbours, not the history */
+                uint32_t v = qr_memo_visited(r->memo);
+                if (v > max_visited) max_visited = v;
+                few += v <= 8;
+                if (reused + encoded > max_units) max_units = reused + encoded;
+                size_t sbytes = 0, same = qr_memo_same(r->memo, NULL, &sbytes);
+                CHECK(same <= np && sbytes <= blen);
+                prefixed += same > 10;
             }
             free(body);
             quire_render_result_free(&res);
@@ -133,6 +145,18 @@ static void run(const char *log, size_t len, const char *provider, const char *m
     CHECK(r->nwindow > 200 && r->nfull < 40);
     /* a turn costs what changed: nearly every later turn reuses its history */
     CHECK_MSG(small * 10 >= steady * 9, "%s: %d of %d turns encoded few units", provider, small, steady);
+    printf("  units per body up to %u, looked at one by one up to %u (<= 8 in %d of %d later turns); %d kept the last body's "
+           "start\n", max_units, max_visited, few, steady, prefixed);
+    if (slack && strcmp(provider, "anthropic") == 0) {
+        /* the reused prefix: a later turn visits the units from the first
+         * that can have changed (new messages, here and there an input cache
+         * marker 11 turns back that the newer one drops), not the history */
+        CHECK_MSG(max_units >= 200 && max_visited <= 30, "%s: a later turn visited %u units of %u", provider, max_visited,
+                  max_units);
+        CHECK_MSG(few * 10 >= steady * 9, "%s: %d of %d later turns visited <= 8 units", provider, few, steady);
+        CHECK_MSG(prefixed * 10 >= steady * 8, "%s: %d of %d later bodies reused the last one's start", provider,
+                  prefixed, steady);
+    }
     /* anthropic's moving breakpoint re-encodes a unit every turn: with slack 0
      * its storage is compacted again and again (epochs), bytes unchanged */
     if (slack == 0 && strcmp(provider, "anthropic") == 0) CHECK(qr_memo_epoch(r->memo) - epoch0 > 100);
