@@ -24,6 +24,7 @@ typedef struct mblock {
  * message's identity, and the totals up to and including it. */
 typedef struct mlink {
     uint32_t i, j, variant;
+    bool sep;                /* an element preceded it */
     const qblock *last;
     uint32_t nlast;
     uint32_t nwire;          /* wire messages of units [0, this] */
@@ -444,6 +445,7 @@ static void chain_push(qr_memo *m, const qr_ctx *c, const qr_unit *u, size_t n, 
     l->i = u->i;
     l->j = u->j;
     l->variant = u->variant;
+    l->sep = u->sep;
     l->last = c->t->msgs[u->j - 1].blocks;
     l->nlast = c->t->msgs[u->j - 1].nblocks;
     l->nwire = (pv ? pv->nwire : 0) + nwire;
@@ -600,7 +602,7 @@ bool qr_memo_skip(qr_ctx *c, uint32_t k, uint32_t *nwire) {
     *nwire = 0;
     if (!m || !k || k != m->plan || m->nchain != 0 || m->nholes != 1 || c->w->b->len != 0 || !m->chain_open) return false;
     qw *w = c->w;
-    if (w->depth == 0 || w->count[w->depth] != 0) return false;
+    if (w->depth == 0 || (w->count[w->depth] != 0) != m->chain[0].sep) return false;
     const mlink *l = &m->chain[k - 1];
     if (1 + (size_t)k > m->capholes || 1 + (size_t)k > m->cappieces) return false;
     m->nholes = 1 + (size_t)k;

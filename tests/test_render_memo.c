@@ -147,7 +147,7 @@ static void run(const char *log, size_t len, const char *provider, const char *m
     CHECK_MSG(small * 10 >= steady * 9, "%s: %d of %d turns encoded few units", provider, small, steady);
     printf("  units per body up to %u, looked at one by one up to %u (<= 8 in %d of %d later turns); %d kept the last body's "
            "start\n", max_units, max_visited, few, steady, prefixed);
-    if (slack && strcmp(provider, "anthropic") == 0) {
+    if (slack) {
         /* the reused prefix: a later turn visits the units from the first
          * that can have changed (new messages, here and there an input cache
          * marker 11 turns back that the newer one drops), not the history */
