@@ -15,6 +15,15 @@
  * at every render: any change (a target switch, a compaction that replaced
  * the transcript, a policy or caps change) empties the memo.
  *
+ * A render starts at the first unit that can have changed: the units the
+ * last render took or wrote one after another right after the head (the
+ * reused prefix, qr_memo_prefix) are taken as they are, without a look, up
+ * to the first new message, breakpoint that appeared or went, anchored
+ * reminder group or message the provider rules changed. Their pieces stay
+ * in place, and qr_memo_same tells the consumers of the body (the running
+ * digest, the contiguous body, the segments, the validation window) how
+ * much of the last body is unchanged.
+ *
  * The body of a memo render is a list of pieces: bytes written this turn
  * (in the memo's fresh buffer) and stored units (in the memo's storage,
  * immutable until the storage epoch changes). Dialects with a memo path:
