@@ -67,6 +67,7 @@ struct quire_replay {
     bool req_flat;
     bool restoring;             /* quire_session_restore: render lines write no stream line */
     uint32_t nwindow, nfull;    /* bodies validated on a window / in full (tests) */
+    size_t flat_written;        /* bytes the last qrp_flatten wrote (tests) */
     size_t req_keep;            /* leading bytes of req that are the current body's too */
     struct qrp_dlink *dchain;
     size_t ndchain, capdchain;

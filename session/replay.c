@@ -435,6 +435,7 @@ bool qrp_flatten(quire_replay *r) {
         }
     }
     r->req.len = at;
+    r->flat_written = len - keep;
     if (!qbuf_grow(&r->req, len - at + 1)) return false;
     if (k < np && at < keep) {
         /* the rest of a piece the kept bytes end inside */

@@ -4,8 +4,9 @@
  * for each dialect with a memo path; a steady turn encodes only a few units;
  * the storage is compacted (slack 0) without changing a byte; the running
  * digest of --digest equals quire_digest128 of the body; a later turn looks
- * at a few units only, however long the history (the reused prefix), and
- * its body shares its leading pieces with the body before. */
+ * at a few units only, however long the history (the reused prefix), its
+ * body shares its leading pieces with the body before and the body in one
+ * buffer is written from the first byte that changed. */
 #include "render/memo.h"
 #include "session/engine.h"
 #include "quire.h"
@@ -77,7 +78,7 @@ static void run(const char *log, size_t len, const char *provider, const char *m
     if (!r) return;
     r->memo = qr_memo_new(r->a);
     qr_memo_set_slack(r->memo, slack);
-    int renders = 0, checked = 0, steady = 0, small = 0, prefixed = 0, few = 0;
+    int renders = 0, checked = 0, steady = 0, small = 0, prefixed = 0, few = 0, tail_small = 0, tail_turns = 0;
     uint32_t max_visited = 0, max_units = 0;
     uint64_t epoch0 = qr_memo_epoch(r->memo);
     for (;;) {
@@ -114,6 +115,9 @@ static void run(const char *log, size_t len, const char *provider, const char *m
                 CHECK(step.request == NULL && step.request_len == blen);
             } else {
                 CHECK(step.request && step.request_len == blen && memcmp(step.request, body, blen) == 0);
+                /* the body in one buffer: only what follows the first changed byte is written */
+                if (step.turn > 20 && blen > 20000) tail_small += r->flat_written * 4 <= blen;
+                if (step.turn > 20 && blen > 20000) tail_turns++;
             }
             checked++;
             uint32_t reused, encoded;
@@ -154,6 +158,11 @@ static void run(const char *log, size_t len, const char *provider, const char *m
         CHECK_MSG(max_units >= 200 && max_visited <= 30, "%s: a later turn visited %u units of %u", provider, max_visited,
                   max_units);
         CHECK_MSG(few * 10 >= steady * 9, "%s: %d of %d later turns visited <= 8 units", provider, few, steady);
+        if (!digest) {
+            printf("  contiguous body: %d of %d later turns wrote <= a quarter of it\n", tail_small, tail_turns);
+            CHECK_MSG(tail_turns > 50 && tail_small * 10 >= tail_turns * 9, "%s: %d of %d contiguous bodies wrote <= a quarter",
+                      provider, tail_small, tail_turns);
+        }
         CHECK_MSG(prefixed * 10 >= steady * 8, "%s: %d of %d later bodies reused the last one's start", provider,
                   prefixed, steady);
     }
