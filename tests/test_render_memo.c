@@ -34,7 +34,7 @@ static void put(sbuf *b, const char *s) {
 /* A session log: turns of user text (some with an input cache marker), a
  * render, an assistant answer with a tool call and its result; a reminder
  * every 7 turns; a compaction after turn `compact_at`. */
-static char *make_log(int turns, int compact_at, size_t *len) {
+static char *make_log(int turns, int compact_at, bool extras, size_t *len) {
     sbuf b = {0};
     char line[1024];
     put(&b, "{\"type\":\"session\",\"sessionId\":\"memo\",\"target\":{\"provider\":\"anthropic\",\"model\":\"claude-sonnet-4-5\"},"
@@ -60,6 +60,23 @@ static char *make_log(int turns, int compact_at, size_t *len) {
                  "{\"type\":\"message\",\"message\":{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"c%d\","
                  "\"content\":\"contents of f%d\"}]}}\n", t, t);
         put(&b, line);
+        if (extras && t % 13 == 0) {
+            /* a system message in the middle of the conversation */
+            snprintf(line, sizeof line, "{\"type\":\"message\",\"message\":{\"role\":\"system\",\"content\":\"rule %d\"}}\n", t);
+            put(&b, line);
+        }
+        if (extras && t % 17 == 0) {
+            /* blocks the provider rules drop on some targets: blank text, unsigned thinking */
+            snprintf(line, sizeof line,
+                     "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"  \"},"
+                     "{\"type\":\"text\",\"text\":\"also %d\"}]}}\n", t);
+            put(&b, line);
+            put(&b, "{\"type\":\"render\"}\n");
+            snprintf(line, sizeof line,
+                     "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"text\":\"hm\"},"
+                     "{\"type\":\"text\",\"text\":\"noted %d\"}]}}\n", t);
+            put(&b, line);
+        }
         if (t == compact_at)
             put(&b, "{\"type\":\"compact\",\"policy\":{\"keepFirstTurns\":0,\"keepLastTurns\":3},\"summary\":\"Earlier: reads.\"}\n");
     }
@@ -67,7 +84,10 @@ static char *make_log(int turns, int compact_at, size_t *len) {
     return b.p;
 }
 
-static void run(const char *log, size_t len, const char *provider, const char *model, bool digest, size_t slack) {
+/* extras: the log has messages that cut the reused prefix (provider rules
+ * that change a message stay in force): bodies are checked, costs are not */
+static void run(const char *log, size_t len, const char *provider, const char *model, bool digest, size_t slack,
+                bool extras) {
     quire_replay_options ro = QUIRE_REPLAY_OPTIONS_INIT;
     ro.provider = provider;
     ro.model = model;
@@ -140,10 +160,11 @@ static void run(const char *log, size_t len, const char *provider, const char *m
         }
         quire_state_free(before);
     }
-    printf("%s%s slack %zu: %d renders checked, %d of %d later turns encoded <= 4 units, storage epochs %llu\n", provider,
-           digest ? " (digest)" : "", slack, checked, small, steady,
+    printf("%s%s%s slack %zu: %d renders checked, %d of %d later turns encoded <= 4 units, storage epochs %llu\n", provider,
+           digest ? " (digest)" : "", extras ? " (extras)" : "", slack, checked, small, steady,
            (unsigned long long)(qr_memo_epoch(r->memo) - epoch0));
     CHECK(checked == renders && renders >= 200);
+    if (extras) { quire_replay_free(r); return; }
     /* validation on a window of the body, not the whole body, once it is long */
     printf("  validated on a window: %u, in full: %u\n", r->nwindow, r->nfull);
     CHECK(r->nwindow > 200 && r->nfull < 40);
@@ -174,11 +195,19 @@ static void run(const char *log, size_t len, const char *provider, const char *m
 
 int main(void) {
     size_t len;
-    char *log = make_log(240, 120, &len);
+    char *log = make_log(240, 120, false, &len);
     const char *provs[][2] = {{"anthropic", "claude-sonnet-4-5"}, {"openai", "gpt-4o"}, {"openai", "gpt-5"}, {"deepseek", NULL}};
     for (size_t i = 0; i < sizeof provs / sizeof *provs; i++) {
-        run(log, len, provs[i][0], provs[i][1], false, (size_t)1 << 20);
-        run(log, len, provs[i][0], provs[i][1], true, 0);
+        run(log, len, provs[i][0], provs[i][1], false, (size_t)1 << 20, false);
+        run(log, len, provs[i][0], provs[i][1], true, 0, false);
+    }
+    free(log);
+    /* mid-conversation system messages, blocks the rules drop: the prefix
+     * ends before what the rules change and before what may regroup */
+    log = make_log(240, 120, true, &len);
+    for (size_t i = 0; i < sizeof provs / sizeof *provs; i++) {
+        run(log, len, provs[i][0], provs[i][1], false, (size_t)1 << 20, true);
+        run(log, len, provs[i][0], provs[i][1], true, (size_t)1 << 20, true);
     }
     free(log);
     TEST_MAIN_END();
