@@ -13,6 +13,7 @@ typedef struct mentry {
     uint32_t ni, nj;
     const char *p;
     size_t n;
+    uint8_t betas[4], nbetas; /* anthropic-beta features its encoding needed, in order (qr_beta_name + 1) */
 } mentry;
 
 typedef struct mblock {
@@ -29,6 +30,7 @@ typedef struct mlink {
     uint32_t nlast;
     uint32_t nwire;          /* wire messages of units [0, this] */
     size_t bytes;            /* bytes of units [0, this] */
+    uint8_t betas[4], nbetas; /* features units [0, this] needed, in order of first need */
 } mlink;
 
 typedef struct mhole {
@@ -433,7 +435,13 @@ static uint64_t marks_in(const qr_ctx *c, uint32_t i, uint32_t j, bool *any) {
 
 /* Extends the chain with the unit whose hole is about to be added (it starts
  * right after the head and the chain's units), or closes the chain. */
-static void chain_push(qr_memo *m, const qr_ctx *c, const qr_unit *u, size_t n, uint32_t nwire, bool marked) {
+/* The features a reused encoding needs, named again in their order. */
+static void need_betas(qr_ctx *c, const uint8_t *b, uint8_t n) {
+    for (uint8_t k = 0; k < n; k++) qr_need_beta(c, qr_beta_name((uint8_t)(b[k] - 1)));
+}
+
+static void chain_push(qr_memo *m, const qr_ctx *c, const qr_unit *u, size_t n, uint32_t nwire, bool marked,
+                       const uint8_t *betas, uint8_t nbetas) {
     if (!m->chain_open) return;
     (void)marked; /* a unit with a breakpoint may be in it: qr_memo_prefix compares them */
     if (u->start != 0 || m->nholes != 1 + (size_t)m->nchain || m->nchain >= m->capchain) {
@@ -450,6 +458,13 @@ static void chain_push(qr_memo *m, const qr_ctx *c, const qr_unit *u, size_t n, 
     l->nlast = c->t->msgs[u->j - 1].nblocks;
     l->nwire = (pv ? pv->nwire : 0) + nwire;
     l->bytes = (pv ? pv->bytes : 0) + n;
+    l->nbetas = 0;
+    if (pv) { memcpy(l->betas, pv->betas, sizeof l->betas); l->nbetas = pv->nbetas; }
+    for (uint8_t k = 0; k < nbetas; k++) {
+        bool seen = false;
+        for (uint8_t q = 0; q < l->nbetas && !seen; q++) seen = l->betas[q] == betas[k];
+        if (!seen && l->nbetas < sizeof l->betas) l->betas[l->nbetas++] = betas[k];
+    }
     m->nchain++;
 }
 
@@ -462,6 +477,7 @@ bool qr_unit_begin(qr_ctx *c, qr_unit *u, uint32_t i, uint32_t j, uint32_t varia
     qr_memo *m = c->memo;
     if (!m) return false;
     m->visited++;
+    c->nunit_betas = 0;
     qw *w = c->w;
     u->sep = w->depth > 0 && w->count[w->depth] != 0;
     u->start = w->b->len;
@@ -474,7 +490,8 @@ bool qr_unit_begin(qr_ctx *c, qr_unit *u, uint32_t i, uint32_t j, uint32_t varia
     if (e->used && e->i == i && e->j == j && e->variant == variant && e->sep == u->sep && e->marks == u->marks &&
         e->bi == t->msgs[i].blocks && e->ni == t->msgs[i].nblocks && e->bj == t->msgs[j - 1].blocks &&
         e->nj == t->msgs[j - 1].nblocks) {
-        chain_push(m, c, u, e->n, e->nwire, e->marked);
+        chain_push(m, c, u, e->n, e->nwire, e->marked, e->betas, e->nbetas);
+        need_betas(c, e->betas, e->nbetas);
         if (!add_hole(m, w->b->len, e->p, e->n, QR_PIECE_UNIT, e->marked, e->sep, (uint8_t)variant,
                       t->msgs[i].role != QR_ASSISTANT))
             return false;
@@ -491,7 +508,9 @@ void qr_unit_end(qr_ctx *c, qr_unit *u) {
     if (!m) return;
     m->encoded++;
     qbuf *b = c->w->b;
-    if (!u->keep || c->st || b->oom || (c->events && c->events->len != u->ev_start) || b->len < u->start) {
+    bool known = true; /* every feature it needed can be named again */
+    for (uint8_t k = 0; k < c->nunit_betas; k++) known = known && qr_beta_name((uint8_t)(c->unit_betas[k] - 1));
+    if (!u->keep || c->st || b->oom || (c->events && c->events->len != u->ev_start) || b->len < u->start || !known) {
         m->chain_open = false;
         return;
     }
@@ -516,8 +535,10 @@ void qr_unit_end(qr_ctx *c, qr_unit *u) {
     e->nj = t->msgs[u->j - 1].nblocks;
     e->p = p;
     e->n = n;
+    memcpy(e->betas, c->unit_betas, sizeof e->betas);
+    e->nbetas = c->nunit_betas;
     b->len = u->start;
-    chain_push(m, c, u, n, u->nwire, u->marked);
+    chain_push(m, c, u, n, u->nwire, u->marked, e->betas, e->nbetas);
     add_hole(m, u->start, p, n, QR_PIECE_UNIT, u->marked, u->sep, (uint8_t)u->variant, t->msgs[u->i].role != QR_ASSISTANT);
 }
 
@@ -608,6 +629,7 @@ bool qr_memo_skip(qr_ctx *c, uint32_t k, uint32_t *nwire) {
     m->nholes = 1 + (size_t)k;
     m->nchain = k;
     m->plan = 0;
+    need_betas(c, l->betas, l->nbetas);
     if (l->bytes) w->count[w->depth] = 1;
     m->skipped = k;
     m->reused += k;

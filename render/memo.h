@@ -8,8 +8,10 @@
  * element precedes it in the array (the separator is part of the bytes) and
  * the cache breakpoints that fall in [i, j). A unit that touches a reminder
  * group, the folded system prompt or the tail, or that reports an event, is
- * never kept: it is encoded every turn. The request head (model, system,
- * tools) is encoded every turn and interned: equal bytes reuse the stored copy.
+ * never kept: it is encoded every turn. A kept unit keeps the anthropic-beta
+ * features its encoding needed (qr_need_beta), named again when it is reused.
+ * The request head (model, system, tools) is encoded every turn and
+ * interned: equal bytes reuse the stored copy.
  *
  * The context (dialect row, model, transcript, placement, pretty) is checked
  * at every render: any change (a target switch, a compaction that replaced

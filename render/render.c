@@ -153,7 +153,17 @@ void qr_write_stop(qr_ctx *c) {
     qw_arr_end(c->w);
 }
 
+static const char *const k_betas[] = {"extended-cache-ttl-2025-04-11", "mid-conversation-system-2026-04-07"};
+
+const char *qr_beta_name(uint8_t id) { return id < Q_COUNTOF(k_betas) ? k_betas[id] : NULL; }
+
 void qr_need_beta(qr_ctx *c, const char *beta) {
+    /* what the memo unit being encoded needs (memo.h): a stored unit names it again when reused */
+    uint8_t id = 0;
+    while (id < Q_COUNTOF(k_betas) && strcmp(k_betas[id], beta) != 0) id++;
+    bool seen = false;
+    for (uint32_t i = 0; i < c->nunit_betas && !seen; i++) seen = c->unit_betas[i] == id + 1;
+    if (!seen && c->nunit_betas < Q_COUNTOF(c->unit_betas)) c->unit_betas[c->nunit_betas++] = (uint8_t)(id + 1);
     for (uint32_t i = 0; i < c->nbetas; i++) if (strcmp(c->betas[i], beta) == 0) return;
     if (c->nbetas < Q_COUNTOF(c->betas)) c->betas[c->nbetas++] = beta;
 }

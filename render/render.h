@@ -67,6 +67,8 @@ typedef struct qr_ctx {
     const qparams *params;
     const char *betas[4];     /* anthropic-beta features the body needs (envelope) */
     uint32_t nbetas;
+    uint8_t unit_betas[4];    /* the features the memo unit being encoded needed, in order (qr_beta_id + 1) */
+    uint8_t nunit_betas;
 } qr_ctx;
 
 /* Dialect encoders: write the whole request body with c->w. */
@@ -119,6 +121,9 @@ bool qr_param_above(qr_ctx *c, const char *name, qval v, double max);
 void qr_write_stop(qr_ctx *c);
 /* Records an anthropic-beta feature the body needs. */
 void qr_need_beta(qr_ctx *c, const char *beta);
+/* The anthropic-beta features the encoders name, by number (the memo keeps
+ * the ones a stored unit needs): NULL past the last. */
+const char *qr_beta_name(uint8_t id);
 
 /* ---- vocabulary helpers (render.c) ---- */
 /* Whether p names the provider being rendered for (file ids, provider tools,

@@ -193,7 +193,62 @@ static void run(const char *log, size_t len, const char *provider, const char *m
     quire_replay_free(r);
 }
 
+/* The anthropic-beta features a stored unit needed (a mid-conversation
+ * system message, a one-hour cache marker) are in the headers of every later
+ * turn, as in the stateless render's envelope. */
+static void beta_headers(void) {
+    const char *cfg = "{\"sessionId\":\"b\",\"target\":{\"provider\":\"anthropic\",\"model\":\"claude-opus-4-8\"},"
+                      "\"system\":\"S\"}";
+    quire_session *s = NULL;
+    quire_error err;
+    CHECK_INT(quire_session_open(cfg, strlen(cfg), NULL, NULL, &s, &err), QUIRE_OK);
+    if (!s) return;
+    const char *first[] = {
+        "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\",\"cacheControl\":{\"type\":\"ephemeral\",\"ttl\":\"1h\"}}]}",
+        "{\"role\":\"system\",\"content\":\"be brief\"}", "{\"role\":\"assistant\",\"content\":\"yo\"}",
+        "{\"role\":\"user\",\"content\":\"more\"}"};
+    for (size_t k = 0; k < sizeof first / sizeof *first; k++)
+        CHECK_INT(quire_session_append(s, first[k], strlen(first[k]), &err), QUIRE_OK);
+    int both = 0;
+    for (int turn = 0; turn < 12; turn++) {
+        quire_session_turn t;
+        CHECK_INT(quire_session_render(s, NULL, 0, NULL, 0, 0, &t, &err), QUIRE_OK);
+        quire_bytes tj, sj;
+        CHECK_INT(quire_session_transcript(s, 0, &tj, &err), QUIRE_OK);
+        CHECK_INT(quire_session_state(s, 0, &sj, &err), QUIRE_OK);
+        quire_transcript *tr = NULL;
+        quire_state *st = NULL;
+        CHECK_INT(quire_transcript_parse(tj.data, tj.len, NULL, &tr, &err), QUIRE_OK);
+        CHECK_INT(quire_state_parse(sj.data, sj.len, NULL, &st, &err), QUIRE_OK);
+        quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
+        ro.provider = "anthropic";
+        ro.model = "claude-opus-4-8";
+        quire_render_result res;
+        CHECK_INT(quire_render(tr, st, &ro, NULL, &res, &err), QUIRE_OK);
+        char *h = malloc(t.headers_len + 1);
+        memcpy(h, t.headers, t.headers_len);
+        h[t.headers_len] = '\0';
+        CHECK_MSG(res.envelope.data && strstr(res.envelope.data, h) != NULL, "turn %d: headers %s, stateless envelope %s",
+                  turn, h, res.envelope.data ? res.envelope.data : "");
+        both += strstr(h, "mid-conversation-system") && strstr(h, "extended-cache-ttl");
+        free(h);
+        quire_render_result_free(&res);
+        quire_transcript_free(tr);
+        quire_state_free(st);
+        quire_bytes_free(&tj);
+        quire_bytes_free(&sj);
+        const char *a = "{\"role\":\"assistant\",\"content\":\"ok\"}";
+        CHECK_INT(quire_session_accept_message(s, a, strlen(a), &err), QUIRE_OK);
+        const char *u = "{\"role\":\"user\",\"content\":\"again\"}";
+        CHECK_INT(quire_session_append(s, u, strlen(u), &err), QUIRE_OK);
+    }
+    printf("beta headers: %d of 12 turns name both features\n", both);
+    CHECK(both == 12);
+    quire_session_free(s);
+}
+
 int main(void) {
+    beta_headers();
     size_t len;
     char *log = make_log(240, 120, false, &len);
     const char *provs[][2] = {{"anthropic", "claude-sonnet-4-5"}, {"openai", "gpt-4o"}, {"openai", "gpt-5"}, {"deepseek", NULL}};
