@@ -14,6 +14,8 @@ typedef struct mentry {
     const char *p;
     size_t n;
     uint8_t betas[4], nbetas; /* anthropic-beta features its encoding needed, in order (qr_beta_name + 1) */
+    const char *ev;          /* the events its encoding reported (JSONL), written again when reused */
+    size_t ev_n;
 } mentry;
 
 typedef struct mblock {
@@ -31,6 +33,7 @@ typedef struct mlink {
     uint32_t nwire;          /* wire messages of units [0, this] */
     size_t bytes;            /* bytes of units [0, this] */
     uint8_t betas[4], nbetas; /* features units [0, this] needed, in order of first need */
+    size_t ev_end;           /* events of units [0, this]: the memo's chev[0, ev_end) */
 } mlink;
 
 typedef struct mhole {
@@ -80,6 +83,7 @@ struct qr_memo {
      * fresh between them); sealed by a successful render for the next one */
     mlink *chain;
     uint32_t nchain, capchain;
+    qbuf chev;               /* the events of the chain's units, one after another */
     bool chain_open;         /* this render is still extending the chain */
     bool chain_ok;           /* the chain is sealed and usable by the next render */
     uint64_t chain_epoch;
@@ -110,6 +114,7 @@ qr_memo *qr_memo_new(const quire_allocator *a) {
     m->slack = (size_t)1 << 20;
     qbuf_init(&m->fresh, a);
     qbuf_init(&m->win, a);
+    qbuf_init(&m->chev, a);
     return m;
 }
 
@@ -153,6 +158,7 @@ void qr_memo_free(qr_memo *m) {
     q_free(m->a, m->ws, m->capws * sizeof *m->ws);
     q_free(m->a, m->segof, m->capsegof * sizeof *m->segof);
     qbuf_free(&m->win);
+    qbuf_free(&m->chev);
     q_free(m->a, m, sizeof *m);
 }
 
@@ -195,7 +201,10 @@ static void compact_storage(qr_memo *m) {
     m->live = m->total = 0;
     if (m->head) m->head = store(m, m->head, m->head_n);
     for (uint32_t k = 0; k < m->ne && !m->oom; k++)
-        if (m->e[k].used) m->e[k].p = store(m, m->e[k].p, m->e[k].n);
+        if (m->e[k].used) {
+            m->e[k].p = store(m, m->e[k].p, m->e[k].n);
+            if (m->e[k].ev_n) m->e[k].ev = store(m, m->e[k].ev, m->e[k].ev_n);
+        }
     for (uint32_t k = 0; k < onblk; k++) q_free(m->a, oblk[k].p, oblk[k].cap);
     q_free(m->a, oblk, (size_t)ocap * sizeof *oblk);
     m->epoch++;
@@ -441,7 +450,7 @@ static void need_betas(qr_ctx *c, const uint8_t *b, uint8_t n) {
 }
 
 static void chain_push(qr_memo *m, const qr_ctx *c, const qr_unit *u, size_t n, uint32_t nwire, bool marked,
-                       const uint8_t *betas, uint8_t nbetas) {
+                       const uint8_t *betas, uint8_t nbetas, const char *ev, size_t ev_n) {
     if (!m->chain_open) return;
     (void)marked; /* a unit with a breakpoint may be in it: qr_memo_prefix compares them */
     if (u->start != 0 || m->nholes != 1 + (size_t)m->nchain || m->nchain >= m->capchain) {
@@ -465,6 +474,10 @@ static void chain_push(qr_memo *m, const qr_ctx *c, const qr_unit *u, size_t n, 
         for (uint8_t q = 0; q < l->nbetas && !seen; q++) seen = l->betas[q] == betas[k];
         if (!seen && l->nbetas < sizeof l->betas) l->betas[l->nbetas++] = betas[k];
     }
+    m->chev.len = pv ? pv->ev_end : 0;
+    if (ev_n) qbuf_put(&m->chev, ev, ev_n);
+    if (m->chev.oom) { m->chev.oom = false; m->chev.len = 0; m->chain_open = false; return; }
+    l->ev_end = m->chev.len;
     m->nchain++;
 }
 
@@ -490,8 +503,10 @@ bool qr_unit_begin(qr_ctx *c, qr_unit *u, uint32_t i, uint32_t j, uint32_t varia
     if (e->used && e->i == i && e->j == j && e->variant == variant && e->sep == u->sep && e->marks == u->marks &&
         e->bi == t->msgs[i].blocks && e->ni == t->msgs[i].nblocks && e->bj == t->msgs[j - 1].blocks &&
         e->nj == t->msgs[j - 1].nblocks) {
-        chain_push(m, c, u, e->n, e->nwire, e->marked, e->betas, e->nbetas);
+        if (e->ev_n && !c->events) return false;
+        chain_push(m, c, u, e->n, e->nwire, e->marked, e->betas, e->nbetas, e->ev, e->ev_n);
         need_betas(c, e->betas, e->nbetas);
+        if (e->ev_n) qbuf_put(c->events, e->ev, e->ev_n);
         if (!add_hole(m, w->b->len, e->p, e->n, QR_PIECE_UNIT, e->marked, e->sep, (uint8_t)variant,
                       t->msgs[i].role != QR_ASSISTANT))
             return false;
@@ -510,16 +525,21 @@ void qr_unit_end(qr_ctx *c, qr_unit *u) {
     qbuf *b = c->w->b;
     bool known = true; /* every feature it needed can be named again */
     for (uint8_t k = 0; k < c->nunit_betas; k++) known = known && qr_beta_name((uint8_t)(c->unit_betas[k] - 1));
-    if (!u->keep || c->st || b->oom || (c->events && c->events->len != u->ev_start) || b->len < u->start || !known) {
+    if (!u->keep || c->st || b->oom || (c->events && (c->events->oom || c->events->len < u->ev_start)) ||
+        b->len < u->start || !known) {
         m->chain_open = false;
         return;
     }
     size_t n = b->len - u->start;
+    /* the events it reported are kept with it: a reuse writes them again */
+    size_t ev_n = c->events ? c->events->len - u->ev_start : 0;
     mentry *e = &m->e[u->slot];
-    if (e->used) m->live -= e->n;
+    if (e->used) m->live -= e->n + e->ev_n;
     e->used = false;
     const char *p = store(m, b->data + u->start, n);
     if (!p) { m->chain_open = false; return; }
+    const char *ev = ev_n ? store(m, c->events->data + u->ev_start, ev_n) : NULL;
+    if (ev_n && !ev) { m->live -= n; m->chain_open = false; return; }
     const quire_transcript *t = c->t;
     e->used = true;
     e->i = u->i;
@@ -537,8 +557,10 @@ void qr_unit_end(qr_ctx *c, qr_unit *u) {
     e->n = n;
     memcpy(e->betas, c->unit_betas, sizeof e->betas);
     e->nbetas = c->nunit_betas;
+    e->ev = ev;
+    e->ev_n = ev_n;
     b->len = u->start;
-    chain_push(m, c, u, n, u->nwire, u->marked, e->betas, e->nbetas);
+    chain_push(m, c, u, n, u->nwire, u->marked, e->betas, e->nbetas, ev, ev_n);
     add_hole(m, u->start, p, n, QR_PIECE_UNIT, u->marked, u->sep, (uint8_t)u->variant, t->msgs[u->i].role != QR_ASSISTANT);
 }
 
@@ -626,10 +648,12 @@ bool qr_memo_skip(qr_ctx *c, uint32_t k, uint32_t *nwire) {
     if (w->depth == 0 || (w->count[w->depth] != 0) != m->chain[0].sep) return false;
     const mlink *l = &m->chain[k - 1];
     if (1 + (size_t)k > m->capholes || 1 + (size_t)k > m->cappieces) return false;
+    if (l->ev_end && (!c->events || l->ev_end > m->chev.len)) return false;
     m->nholes = 1 + (size_t)k;
     m->nchain = k;
     m->plan = 0;
     need_betas(c, l->betas, l->nbetas);
+    if (l->ev_end) qbuf_put(c->events, m->chev.data, l->ev_end);
     if (l->bytes) w->count[w->depth] = 1;
     m->skipped = k;
     m->reused += k;

@@ -7,9 +7,11 @@
  * messages [i, j) (by identity), the run's role and variant bits, whether an
  * element precedes it in the array (the separator is part of the bytes) and
  * the cache breakpoints that fall in [i, j). A unit that touches a reminder
- * group, the folded system prompt or the tail, or that reports an event, is
- * never kept: it is encoded every turn. A kept unit keeps the anthropic-beta
- * features its encoding needed (qr_need_beta), named again when it is reused.
+ * group, the folded system prompt or the tail is never kept: it is encoded
+ * every turn. A kept unit keeps the events its encoding reported (a dropped
+ * artefact, a merge: they depend on its messages and the target only) and
+ * the anthropic-beta features it needed (qr_need_beta): a reuse writes the
+ * events again and names the features again, in their order.
  * The request head (model, system, tools) is encoded every turn and
  * interned: equal bytes reuse the stored copy.
  *

@@ -91,6 +91,13 @@ static void run(const char *log, size_t len, const char *provider, const char *m
     quire_replay_options ro = QUIRE_REPLAY_OPTIONS_INIT;
     ro.provider = provider;
     ro.model = model;
+    /* extras with a digest: reminders stay in the history where they were
+     * (append_only), so stored units after them are looked at one by one */
+    quire_render_options over = QUIRE_RENDER_OPTIONS_INIT;
+    if (extras && digest) {
+        over.placement = QUIRE_PLACEMENT_APPEND_ONLY;
+        ro.render = &over;
+    }
     ro.flags = digest ? QUIRE_REPLAY_DIGEST : 0u;
     quire_replay *r = NULL;
     quire_error err;
@@ -98,7 +105,7 @@ static void run(const char *log, size_t len, const char *provider, const char *m
     if (!r) return;
     r->memo = qr_memo_new(r->a);
     qr_memo_set_slack(r->memo, slack);
-    int renders = 0, checked = 0, steady = 0, small = 0, prefixed = 0, few = 0, tail_small = 0, tail_turns = 0;
+    int renders = 0, checked = 0, steady = 0, small = 0, prefixed = 0, few = 0, tail_small = 0, tail_turns = 0, evturns = 0;
     uint32_t max_visited = 0, max_units = 0;
     uint64_t epoch0 = qr_memo_epoch(r->memo);
     for (;;) {
@@ -114,6 +121,7 @@ static void run(const char *log, size_t len, const char *provider, const char *m
             quire_render_options rop = QUIRE_RENDER_OPTIONS_INIT;
             rop.provider = provider;
             rop.model = model;
+            rop.placement = over.placement;
             quire_render_result res;
             CHECK_INT(quire_render(r->t, before, &rop, NULL, &res, &err), QUIRE_OK);
             size_t np, blen;
@@ -139,6 +147,28 @@ static void run(const char *log, size_t len, const char *provider, const char *m
                 if (step.turn > 20 && blen > 20000) tail_small += r->flat_written * 4 <= blen;
                 if (step.turn > 20 && blen > 20000) tail_turns++;
             }
+            /* the same events, as the stream's event lines after the request */
+            sbuf want = {0};
+            put(&want, "");
+            for (const char *e = res.events.data, *end = e ? e + res.events.len : NULL; e && e < end;) {
+                const char *nl = memchr(e, '\n', (size_t)(end - e));
+                size_t n = nl ? (size_t)(nl - e) : (size_t)(end - e);
+                if (n) {
+                    put(&want, "{\"type\":\"event\",\"event\":");
+                    char *l = malloc(n + 1);
+                    memcpy(l, e, n);
+                    l[n] = '\0';
+                    put(&want, l);
+                    free(l);
+                    put(&want, "}\n");
+                }
+                e = nl ? nl + 1 : end;
+            }
+            const char *req_end = step.output ? strchr(step.output, '\n') : NULL;
+            CHECK_MSG(req_end && strncmp(req_end + 1, want.p, want.n) == 0, "%s turn %lld: the events differ from the stateless "
+                      "render's", provider, (long long)step.turn);
+            evturns += strstr(want.p, "content_dropped") != NULL;
+            free(want.p);
             checked++;
             uint32_t reused, encoded;
             qr_memo_counts(r->memo, &reused, &encoded);
@@ -164,7 +194,13 @@ static void run(const char *log, size_t len, const char *provider, const char *m
            digest ? " (digest)" : "", extras ? " (extras)" : "", slack, checked, small, steady,
            (unsigned long long)(qr_memo_epoch(r->memo) - epoch0));
     CHECK(checked == renders && renders >= 200);
-    if (extras) { quire_replay_free(r); return; }
+    if (extras) {
+        /* the dropped blocks are reported on every turn, stored units or not */
+        printf("  events checked; %d turns report dropped content\n", evturns);
+        CHECK(evturns > 150);
+        quire_replay_free(r);
+        return;
+    }
     /* validation on a window of the body, not the whole body, once it is long */
     printf("  validated on a window: %u, in full: %u\n", r->nwindow, r->nfull);
     CHECK(r->nwindow > 200 && r->nfull < 40);
