@@ -869,9 +869,10 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
     qbuf env;
     qbuf_init(&env, a);
     if (st == QUIRE_OK) write_envelope(&c, &env);
+    /* the memo reads the transcript (a view in scratch) to seal its prefix */
+    if (st == QUIRE_OK && memo && !qr_memo_finish(memo, &c, &out)) st = q_oom(err);
     qarena_free(&c.scratch);
     qp_free(&params);
-    if (st == QUIRE_OK && memo && !qr_memo_finish(memo, &c, &out)) st = q_oom(err);
     if (st == QUIRE_OK && (out.oom || events.oom || env.oom || (!memo && !qbuf_take(&out, &res->request)) ||
                            !qbuf_take(&events, &res->events) || !qbuf_take(&env, &res->envelope)))
         st = q_oom(err);
