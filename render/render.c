@@ -590,7 +590,7 @@ static void ev_drop(qr_ctx *c, uint32_t msg, uint32_t block, const char *reason,
 
 /* The rules for message k; *chg: it changed (the view holds it). */
 static quire_status rules_msg(qr_ctx *c, uint32_t k, quire_transcript **viewp, bool claude_rules, uint32_t last,
-                              bool final_assistant, bool *chg, bool memo_view) {
+                              bool final_assistant, bool *chg) {
     const quire_transcript *t = c->t;
     quire_transcript *view = *viewp;
     *chg = false;
@@ -655,10 +655,7 @@ static quire_status rules_msg(qr_ctx *c, uint32_t k, quire_transcript **viewp, b
     }
     if (!changed) return QUIRE_OK;
     *chg = true;
-    if (memo_view) {
-        /* the memo's view (memo.h): the same blocks every turn it changes the same way */
-        if (!qr_rules_view_set(c->memo, k, kept, nk)) return q_oom(c->err);
-    } else if (!view) {
+    if (!view) {
         view = qarena_alloc(&c->scratch, sizeof *view);
         qmsg *msgs = qarena_alloc(&c->scratch, (size_t)(t->nmsgs ? t->nmsgs : 1) * sizeof(qmsg));
         if (!view || !msgs) return q_oom(c->err);
@@ -666,12 +663,10 @@ static quire_status rules_msg(qr_ctx *c, uint32_t k, quire_transcript **viewp, b
         memcpy(msgs, t->msgs, (size_t)t->nmsgs * sizeof(qmsg));
         view->msgs = msgs;
     }
-    if (!memo_view) {
-        qmsg *vm = &view->msgs[k];
-        vm->blocks = kept;
-        vm->nblocks = nk;
-        vm->content_is_string = vm->content_is_string && nk == 1;
-    }
+    qmsg *vm = &view->msgs[k];
+    vm->blocks = kept;
+    vm->nblocks = nk;
+    vm->content_is_string = vm->content_is_string && nk == 1;
     if (nk == 0) {
         if (m->role != QR_ASSISTANT && !c->ro->lossy) {
             char ptr[64];
@@ -704,13 +699,13 @@ static quire_status apply_rules_from(qr_ctx *c, quire_transcript **viewp, qr_rul
     quire_status st;
     if (ru) {
         for (uint32_t q = 0; q < ru->nchg; q++) {
-            if ((st = rules_msg(c, ru->chg[q], viewp, claude_rules, last, final_assistant, &chg, true))) return st;
+            if ((st = rules_msg(c, ru->chg[q], viewp, claude_rules, last, final_assistant, &chg))) return st;
             if (chg && ru->chg[q] < c->changed_from) c->changed_from = ru->chg[q];
         }
         from = ru->n;
     }
     for (uint32_t k = from; k < t->nmsgs; k++) {
-        if ((st = rules_msg(c, k, viewp, claude_rules, last, final_assistant, &chg, ru != NULL))) return st;
+        if ((st = rules_msg(c, k, viewp, claude_rules, last, final_assistant, &chg))) return st;
         if (!chg) continue;
         if (k < c->changed_from) c->changed_from = k;
         if (ru && k < last && !qr_rules_push(c->memo, k)) return q_oom(c->err);
@@ -741,33 +736,9 @@ static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
         }
         if (!ru->t) ru = NULL;
     }
-    /* the memo's view: the messages changed last time are restored first;
-     * the first message whose blocks differ from last time's view is where
-     * the memo's reused prefix ends (qr_memo_prefix) */
-    uint32_t *old = NULL, nold = 0;
-    qblock **oldb = NULL;
-    if (ru && !qr_rules_view_sync(c->memo, t, &c->scratch, &old, &oldb, &nold)) {
-        ru->t = NULL;
-        return q_oom(c->err);
-    }
     quire_status st = apply_rules_from(c, viewp, ru);
     if (st && ru) ru->t = NULL; /* forget: the next render applies them to every message */
-    if (st || !ru) return st;
-    c->changed_from = UINT32_MAX;
-    uint32_t q = 0;
-    for (uint32_t p = 0; p < ru->nvchg; p++) {
-        uint32_t k = ru->vchg[p];
-        while (q < nold && old[q] < k) { /* changed then, not now */
-            if (old[q] < c->changed_from) c->changed_from = old[q];
-            q++;
-        }
-        bool same = q < nold && old[q] == k && oldb[q] == ru->vmsgs[k].blocks;
-        if (q < nold && old[q] == k) q++;
-        if (!same && k < c->changed_from) c->changed_from = k;
-    }
-    if (q < nold && old[q] < c->changed_from) c->changed_from = old[q];
-    *viewp = ru->nvchg ? &ru->vt : NULL;
-    return QUIRE_OK;
+    return st;
 }
 
 typedef quire_status (*qr_encoder)(qr_ctx *c);
