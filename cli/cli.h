@@ -13,13 +13,18 @@ typedef struct cli_file {
     char *data;
     size_t len;
     const char *name; /* as given on the command line; "<stdin>" for "-" */
-    size_t mapped;    /* nonzero: data is an anonymous mapping of this size */
+    size_t mapped;    /* nonzero: data is a mapping of this size (anonymous, or the file's, read-only) */
 } cli_file;
 
 /* Reads path; on failure prints "quire: PATH: reason" and returns false.
  * Reading stops at cli_max_input bytes (--max-input, every command): a larger
  * input is an error, whatever kind of file it is (pipe, device, regular). */
 bool cli_read(const char *path, cli_file *out);
+/* The same for a caller that only reads the bytes: a regular file of 64 KiB
+ * or more is mapped read-only from the page cache (no copy, no fresh pages;
+ * writing to data faults); anything else is read as cli_read does. The file
+ * must not shrink while it is mapped. */
+bool cli_map(const char *path, cli_file *out);
 #define CLI_MAX_INPUT_DEFAULT (1ull << 30)
 extern unsigned long long cli_max_input;
 void cli_file_free(cli_file *f);

@@ -6,7 +6,8 @@
 
 static const char k_help[] =
     "usage: quire accept --provider P [--model M] [--stream] [--usage F] [--events F]\n"
-    "                    [--caps F] [--chunks N[,N...]] [--pretty] [-o FILE] [RESPONSE|-]\n"
+    "                    [--caps F] [--tools F] [--chunks N[,N...]] [--pretty] [-o FILE]\n"
+    "                    [RESPONSE|-]\n"
     "\n"
     "Decodes a provider's response (a JSON body, or with --stream the SSE or JSON-lines\n"
     "stream) into the assistant message to append to the transcript (docs/responses.md).\n"
@@ -21,6 +22,9 @@ static const char k_help[] =
     "  --chunks N,...   with --stream: feed the input in pieces of these sizes (cycled;\n"
     "                   default: whole); the result must not depend on it\n"
     "  --caps FILE      capability override rows\n"
+    "  --tools FILE     the request's transcript (or its tools array): a call naming a tool\n"
+    "                   by the name the dialect sent it under (Bedrock maps names outside\n"
+    "                   [a-zA-Z0-9_-]{1,64}) gets the tool's own name back\n"
     "  --pretty         two-space indented output\n"
     "  -o FILE          write the message to FILE (atomically) instead of stdout\n";
 
@@ -58,14 +62,14 @@ static void append(quire_bytes *acc, quire_bytes *more) {
 
 int cmd_accept(int argc, char **argv) {
     const char *provider = NULL, *model = NULL, *out = NULL, *usage_file = NULL, *events_file = NULL;
-    const char *caps_file = NULL, *chunks = NULL;
+    const char *caps_file = NULL, *chunks = NULL, *tools_file = NULL;
     bool stream = false, pretty = false;
     const cli_opt opts[] = {
         {"provider", CLI_STRING, &provider, NULL}, {"model", CLI_STRING, &model, NULL},
         {"stream", CLI_FLAG, &stream, NULL}, {"usage", CLI_STRING, &usage_file, NULL},
         {"events", CLI_STRING, &events_file, NULL}, {"caps", CLI_STRING, &caps_file, NULL},
         {"chunks", CLI_STRING, &chunks, NULL}, {"pretty", CLI_FLAG, &pretty, NULL},
-        {"o", CLI_STRING, &out, NULL},
+        {"o", CLI_STRING, &out, NULL}, {"tools", CLI_STRING, &tools_file, NULL},
     };
     const char *pos[1];
     int npos = 0;
@@ -85,11 +89,14 @@ int cmd_accept(int argc, char **argv) {
         if (st) { cli_report(cf.name, &e); cli_file_free(&cf); free(sizes); return 1; }
         cli_file_free(&cf);
     }
+    cli_file tf = {0};
+    if (tools_file && !cli_read(tools_file, &tf)) { quire_caps_free(caps); free(sizes); return 1; }
     cli_file f;
-    if (!cli_read(npos ? pos[0] : "-", &f)) { quire_caps_free(caps); free(sizes); return 1; }
+    if (!cli_read(npos ? pos[0] : "-", &f)) { cli_file_free(&tf); quire_caps_free(caps); free(sizes); return 1; }
     quire_response_options ro = QUIRE_RESPONSE_OPTIONS_INIT;
     ro.caps = caps;
     ro.pretty = pretty;
+    if (tools_file) { ro.tools = tf.data; ro.tools_len = tf.len; }
     quire_response res;
     quire_bytes evs = {NULL, 0, NULL};
     quire_status st;
@@ -117,12 +124,15 @@ int cmd_accept(int argc, char **argv) {
     free(sizes);
     quire_caps_free(caps);
     if (st) {
-        cli_report(f.name, &e);
+        /* an error in the tools file is located there */
+        cli_report(tools_file && strcmp(e.field, "tools") == 0 ? tf.name : f.name, &e);
+        cli_file_free(&tf);
         cli_file_free(&f);
         free(evs.data);
         return 1;
     }
     cli_file_free(&f);
+    cli_file_free(&tf);
     cli_outputs *outs = cli_out_new();
     cli_out_add_line(outs, out, &res.message);
     if (usage_file) cli_out_add_line(outs, usage_file, &res.info);

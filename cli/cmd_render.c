@@ -162,7 +162,7 @@ int cmd_render(int argc, char **argv) {
     quire_bytes pre; /* events of --remind */
     if (cli_remind_load(&rm, NULL, &state, &pre, NULL)) { cli_file_free(&pf); free(fl.p); return 1; }
     cli_file f;
-    if (!cli_read(npos ? pos[0] : "-", &f)) {
+    if (!cli_map(npos ? pos[0] : "-", &f)) { /* read-only: parsed in place (borrowed) */
         quire_state_free(state); quire_bytes_free(&pre); cli_file_free(&pf); free(fl.p); return 1;
     }
     quire_error e;

@@ -103,6 +103,33 @@ bool cli_read(const char *path, cli_file *out) {
     return true;
 }
 
+bool cli_map(const char *path, cli_file *out) {
+#if defined(MAP_POPULATE)
+    if (strcmp(path, "-") != 0) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 65536 &&
+            (unsigned long long)st.st_size <= cli_max_input && (unsigned long long)st.st_size <= SIZE_MAX / 2) {
+            size_t n = (size_t)st.st_size;
+            /* every page mapped in one call, from the page cache */
+            void *m = mmap(NULL, n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+            close(fd);
+            if (m != MAP_FAILED) {
+                memset(out, 0, sizeof *out);
+                out->name = path;
+                out->data = m;
+                out->len = n;
+                out->mapped = n;
+                return true;
+            }
+        } else if (fd >= 0) {
+            close(fd);
+        }
+    }
+#endif
+    return cli_read(path, out); /* stdin, small or special files, limits, errors */
+}
+
 void cli_file_free(cli_file *f) {
     if (f->mapped) munmap(f->data, f->mapped);
     else free(f->data);

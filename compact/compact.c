@@ -33,6 +33,7 @@ typedef struct qc_run {
     uint32_t n;         /* input messages; work has n + 1 slots (the last: a standalone summary) */
     qmsg *work;
     uint64_t **btok;    /* per message: cached block estimates */
+    uint64_t **btok0;   /* per input message: its blocks' estimates as input */
     uint64_t *mtok;     /* per message estimate */
     uint64_t *mtok0;    /* per message estimate of the input */
     bool *owned;        /* blocks array already copied into nt's arena */
@@ -49,6 +50,10 @@ typedef struct qc_run {
     uint32_t summary_at; /* work index of the message holding the summary block */
     uint32_t summary_block; /* its block index there */
     uint64_t summary_tok, span_tok;
+    /* the last span digest computed (the report and the event both name the span) */
+    uint32_t dig_a, dig_b;
+    uint64_t dig;
+    bool dig_ok;
     uint32_t replaced;      /* earlier summaries the new one replaced */
     /* records */
     qbuf prunes, cuts;  /* arrays of qc_rec */
@@ -75,11 +80,12 @@ static bool run_init(qc_run *r, const quire_transcript *t, const qc_policy *p, q
     r->n = n;
     r->work = qarena_alloc(&r->ar, ((size_t)n + 1) * sizeof(qmsg));
     r->btok = qarena_calloc(&r->ar, (size_t)n + 1, sizeof(uint64_t *));
+    r->btok0 = qarena_calloc(&r->ar, (size_t)n + 1, sizeof(uint64_t *));
     r->mtok = qarena_calloc(&r->ar, (size_t)n + 1, sizeof(uint64_t));
     r->mtok0 = qarena_calloc(&r->ar, (size_t)n + 1, sizeof(uint64_t));
     r->owned = qarena_calloc(&r->ar, (size_t)n + 1, sizeof(bool));
     r->drop = qarena_calloc(&r->ar, (size_t)n + 1, sizeof(bool));
-    if (!r->work || !r->btok || !r->mtok || !r->mtok0 || !r->owned || !r->drop) return false;
+    if (!r->work || !r->btok || !r->btok0 || !r->mtok || !r->mtok0 || !r->owned || !r->drop) return false;
     if (n) memcpy(r->work, t->msgs, (size_t)n * sizeof(qmsg));
     memset(&r->work[n], 0, sizeof(qmsg));
     r->drop[n] = true;
@@ -87,10 +93,12 @@ static bool run_init(qc_run *r, const quire_transcript *t, const qc_policy *p, q
     r->total = r->fixed;
     for (uint32_t i = 0; i < n; i++) {
         const qmsg *m = &r->work[i];
-        r->btok[i] = qarena_alloc(&r->ar, (m->nblocks ? m->nblocks : 1) * sizeof(uint64_t));
-        if (!r->btok[i]) return false;
+        size_t nb = m->nblocks ? m->nblocks : 1;
+        r->btok[i] = qarena_alloc(&r->ar, nb * sizeof(uint64_t));
+        r->btok0[i] = qarena_alloc(&r->ar, nb * sizeof(uint64_t));
+        if (!r->btok[i] || !r->btok0[i]) return false;
         uint64_t mt = QC_TOK_MESSAGE;
-        for (uint32_t k = 0; k < m->nblocks; k++) mt += r->btok[i][k] = qc_block_tokens(&r->cnt, &m->blocks[k]);
+        for (uint32_t k = 0; k < m->nblocks; k++) mt += r->btok[i][k] = r->btok0[i][k] = qc_block_tokens(&r->cnt, &m->blocks[k]);
         r->mtok[i] = r->mtok0[i] = mt;
         r->total += mt;
     }
@@ -139,6 +147,14 @@ static qblock *own_block(qc_run *r, uint32_t i, uint32_t k, bool parts) {
         b->parts = np;
     }
     return b;
+}
+
+/* Sets the cached estimate of block k of message i to nb. */
+static void block_set(qc_run *r, uint32_t i, uint32_t k, uint64_t nb) {
+    uint64_t ob = r->btok[i][k];
+    r->btok[i][k] = nb;
+    r->mtok[i] = r->mtok[i] - ob + nb;
+    r->total = r->total - ob + nb;
 }
 
 /* Re-estimates block k of message i after a change. */
@@ -231,11 +247,10 @@ static bool instruction(const qmsg *m) { return m->role == QR_SYSTEM || m->role 
  * system and developer messages of the span stay, just before the summary. */
 enum { QC_PLACE_NONE = 0, QC_PLACE_MERGED, QC_PLACE_APPENDED, QC_PLACE_STANDALONE };
 
-static int placement(const qc_run *r, uint32_t a, uint32_t b, uint32_t *at) {
+/* pred: the last instruction message of the span, else the message before
+ * it (UINT32_MAX when the span starts the transcript). */
+static int place_after(const qc_run *r, uint32_t pred, uint32_t b, uint32_t *at) {
     const qmsg *m = r->in->msgs;
-    uint32_t pred = a ? a - 1 : UINT32_MAX;
-    for (uint32_t i = a; i < b; i++)
-        if (instruction(&m[i])) pred = i;
     bool next_user = b < r->n && m[b].role == QR_USER;
     bool pred_user = pred != UINT32_MAX && m[pred].role == QR_USER;
     if (next_user && pred_user) return QC_PLACE_NONE; /* the two would meet */
@@ -244,6 +259,16 @@ static int placement(const qc_run *r, uint32_t a, uint32_t b, uint32_t *at) {
     if (next_user || pred_user) return QC_PLACE_NONE;
     *at = b;
     return QC_PLACE_STANDALONE;
+}
+
+static uint32_t span_pred(const qc_run *r, uint32_t pred, uint32_t a, uint32_t b) {
+    for (uint32_t i = a; i < b; i++)
+        if (instruction(&r->in->msgs[i])) pred = i;
+    return pred;
+}
+
+static int placement(const qc_run *r, uint32_t a, uint32_t b, uint32_t *at) {
+    return place_after(r, span_pred(r, a ? a - 1 : UINT32_MAX, a, b), b, at);
 }
 
 /* Whether unit u may be summarised: not pinned, not in the protected tail
@@ -308,9 +333,11 @@ static void select_span(qc_run *r) {
         if (!eligible(r, ua)) continue;
         uint64_t got = 0;
         uint32_t ub = ua;
+        uint32_t a = v->ustart[ua], pred = a ? a - 1 : UINT32_MAX; /* see place_after */
         for (; ub < v->nunits && eligible(r, ub); ub++) {
             got += unit_gain(r, ub);
-            if (!placement(r, v->ustart[ua], v->ustart[ub + 1], &at)) continue;
+            pred = span_pred(r, pred, v->ustart[ub], v->ustart[ub + 1]);
+            if (!place_after(r, pred, v->ustart[ub + 1], &at)) continue;
             if (want && got >= need) { set_span(r, ua, ub + 1); return; }
             if (got > best || !best_b) { best = got; best_a = ua; best_b = ub + 1; }
         }
@@ -468,6 +495,7 @@ static bool apply_summary(qc_run *r, const char *text, size_t len) {
  * FNV-1a 64 digest of the span's messages as compact JSON) ---- */
 
 static uint64_t span_digest(qc_run *r, uint32_t a, uint32_t b) {
+    if (r->dig_ok && r->dig_a == a && r->dig_b == b) return r->dig;
     qbuf buf;
     qbuf_init(&buf, r->a);
     uint64_t h = 14695981039346656037ull;
@@ -482,6 +510,12 @@ static uint64_t span_digest(qc_run *r, uint32_t a, uint32_t b) {
         for (size_t k = 0; k < buf.len; k++) { h ^= (uint8_t)buf.data[k]; h *= 1099511628211ull; }
     }
     qbuf_free(&buf);
+    if (!r->oom) {
+        r->dig_a = a;
+        r->dig_b = b;
+        r->dig = h;
+        r->dig_ok = true;
+    }
     return h;
 }
 
@@ -566,6 +600,7 @@ typedef struct cut_item {
     uint32_t msg, block;
     int32_t part;
     uint64_t tok;   /* tokens of the item's text as stage 3 finds it */
+    uint64_t btok;  /* tokens of its block as stage 3 finds it */
     qstr orig;      /* its text as stage 3 finds it (restored between rounds) */
     qstr src;       /* the input's text (before a stage 1 excerpt), cut from */
     uint64_t src_tok;
@@ -586,6 +621,22 @@ static qstr item_source(const qc_run *r, const cut_item *it, qstr cur) {
     return *item_text(ib, -1);
 }
 
+/* Tokens of item_source()'s text: the input block's count when that text is
+ * all the block counts, else a fresh estimate. */
+static uint64_t source_tokens(qc_run *r, const cut_item *it) {
+    if (it->part < 0 && it->msg < r->n) {
+        uint32_t k = it->block;
+        if (it->msg == r->summary_at && k > r->summary_block) k--;
+        const qmsg *im = &r->in->msgs[it->msg];
+        if (k < im->nblocks) {
+            const qblock *ib = &im->blocks[k];
+            if (ib->type == QB_TEXT || ib->type == QB_THINKING || (ib->type == QB_TOOL_RESULT && ib->content_is_string))
+                return r->btok0[it->msg][k] - QC_TOK_BLOCK;
+        }
+    }
+    return qc_count_qstr(&r->cnt, it->src);
+}
+
 static uint64_t cut_gain(const cut_item *it, size_t n, uint64_t level) {
     uint64_t g = 0;
     for (size_t i = 0; i < n; i++)
@@ -604,6 +655,7 @@ static void stage_cut(qc_run *r) {
             cut_item it;
             memset(&it, 0, sizeof it);
             it.msg = i; it.block = k; it.part = -1;
+            it.btok = r->btok[i][k];
             if (b->type == QB_TEXT) {
                 it.orig = b->text;
                 it.tok = r->btok[i][k] - QC_TOK_BLOCK;
@@ -641,7 +693,7 @@ static void stage_cut(qc_run *r) {
     for (size_t j = 0; j < nit; j++) {
         it[j].src = item_source(r, &it[j], it[j].orig);
         bool same = it[j].src.p == it[j].orig.p && it[j].src.len == it[j].orig.len;
-        it[j].src_tok = same ? it[j].tok : qc_count_qstr(&r->cnt, it[j].src);
+        it[j].src_tok = same ? it[j].tok : source_tokens(r, &it[j]);
     }
     uint64_t base = r->total, extra = 0;
     uint64_t maxtok = 0;
@@ -658,14 +710,15 @@ static void stage_cut(qc_run *r) {
             if (cut_gain(it, act, mid) >= need) lo = mid;
             else hi = mid - 1;
         }
-        /* restore, then cut every item above the level */
+        /* restore, then cut every item above the level (once all its items
+         * are restored, a block is as stage 3 found it: its count too) */
         r->cuts.len = rec_mark;
         for (size_t j = 0; j < nit; j++) {
             qblock *b = &r->work[it[j].msg].blocks[it[j].block];
             qstr *cur = item_text(b, it[j].part);
             if (cur->p != it[j].orig.p || cur->len != it[j].orig.len) {
                 *cur = it[j].orig;
-                block_changed(r, it[j].msg, it[j].block);
+                block_set(r, it[j].msg, it[j].block, it[j].btok);
             }
         }
         for (size_t j = 0; j < act && !r->oom; j++) {
@@ -713,6 +766,19 @@ static bool build_output(qc_run *r) {
         *m = r->work[i];
     }
     return true;
+}
+
+/* The estimate of the output: its messages' cached counts (kept exact as
+ * blocks changed), without estimating any text again. */
+static uint64_t output_tokens(const qc_run *r) {
+    uint64_t t = r->fixed;
+    uint32_t at = r->summarized && r->summary_at == r->n ? r->place_at : UINT32_MAX;
+    for (uint32_t i = 0; i <= r->n; i++) {
+        if (i == at) t += r->mtok[r->n];
+        if (r->drop[i] || (i == r->n && at != UINT32_MAX)) continue;
+        t += r->mtok[i];
+    }
+    return t;
 }
 
 static void put_budget(qw *w, const qc_policy *p) {
@@ -961,9 +1027,7 @@ quire_status qc_compact_span(const quire_transcript *t, const quire_state *state
         changed = r.did_prune || r.summarized || r.did_cut;
     }
     if (r.oom || r.cnt.oom || r.prunes.oom || r.cuts.oom || !build_output(&r)) { run_free(&r); return q_oom(err); }
-    bool est_oom = false;
-    uint64_t after = changed ? qc_transcript_tokens(r.nt, p, &est_oom) : r.before;
-    if (est_oom) { run_free(&r); return q_oom(err); }
+    uint64_t after = changed ? output_tokens(&r) : r.before;
     if (p->budget_tokens && after > p->budget_tokens) {
         st = budget_error(&r, after);
         run_free(&r);

@@ -368,12 +368,16 @@ static inline cpinfo cp_classify(uint32_t cp, uint32_t l) {
 
 /* ------------------------------------------------------------------ scanner */
 
-/* Classes of the non-ASCII code points met in one scan, direct-mapped by code
- * point (key = code point + 1, 0 = empty). A code point's class and group
- * depend on it alone, so the cache changes no result; it spares repeated
- * letters (CJK, Cyrillic, emoji...) the decoding tables. Cleared lazily, on
- * the first non-ASCII code point, so ASCII texts never pay for it. */
-#define CP_CACHE 256u
+/* Classes of the non-ASCII code points met in one scan, direct-mapped by
+ * their UTF-8 bytes (key = the bytes of the sequence as loaded, the bytes
+ * after it masked out; 0 = empty, as no valid sequence starts with a zero
+ * byte). Only sequences that decoded as valid UTF-8 are entered, so a hit
+ * needs no decoding nor validation. A code point's class and group depend
+ * on it alone, so the cache changes no result; it spares repeated letters
+ * (CJK, Cyrillic, emoji...) the decoder and the decoding tables. Cleared
+ * lazily, on the first non-ASCII code point, so ASCII texts never pay for
+ * it. */
+#define CP_CACHE 1024u
 typedef struct cpcache {
     uint32_t key[CP_CACHE];
     uint8_t len[CP_CACHE], cls[CP_CACHE], grp[CP_CACHE];
@@ -389,6 +393,16 @@ typedef struct scan {
     cpcache cache;
 } scan;
 
+/* Bytes of the sequence a lead byte starts (by its high nibble), as a mask
+ * over four loaded bytes; invalid leads get a length that never matches a
+ * cached key. */
+static const uint8_t lead_mask[16][4] = {
+    {0xFF, 0, 0, 0}, {0xFF, 0, 0, 0}, {0xFF, 0, 0, 0}, {0xFF, 0, 0, 0},
+    {0xFF, 0, 0, 0}, {0xFF, 0, 0, 0}, {0xFF, 0, 0, 0}, {0xFF, 0, 0, 0},
+    {0xFF, 0, 0, 0}, {0xFF, 0, 0, 0}, {0xFF, 0, 0, 0}, {0xFF, 0, 0, 0},
+    {0xFF, 0xFF, 0, 0}, {0xFF, 0xFF, 0, 0}, {0xFF, 0xFF, 0xFF, 0}, {0xFF, 0xFF, 0xFF, 0xFF},
+};
+
 /* The code point at s[i] (i < n), through the scan's cache. */
 #if defined(__GNUC__)
 __attribute__((always_inline))
@@ -402,6 +416,26 @@ static inline cpinfo cp_at(scan *sc, const uint8_t *s, size_t n, size_t i) {
         r.grp = ascii_group(r.cls);
         return r;
     }
+    uint32_t key = 0, h = 0;
+    bool cached = n - i >= 4;
+    if (cached) {
+        if (!sc->cache_ready) {
+            memset(sc->cache.key, 0, sizeof sc->cache.key);
+            sc->cache_ready = true;
+        }
+        uint32_t m;
+        memcpy(&key, s + i, 4);
+        memcpy(&m, lead_mask[b >> 4], 4);
+        key &= m;
+        h = (key * 2654435761u) >> 22; /* CP_CACHE = 1024 slots */
+        if (sc->cache.key[h] == key) {
+            cpinfo r;
+            r.len = sc->cache.len[h];
+            r.cls = sc->cache.cls[h];
+            r.grp = sc->cache.grp[h];
+            return r;
+        }
+    }
     uint32_t cp = 0;
     uint32_t l = utf8_decode(s + i, n - i, &cp);
     if (!l) {
@@ -411,23 +445,13 @@ static inline cpinfo cp_at(scan *sc, const uint8_t *s, size_t n, size_t i) {
         r.grp = QC_G_BAD;
         return r;
     }
-    if (!sc->cache_ready) {
-        memset(sc->cache.key, 0, sizeof sc->cache.key);
-        sc->cache_ready = true;
-    }
-    uint32_t h = (cp * 2654435761u) >> 24; /* CP_CACHE = 256 slots */
-    if (sc->cache.key[h] == cp + 1) {
-        cpinfo r;
-        r.len = sc->cache.len[h];
-        r.cls = sc->cache.cls[h];
-        r.grp = sc->cache.grp[h];
-        return r;
-    }
     cpinfo r = cp_classify(cp, l);
-    sc->cache.key[h] = cp + 1;
-    sc->cache.len[h] = (uint8_t)r.len;
-    sc->cache.cls[h] = (uint8_t)r.cls;
-    sc->cache.grp[h] = (uint8_t)r.grp;
+    if (cached) {
+        sc->cache.key[h] = key;
+        sc->cache.len[h] = (uint8_t)r.len;
+        sc->cache.cls[h] = (uint8_t)r.cls;
+        sc->cache.grp[h] = (uint8_t)r.grp;
+    }
     return r;
 }
 
@@ -457,8 +481,14 @@ static void report_run(scan *sc, int kind, size_t start, size_t end, int table, 
 
 static inline void table_run(scan *sc, int kind, size_t start, size_t end, unsigned cell,
                              uint32_t len, uint32_t extra, unsigned slope) {
-    int64_t c = (int64_t)cell_q8[cell] + (int64_t)extra * long_q8[slope];
-    uint32_t cost = c < (int64_t)ONE_TOKEN ? ONE_TOKEN : c > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+    uint32_t cost;
+    if (Q_LIKELY(extra == 0)) {
+        int32_t c = cell_q8[cell];
+        cost = c < (int32_t)ONE_TOKEN ? ONE_TOKEN : (uint32_t)c;
+    } else {
+        int64_t c = (int64_t)cell_q8[cell] + (int64_t)extra * long_q8[slope];
+        cost = c < (int64_t)ONE_TOKEN ? ONE_TOKEN : c > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+    }
     sc->total += cost;
     if (sc->visit) report_run(sc, kind, start, end, (int)cell, -1, len, extra, NULL, cost, 0, 0);
 }
@@ -478,8 +508,14 @@ static inline uint32_t bigram_sum(const uint8_t *p, size_t k) {
 
 static inline void word_table_run(scan *sc, size_t start, size_t end, unsigned cell, uint32_t len,
                                   uint32_t extra, size_t lstart, size_t lend, uint32_t bsum) {
-    int64_t c = (int64_t)cell_q8[cell] + (int64_t)extra * long_q8[0] + bsum;
-    uint32_t cost = c < (int64_t)ONE_TOKEN ? ONE_TOKEN : c > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+    uint32_t cost;
+    if (Q_LIKELY(extra == 0 && bsum <= 0xFFFFFFu)) { /* nothing can overflow 32 bits */
+        int32_t c = (int32_t)cell_q8[cell] + (int32_t)bsum;
+        cost = c < (int32_t)ONE_TOKEN ? ONE_TOKEN : (uint32_t)c;
+    } else {
+        int64_t c = (int64_t)cell_q8[cell] + (int64_t)extra * long_q8[0] + bsum;
+        cost = c < (int64_t)ONE_TOKEN ? ONE_TOKEN : c > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+    }
     sc->total += cost;
     if (Q_UNLIKELY(sc->visit != NULL))
         report_run(sc, QC_RUN_WORD, start, end, (int)cell, -1, len, extra, NULL, cost, lstart, lend);
@@ -640,28 +676,52 @@ static inline size_t word_ascii(scan *sc, size_t start, size_t w, unsigned pfx) 
     size_t n = sc->n;
     uint32_t bsum = 0;
     const uint8_t *row = bigram_q8 + 26 * 32; /* row of the previous letter */
-    while (p < end && (unsigned)(*p - 'A') < 26u) {
-        unsigned c = (unsigned)(*p++ - 'A');
-        bsum += row[c];
-        row = bigram_q8 + c * 32u;
+    if ((size_t)(*p - 'A') < 26u) { /* p < end: s[w] is a letter */
+        do {
+            size_t c = (size_t)(*p++ - 'A');
+            bsum += row[c];
+            row = bigram_q8 + c * 32u;
+        } while (p < end && (size_t)(*p - 'A') < 26u);
     }
     const uint8_t *pm = p;
-    while (p < end && (unsigned)(*p - 'a') < 26u) {
-        unsigned c = (unsigned)(*p++ - 'a');
+    if (end - p >= 16) {
+        /* no bound to check for the first sixteen lower-case letters */
+#define LOWER_AT(k)                                                                                                    \
+    {                                                                                                                  \
+        size_t c = (size_t)p[k] - 'a';                                                                                 \
+        if (c >= 26u) { p += k; goto lower_done; }                                                                     \
+        bsum += row[c];                                                                                                \
+        row = bigram_q8 + c * 32u;                                                                                     \
+    }
+        LOWER_AT(0) LOWER_AT(1) LOWER_AT(2) LOWER_AT(3) LOWER_AT(4) LOWER_AT(5) LOWER_AT(6) LOWER_AT(7)
+        LOWER_AT(8) LOWER_AT(9) LOWER_AT(10) LOWER_AT(11) LOWER_AT(12) LOWER_AT(13) LOWER_AT(14) LOWER_AT(15)
+#undef LOWER_AT
+        p += 16;
+    }
+    while (p < end && (size_t)(*p - 'a') < 26u) {
+        size_t c = (size_t)(*p++ - 'a');
         bsum += row[c];
         row = bigram_q8 + c * 32u;
     }
+lower_done:;
     size_t m = (size_t)(pm - s), i = (size_t)(p - s);
-    if (i < n && s[i] >= 0x80) return word_run(sc, start, w, pfx, pfx == PFX_NONE ? QC_G_ALPHA : QC_G_PUNCT);
+    unsigned t = i < n ? s[i] : 0u; /* what ends the letters */
+    if (t >= 0x80) return word_run(sc, start, w, pfx, pfx == PFX_NONE ? QC_G_ALPHA : QC_G_PUNCT);
     uint32_t nu = (uint32_t)(m - w), nl = (uint32_t)(i - m);
     size_t lend = i;
-    uint32_t k = contraction_at(s, n, i);
+    uint32_t k = t == '\'' ? contraction_at(s, n, i) : 0u;
     i += k;
     uint32_t len = nu + nl + k;
     unsigned shape = nu == 0 ? SHAPE_LOWER : nl == 0 ? SHAPE_UPPER : nu == 1 ? SHAPE_CAP : SHAPE_MIXED;
+    unsigned row0 = QC_CELL_WORD + (pfx * 4u + shape) * (QC_WORD_MAXLEN + 1u);
+    if (Q_LIKELY(len <= QC_WORD_MAXLEN && !sc->visit)) {
+        /* the table column is the length; letter pairs sum to at most 16 x 255 */
+        int32_t c = (int32_t)cell_q8[row0 + len] + (int32_t)bsum;
+        sc->total += c < (int32_t)ONE_TOKEN ? ONE_TOKEN : (uint32_t)c;
+        return i;
+    }
     uint32_t col = len > QC_WORD_MAXLEN ? QC_WORD_MAXLEN : len;
-    unsigned cell = QC_CELL_WORD + (pfx * 4u + shape) * (QC_WORD_MAXLEN + 1u) + col;
-    word_table_run(sc, start, i, cell, len, len - col, w, lend, bsum);
+    word_table_run(sc, start, i, row0 + col, len, len - col, w, lend, bsum);
     return i;
 }
 
@@ -704,6 +764,29 @@ static size_t punct_run(scan *sc, size_t start, size_t p, bool space) {
     return i;
 }
 
+/* punct_run() for a run of ASCII punctuation (the common case), inline;
+ * a non-ASCII byte after the punctuation hands the run to punct_run(). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline size_t punct_ascii(scan *sc, size_t start, size_t p, bool space) {
+    const uint8_t *s = sc->s;
+    size_t n = sc->n, i = p;
+    while (i < n && byte_cls[s[i]] == C_PUNCT) i++;
+    if (i < n && s[i] >= 0x80) return punct_run(sc, start, p, space);
+    uint32_t np = (uint32_t)(i - p), nn = 0;
+    /* '/' is punctuation, so what follows here is a newline or the end */
+    while (i < n && (s[i] == '\r' || s[i] == '\n' || s[i] == '/')) {
+        if (s[i] == '/') np++;
+        else nn++;
+        i++;
+    }
+    uint32_t col = np > QC_PUNCT_MAXLEN ? QC_PUNCT_MAXLEN : np;
+    unsigned cell = QC_CELL_PUNCT + ((space ? 2u : 0u) + (nn ? 1u : 0u)) * (QC_PUNCT_MAXLEN + 1u) + col;
+    table_run(sc, QC_RUN_PUNCT, start, i, cell, np, np - col, 1);
+    return i;
+}
+
 static inline void space_run(scan *sc, size_t start, size_t end, uint32_t len, bool nl) {
     uint32_t col = len > QC_SPACE_MAXLEN ? QC_SPACE_MAXLEN : len;
     unsigned cell = QC_CELL_SPACE + (nl ? 1u : 0u) * (QC_SPACE_MAXLEN + 1u) + col;
@@ -737,6 +820,22 @@ static size_t digit_run(scan *sc, size_t start) {
     sc->total += cost;
     if (sc->visit)
         report_run(sc, QC_RUN_DIGITS, start, i, QC_CELL_DIGIT3, -1, nd, 0, NULL, cost, 0, 0);
+    return i;
+}
+
+/* digit_run() for ASCII digits (the common case), inline; a non-ASCII byte
+ * after them hands the run to digit_run(). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline size_t digit_ascii(scan *sc, size_t start) {
+    const uint8_t *s = sc->s;
+    size_t n = sc->n, i = start;
+    while (i < n && byte_cls[s[i]] == C_DIGIT) i++;
+    if (Q_UNLIKELY((i < n && s[i] >= 0x80) || sc->visit)) return digit_run(sc, start);
+    uint32_t g = (uint32_t)(i - start + 2) / 3;
+    int32_t dg = cell_q8[QC_CELL_DIGIT3];
+    sc->total += g * (uint32_t)(dg < (int32_t)ONE_TOKEN ? (int32_t)ONE_TOKEN : dg);
     return i;
 }
 
@@ -791,7 +890,7 @@ static size_t white_run(scan *sc, size_t i) {
         unsigned pg = s[last_start] < 0x80 ? QC_G_PUNCT : QC_G_SYMBOL;
         return word_run(sc, last_start, j, PFX_OTHER, pg);
     }
-    if (nc == C_PUNCT && s[last_start] == ' ') return punct_run(sc, last_start, j, true);
+    if (nc == C_PUNCT && s[last_start] == ' ') return punct_ascii(sc, last_start, j, true);
     space_run(sc, last_start, j, 1, false);
     return j;
 }
@@ -835,10 +934,27 @@ uint64_t qc_estimate_scan(const char *str, size_t n, qc_est_visit visit, void *c
             i = word_ascii(&sc, i, i, PFX_NONE);
             break;
         case C_DIGIT:
-            i = digit_run(&sc, i);
+            i = digit_ascii(&sc, i);
             break;
         case C_SPACE:
         case C_NL:
+            if (i + 1 < n && byte_cls[s[i + 1]] != C_HIGH && !is_space_cls(byte_cls[s[i + 1]])) {
+                /* one whitespace character before an ASCII non-space: what
+                 * white_run() does with it */
+                unsigned k1 = byte_cls[s[i + 1]];
+                if (c == C_NL) {
+                    space_run(&sc, i, i + 1, 1, true);
+                    i++;
+                } else if (k1 <= C_UPPER) {
+                    i = word_ascii(&sc, i, i + 1, b == ' ' ? PFX_SPACE : PFX_OTHER);
+                } else if (k1 == C_PUNCT && b == ' ') {
+                    i = punct_ascii(&sc, i, i + 1, true);
+                } else {
+                    space_run(&sc, i, i + 1, 1, false);
+                    i++;
+                }
+                break;
+            }
             i = white_run(&sc, i);
             break;
         case C_PUNCT:
@@ -861,7 +977,7 @@ uint64_t qc_estimate_scan(const char *str, size_t n, qc_est_visit visit, void *c
                     break;
                 }
             }
-            i = punct_run(&sc, i, i, false);
+            i = punct_ascii(&sc, i, i, false);
             break;
         default: { /* C_HIGH: decode */
             cpinfo ci = cp_at(&sc, s, n, i);

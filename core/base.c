@@ -260,9 +260,19 @@ void q_err_locate(quire_error *e, const char *src, size_t len) {
     e->column = (uint32_t)(off - ls + 1);
 }
 
-void q_ptr_push_key(char *ptr, size_t cap, const char *key, size_t keylen) {
-    size_t n = strlen(ptr);
-    if (n + 2 > cap) return;
+size_t q_ptr_append_key(char *ptr, size_t n, size_t cap, const char *key, size_t keylen) {
+    if (n + 2 > cap) return n;
+    if (n + keylen + 2 <= cap) { /* the common key: fits, nothing to escape */
+        size_t i = 0;
+        while (i < keylen && key[i] != '~' && key[i] != '/') i++;
+        if (i == keylen) {
+            ptr[n] = '/';
+            memcpy(ptr + n + 1, key, keylen);
+            n += keylen + 1;
+            ptr[n] = '\0';
+            return n;
+        }
+    }
     ptr[n++] = '/';
     for (size_t i = 0; i < keylen; i++) {
         char c = key[i];
@@ -273,12 +283,19 @@ void q_ptr_push_key(char *ptr, size_t cap, const char *key, size_t keylen) {
         else ptr[n++] = c;
     }
     ptr[n] = '\0';
+    return n;
 }
-void q_ptr_push_index(char *ptr, size_t cap, size_t index) {
+size_t q_ptr_append_index(char *ptr, size_t n, size_t cap, size_t index) {
     char tmp[24];
     size_t i = sizeof tmp;
     do { tmp[--i] = (char)('0' + index % 10); index /= 10; } while (index);
-    q_ptr_push_key(ptr, cap, tmp + i, sizeof tmp - i);
+    return q_ptr_append_key(ptr, n, cap, tmp + i, sizeof tmp - i);
+}
+void q_ptr_push_key(char *ptr, size_t cap, const char *key, size_t keylen) {
+    (void)q_ptr_append_key(ptr, strlen(ptr), cap, key, keylen);
+}
+void q_ptr_push_index(char *ptr, size_t cap, size_t index) {
+    (void)q_ptr_append_index(ptr, strlen(ptr), cap, index);
 }
 
 quire_limits q_limits(const quire_options *o) {

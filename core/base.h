@@ -87,6 +87,10 @@ quire_status q_oom(quire_error *e);
  * pointer buffer of capacity cap; truncates safely. */
 void q_ptr_push_key(char *ptr, size_t cap, const char *key, size_t keylen);
 void q_ptr_push_index(char *ptr, size_t cap, size_t index);
+/* The same with the pointer's length n known (strlen(ptr) == n); returns
+ * the new length. */
+size_t q_ptr_append_key(char *ptr, size_t n, size_t cap, const char *key, size_t keylen);
+size_t q_ptr_append_index(char *ptr, size_t n, size_t cap, size_t index);
 
 /* Writes s[0..n) into out (capacity cap, NUL-terminated) for quoting in an
  * error message: at most cap - 1 bytes cut on a UTF-8 character boundary

@@ -141,6 +141,56 @@ __attribute__((target("ssse3"))) static bool utf8_valid_ssse3(const unsigned cha
 #undef U8
 #endif
 
+#if defined(QJ_SIMD_UTF8) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#define QJ_AVX2 1
+/* The same lookup algorithm 32 bytes at a time (AVX2, chosen at run time):
+ * the tables are the SSSE3 ones repeated in both 128-bit lanes, and the
+ * byte-shifted previous input crosses the lane boundary with a permute.
+ * Nonzero bytes in the result mark errors; a sequence cut by the end of the
+ * block is judged with the next block (as its prev). */
+#define U8(x) ((char)(unsigned char)(x))
+#define T16(...) _mm256_broadcastsi128_si256(_mm_setr_epi8(__VA_ARGS__))
+__attribute__((target("avx2"))) static inline __m256i utf8_block_errors_avx2(__m256i in, __m256i prev) {
+    const __m256i t1h = T16(
+        U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG),
+        U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS),
+        U8(U_TOO_SHORT | U_OVERLONG_2), U8(U_TOO_SHORT), U8(U_TOO_SHORT | U_OVERLONG_3 | U_SURROGATE),
+        U8(U_TOO_SHORT | U_TOO_LARGE | U_TOO_LARGE_1000 | U_OVERLONG_4));
+    const __m256i t1l = T16(
+        U8(U_CARRY | U_OVERLONG_3 | U_OVERLONG_2 | U_OVERLONG_4), U8(U_CARRY | U_OVERLONG_2), U8(U_CARRY),
+        U8(U_CARRY), U8(U_CARRY | U_TOO_LARGE), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000 | U_SURROGATE),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000));
+    const __m256i t2h = T16(
+        U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT),
+        U8(U_TOO_SHORT), U8(U_TOO_SHORT),
+        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE_1000 | U_OVERLONG_4),
+        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE),
+        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE),
+        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE),
+        U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT));
+    const __m256i nib = _mm256_set1_epi8(0x0F);
+    __m256i sh = _mm256_permute2x128_si256(prev, in, 0x21);
+    __m256i prev1 = _mm256_alignr_epi8(in, sh, 15);
+    __m256i sc = _mm256_and_si256(
+        _mm256_and_si256(_mm256_shuffle_epi8(t1h, _mm256_and_si256(_mm256_srli_epi16(prev1, 4), nib)),
+                         _mm256_shuffle_epi8(t1l, _mm256_and_si256(prev1, nib))),
+        _mm256_shuffle_epi8(t2h, _mm256_and_si256(_mm256_srli_epi16(in, 4), nib)));
+    __m256i prev2 = _mm256_alignr_epi8(in, sh, 14);
+    __m256i prev3 = _mm256_alignr_epi8(in, sh, 13);
+    __m256i third = _mm256_subs_epu8(prev2, _mm256_set1_epi8(U8(0xE0 - 0x80)));
+    __m256i fourth = _mm256_subs_epu8(prev3, _mm256_set1_epi8(U8(0xF0 - 0x80)));
+    __m256i must23_80 = _mm256_and_si256(_mm256_or_si256(third, fourth), _mm256_set1_epi8(U8(0x80)));
+    return _mm256_xor_si256(must23_80, sc);
+}
+#undef T16
+#undef U8
+#endif
+
 const char *qj_type_name(qj_type t) {
     switch (t) {
     case QJ_NULL: return "null";
@@ -166,8 +216,12 @@ typedef struct qj_parser {
     uint64_t max_str;
     uint64_t ws_events; /* counts whitespace runs skipped, for QJ_F_COMPACT */
     bool simd_utf8;     /* the CPU has SSSE3: validate UTF-8 16 bytes at a time */
+    bool fast_strings;  /* the CPU has AVX2: scan_string_avx2 first */
+    bool avx512;        /* ... and AVX-512BW: scan_string_avx512 */
     quire_error *err;
     const quire_allocator *a;
+    qj_elem_fn fn; /* qj_parse_each */
+    void *ud;
 } qj_parser;
 
 static void build_pointer(qj_parser *ps, char *out, size_t cap) {
@@ -263,6 +317,124 @@ static inline const unsigned char *skip_ws(qj_parser *ps, const unsigned char *p
     return p;
 }
 
+#ifdef QJ_AVX2
+/* What may follow a backslash: 1 = a one-character escape, 2 = \u. */
+static const uint8_t k_esc_kind[256] = {
+    ['"'] = 1, ['\\'] = 1, ['/'] = 1, ['b'] = 1, ['f'] = 1, ['n'] = 1, ['r'] = 1, ['t'] = 1, ['u'] = 2,
+};
+
+/* Checks a \u escape at p (p[0] = '\\', p[1] = 'u') the way parse_string_slow
+ * does; returns its length (6, or 12 for a surrogate pair) or 0 if it is not
+ * one parse_string_slow accepts. */
+static inline size_t u_escape_len(const unsigned char *p, const unsigned char *end) {
+    if (end - p < 6) return 0;
+    int h0 = hexval(p[2]), h1 = hexval(p[3]), h2 = hexval(p[4]), h3 = hexval(p[5]);
+    if ((h0 | h1 | h2 | h3) < 0) return 0;
+    unsigned cp = (unsigned)(h0 << 12 | h1 << 8 | h2 << 4 | h3);
+    if (cp >= 0xDC00 && cp <= 0xDFFF) return 0;
+    if (cp < 0xD800 || cp > 0xDBFF) return 6;
+    if (end - p < 12 || p[6] != '\\' || p[7] != 'u') return 0;
+    int l0 = hexval(p[8]), l1 = hexval(p[9]), l2 = hexval(p[10]), l3 = hexval(p[11]);
+    if ((l0 | l1 | l2 | l3) < 0) return 0;
+    unsigned lo = (unsigned)(l0 << 12 | l1 << 8 | l2 << 4 | l3);
+    return lo >= 0xDC00 && lo <= 0xDFFF ? 12 : 0;
+}
+
+/* The fast path of a string, 32 bytes at a time and branch-free per escape:
+ * which bytes are escaped follows from the backslash mask (runs of odd
+ * length escape the next byte, carried across blocks); the first unescaped
+ * quote ends the string; every escaped byte is checked at once against the
+ * escape letters by two nibble lookups; only \u escapes are looked at one by
+ * one. UTF-8 is validated in the same pass, on blocks that hold (or follow)
+ * non-ASCII bytes; the string starts after an ASCII quote, so a zero block
+ * is the right context for its first bytes. Bytes past the closing quote in
+ * the last block are checked too: that can only flag input that is invalid
+ * anyway. Returns the byte past the closing quote, or NULL for anything
+ * parse_string_slow must word (bad escape or UTF-8, control byte, end of
+ * input) or the rare shapes it handles alone (a string that runs into the
+ * last 32 bytes of the input with an escape across the edge). */
+__attribute__((target("avx2,bmi"))) static const unsigned char *scan_string_avx2(const unsigned char *p,
+                                                                                 const unsigned char *end,
+                                                                                 uint8_t *flags) {
+    const __m256i vq = _mm256_set1_epi8('"'), vb = _mm256_set1_epi8('\\'), vc = _mm256_set1_epi8(0x1F);
+    const __m256i vu = _mm256_set1_epi8('u'), nib = _mm256_set1_epi8(0x0F);
+    /* escape letters " / (high nibble 2), \ (5), b f n (6), r t u (7): one
+     * bit per high nibble, set in the low-nibble table where that row has a letter */
+    const __m256i hi_t = _mm256_broadcastsi128_si256(_mm_setr_epi8(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0));
+    const __m256i lo_t = _mm256_broadcastsi128_si256(_mm_setr_epi8(0, 0, 1 | 4 | 8, 0, 8, 8, 4, 0, 0, 0, 0, 0, 2, 0, 4, 1));
+    const uint32_t odd = 0xAAAAAAAAu;
+    uint32_t high = 0, carry = 0, skip = 0, anyesc = 0, prev_h = 0;
+    __m256i prev = _mm256_setzero_si256(), uerr = _mm256_setzero_si256();
+    while (end - p >= 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)p);
+        uint32_t bs = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vb));
+        uint32_t q = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vq));
+        uint32_t c = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(v, vc), vc));
+        uint32_t h = (uint32_t)_mm256_movemask_epi8(v);
+        /* no data-dependent branch on the common path: escapes fall
+         * anywhere, so every mask is computed for every block */
+        uerr = _mm256_or_si256(uerr, utf8_block_errors_avx2(v, prev));
+        prev = v;
+        prev_h = h;
+        __m256i hi = _mm256_shuffle_epi8(hi_t, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib));
+        __m256i lo = _mm256_shuffle_epi8(lo_t, _mm256_and_si256(v, nib));
+        uint32_t none = (uint32_t)_mm256_movemask_epi8(
+            _mm256_cmpeq_epi8(_mm256_and_si256(hi, lo), _mm256_setzero_si256()));
+        uint32_t pot = bs & ~carry;
+        uint32_t code = (((pot << 1) | odd) - pot) ^ odd;
+        uint32_t escaped = code ^ (bs | carry), starts = code & bs;
+        uint32_t qe = q & ~escaped;
+        uint32_t before = (qe - 1u) & ~qe; /* the bytes before the closing quote (all if none) */
+        uint32_t eb = escaped & before;
+        if (Q_UNLIKELY((c | (eb & none)) & before)) return NULL;
+        uint32_t um = eb & ~skip;
+        skip = 0;
+        if (Q_UNLIKELY(um & (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vu)))) {
+            um &= (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vu));
+            while (um) {
+                unsigned j = (unsigned)__builtin_ctz(um);
+                size_t k = u_escape_len(p + j - 1, end);
+                if (!k) return NULL;
+                um &= um - 1;
+                if (k == 12) { /* the low half's 'u' is 6 bytes on: not an escape of its own */
+                    if (j + 6 < 32) um &= ~(1u << (j + 6));
+                    else skip = 1u << (j + 6 - 32);
+                }
+            }
+        }
+        anyesc |= eb;
+        high |= h & before;
+        if (qe) {
+            if (!_mm256_testz_si256(uerr, uerr)) return NULL;
+            *flags = (uint8_t)((anyesc ? QJ_F_ESC : 0) | (high ? 0 : QJ_F_ASCII));
+            return p + __builtin_ctz(qe) + 1;
+        }
+        carry = starts >> 31;
+        p += 32;
+    }
+    /* the last bytes of the input: the careful path unless all is plain */
+    if (carry || skip || prev_h || !_mm256_testz_si256(uerr, uerr)) return NULL;
+    uint8_t fl = anyesc ? QJ_F_ESC : 0;
+    while (p < end) {
+        unsigned char ch = *p;
+        if (ch == '"') { *flags = (uint8_t)(fl | (high ? 0 : QJ_F_ASCII)); return p + 1; }
+        if (ch < 0x20) return NULL;
+        if (ch == '\\') {
+            fl |= QJ_F_ESC;
+            if (p + 1 >= end) return NULL;
+            uint8_t kind = k_esc_kind[p[1]];
+            size_t k = kind == 1 ? 2 : kind == 2 ? u_escape_len(p, end) : 0;
+            if (!k) return NULL;
+            p += k;
+            continue;
+        }
+        if (ch & 0x80u) return NULL;
+        p++;
+    }
+    return NULL;
+}
+#endif
+
 /* Parses a string starting after its opening quote. On success *out points
  * past the closing quote. */
 /* Validates the UTF-8 of a run of string bytes that holds non-ASCII. */
@@ -279,8 +451,8 @@ static inline quire_status check_utf8(qj_parser *ps, const unsigned char *seg, c
 /* Parses a string starting after its opening quote. On success *out points
  * past the closing quote. The scan stops only at '"', '\\' and control
  * bytes; non-ASCII runs are validated in bulk when a segment ends. */
-static quire_status parse_string(qj_parser *ps, const unsigned char *p, const unsigned char **out,
-                                 uint8_t *flags) {
+static quire_status parse_string_slow(qj_parser *ps, const unsigned char *p, const unsigned char **out,
+                                      uint8_t *flags) {
     const unsigned char *start = p, *end = ps->end, *seg = p;
     uint8_t fl = 0;
     unsigned high = 0; /* non-ASCII seen in the current segment */
@@ -373,6 +545,136 @@ static quire_status parse_string(qj_parser *ps, const unsigned char *p, const un
     return QUIRE_OK;
 }
 
+#ifdef QJ_AVX2
+#define QJ_AVX512 1
+/* The UTF-8 lookup of utf8_block_errors_avx2 on 64 bytes (AVX-512BW): the
+ * tables repeat in the four 128-bit lanes, and the bytes before each lane
+ * come from a permute of the previous and current blocks. */
+#define U8(x) ((char)(unsigned char)(x))
+#define T16(...) _mm512_broadcast_i32x4(_mm_setr_epi8(__VA_ARGS__))
+__attribute__((target("avx512f,avx512bw"))) static inline __m512i utf8_block_errors_avx512(__m512i in, __m512i prev) {
+    const __m512i t1h = T16(
+        U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG),
+        U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS),
+        U8(U_TOO_SHORT | U_OVERLONG_2), U8(U_TOO_SHORT), U8(U_TOO_SHORT | U_OVERLONG_3 | U_SURROGATE),
+        U8(U_TOO_SHORT | U_TOO_LARGE | U_TOO_LARGE_1000 | U_OVERLONG_4));
+    const __m512i t1l = T16(
+        U8(U_CARRY | U_OVERLONG_3 | U_OVERLONG_2 | U_OVERLONG_4), U8(U_CARRY | U_OVERLONG_2), U8(U_CARRY),
+        U8(U_CARRY), U8(U_CARRY | U_TOO_LARGE), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000 | U_SURROGATE),
+        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000));
+    const __m512i t2h = T16(
+        U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT),
+        U8(U_TOO_SHORT), U8(U_TOO_SHORT),
+        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE_1000 | U_OVERLONG_4),
+        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE),
+        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE),
+        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE),
+        U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT));
+    const __m512i nib = _mm512_set1_epi8(0x0F);
+    /* lane i of sh = lane i-1 of (prev:in): prev's last lane, then in's first three */
+    __m512i sh = _mm512_permutex2var_epi64(prev, _mm512_set_epi64(13, 12, 11, 10, 9, 8, 7, 6), in);
+    __m512i prev1 = _mm512_alignr_epi8(in, sh, 15);
+    __m512i sc = _mm512_and_si512(
+        _mm512_and_si512(_mm512_shuffle_epi8(t1h, _mm512_and_si512(_mm512_srli_epi16(prev1, 4), nib)),
+                         _mm512_shuffle_epi8(t1l, _mm512_and_si512(prev1, nib))),
+        _mm512_shuffle_epi8(t2h, _mm512_and_si512(_mm512_srli_epi16(in, 4), nib)));
+    __m512i prev2 = _mm512_alignr_epi8(in, sh, 14);
+    __m512i prev3 = _mm512_alignr_epi8(in, sh, 13);
+    __m512i third = _mm512_subs_epu8(prev2, _mm512_set1_epi8(U8(0xE0 - 0x80)));
+    __m512i fourth = _mm512_subs_epu8(prev3, _mm512_set1_epi8(U8(0xF0 - 0x80)));
+    __m512i must23_80 = _mm512_and_si512(_mm512_or_si512(third, fourth), _mm512_set1_epi8(U8(0x80)));
+    return _mm512_xor_si512(must23_80, sc);
+}
+#undef T16
+#undef U8
+
+/* scan_string_avx2 on 64-byte blocks with mask registers (AVX-512BW): the
+ * same masks and the same results, fewer instructions per byte. */
+__attribute__((target("avx512f,avx512bw,bmi"))) static const unsigned char *scan_string_avx512(
+    const unsigned char *p, const unsigned char *end, uint8_t *flags) {
+    const __m512i vq = _mm512_set1_epi8('"'), vb = _mm512_set1_epi8('\\'), vc = _mm512_set1_epi8(0x1F);
+    const __m512i vu = _mm512_set1_epi8('u'), nib = _mm512_set1_epi8(0x0F);
+    const __m512i hi_t = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0));
+    const __m512i lo_t = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1 | 4 | 8, 0, 8, 8, 4, 0, 0, 0, 0, 0, 2, 0, 4, 1));
+    const uint64_t odd = 0xAAAAAAAAAAAAAAAAull;
+    uint64_t high = 0, carry = 0, skip = 0, anyesc = 0, prev_h = 0;
+    __m512i prev = _mm512_setzero_si512(), uerr = _mm512_setzero_si512();
+    while (end - p >= 64) {
+        __m512i v = _mm512_loadu_si512((const void *)p);
+        uint64_t bs = _mm512_cmpeq_epi8_mask(v, vb);
+        uint64_t q = _mm512_cmpeq_epi8_mask(v, vq);
+        uint64_t c = _mm512_cmple_epu8_mask(v, vc);
+        uint64_t h = _mm512_movepi8_mask(v);
+        if (h | prev_h) uerr = _mm512_or_si512(uerr, utf8_block_errors_avx512(v, prev));
+        prev = v;
+        prev_h = h;
+        __m512i hi = _mm512_shuffle_epi8(hi_t, _mm512_and_si512(_mm512_srli_epi16(v, 4), nib));
+        __m512i lo = _mm512_shuffle_epi8(lo_t, _mm512_and_si512(v, nib));
+        uint64_t none = ~(uint64_t)_mm512_test_epi8_mask(hi, lo);
+        uint64_t pot = bs & ~carry;
+        uint64_t code = (((pot << 1) | odd) - pot) ^ odd;
+        uint64_t escaped = code ^ (bs | carry), starts = code & bs;
+        uint64_t qe = q & ~escaped;
+        uint64_t before = (qe - 1u) & ~qe;
+        uint64_t eb = escaped & before;
+        if (Q_UNLIKELY((c | (eb & none)) & before)) return NULL;
+        uint64_t um = eb & ~skip;
+        skip = 0;
+        if (Q_UNLIKELY(um & _mm512_cmpeq_epi8_mask(v, vu))) {
+            um &= _mm512_cmpeq_epi8_mask(v, vu);
+            while (um) {
+                unsigned j = (unsigned)__builtin_ctzll(um);
+                size_t k = u_escape_len(p + j - 1, end);
+                if (!k) return NULL;
+                um &= um - 1;
+                if (k == 12) {
+                    if (j + 6 < 64) um &= ~(1ull << (j + 6));
+                    else skip = 1ull << (j + 6 - 64);
+                }
+            }
+        }
+        anyesc |= eb;
+        high |= h & before;
+        if (qe) {
+            if (_mm512_test_epi64_mask(uerr, uerr)) return NULL;
+            *flags = (uint8_t)((anyesc ? QJ_F_ESC : 0) | (high ? 0 : QJ_F_ASCII));
+            return p + __builtin_ctzll(qe) + 1;
+        }
+        carry = starts >> 63;
+        p += 64;
+    }
+    if (carry || skip || prev_h || _mm512_test_epi64_mask(uerr, uerr)) return NULL;
+    /* under 64 bytes left: the 32-byte scan takes over from a clean state */
+    const unsigned char *q = scan_string_avx2(p, end, flags);
+    if (q && (high || anyesc)) *flags = (uint8_t)((*flags | (anyesc ? QJ_F_ESC : 0)) & (high ? ~QJ_F_ASCII : 0xFF));
+    return q;
+}
+#endif
+
+/* Parses a string starting after its opening quote: the fast scan on CPUs
+ * with AVX2, the careful one otherwise and to word every error. */
+static inline quire_status parse_string(qj_parser *ps, const unsigned char *p, const unsigned char **out,
+                                        uint8_t *flags) {
+#ifdef QJ_AVX2
+    if (ps->fast_strings) {
+#ifdef QJ_AVX512
+        const unsigned char *q = ps->avx512 ? scan_string_avx512(p, ps->end, flags) : scan_string_avx2(p, ps->end, flags);
+#else
+        const unsigned char *q = scan_string_avx2(p, ps->end, flags);
+#endif
+        if (q && (!ps->max_str || (uint64_t)(q - p - 1) <= ps->max_str)) {
+            *out = q;
+            return QUIRE_OK;
+        }
+    }
+#endif
+    return parse_string_slow(ps, p, out, flags);
+}
+
 static quire_status parse_number(qj_parser *ps, const unsigned char *p, const unsigned char **out) {
     const unsigned char *end = ps->end, *s = p;
     if (p < end && *p == '-') p++;
@@ -420,23 +722,47 @@ static bool grow_stack(qj_parser *ps) {
     return true;
 }
 
+static quire_status parse_doc(qj_doc *doc, const char *src, size_t len, const qj_opts *o,
+                              const quire_allocator *a, quire_error *err, bool careful, qj_elem_fn fn, void *ud);
+
 quire_status qj_parse(qj_doc *doc, const char *src, size_t len, const qj_opts *o,
                       const quire_allocator *a, quire_error *err) {
+    return parse_doc(doc, src, len, o, a, err, false, NULL, NULL);
+}
+
+quire_status qj_parse_each(qj_doc *doc, const char *src, size_t len, const qj_opts *o, const quire_allocator *a,
+                           quire_error *err, qj_elem_fn fn, void *ud) {
+    return parse_doc(doc, src, len, o, a, err, false, fn, ud);
+}
+
+quire_status qj_parse_careful(qj_doc *doc, const char *src, size_t len, const qj_opts *o,
+                              const quire_allocator *a, quire_error *err) {
+    return parse_doc(doc, src, len, o, a, err, true, NULL, NULL);
+}
+
+static quire_status parse_doc(qj_doc *doc, const char *src, size_t len, const qj_opts *o,
+                              const quire_allocator *a, quire_error *err, bool careful, qj_elem_fn fn, void *ud) {
     a = a ? a : q_alloc_default();
     memset(doc, 0, sizeof *doc);
     doc->src = src; doc->len = len; doc->a = a;
     qj_parser ps;
     memset(&ps, 0, sizeof ps);
     ps.d = doc; ps.a = a; ps.err = err;
+    ps.fn = fn; ps.ud = ud;
     ps.s = (const unsigned char *)src; ps.end = ps.s + len;
     ps.max_depth = (o && o->max_depth) ? o->max_depth : 1024;
     ps.max_str = o ? o->max_string_bytes : 0;
 #ifdef QJ_SIMD_UTF8
     ps.simd_utf8 = __builtin_cpu_supports("ssse3") != 0;
 #endif
+#ifdef QJ_AVX2
+    ps.fast_strings = !careful && __builtin_cpu_supports("avx2");
+    ps.avx512 = ps.fast_strings && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512f");
+#endif
+    (void)careful;
     quire_status st = QUIRE_OK;
     const unsigned char *p = ps.s, *end = ps.end;
-    uint32_t idx;
+    uint32_t idx, vdone = 0; /* vdone: the value just completed (for fn) */
 
     if (len > 0xFFFFFFFEu) {
         st = q_err_at(err, QUIRE_E_LIMIT, 0, "", "input of %zu bytes exceeds the 4 GiB limit", len);
@@ -477,6 +803,7 @@ value:
             nd->len = (uint32_t)(q - p - 2);
             nd->end = idx + 1;
             p = q;
+            vdone = idx;
             goto after_value;
         }
         case '{': case '[': {
@@ -522,10 +849,14 @@ value:
             goto fail;
         }
         doc->nodes[idx].end = idx + 1;
+        vdone = idx;
     }
 
 after_value:
     if (ps.depth == 0) goto done;
+    if (Q_UNLIKELY(ps.fn != NULL) && ps.depth == 2 && doc->nodes[ps.stack[0]].type == QJ_OBJECT &&
+        doc->nodes[ps.stack[1]].type == QJ_ARRAY && ps.fn(ps.ud, doc, ps.keys[0], vdone))
+        doc->count = vdone; /* dropped: the next value reuses its nodes */
     p = skip_ws(&ps, p);
     {
         uint32_t top = ps.stack[ps.depth - 1];
@@ -575,6 +906,7 @@ close:
         tn->len = (uint32_t)((const char *)p - tn->p);
         tn->end = doc->count;
         tn->flags = (uint8_t)((uint64_t)(uint32_t)ps.ws_events == at_open ? QJ_F_COMPACT : 0);
+        vdone = top;
         goto after_value;
     }
 
@@ -738,7 +1070,6 @@ bool qj_str_eqn(const qj_doc *d, uint32_t i, const char *s, size_t n) {
     return j == n;
 }
 
-bool qj_str_eq(const qj_doc *d, uint32_t i, const char *s) { return qj_str_eqn(d, i, s, strlen(s)); }
 
 uint32_t qj_getn(const qj_doc *d, uint32_t obj, const char *key, size_t keylen) {
     const qj_node *o = &d->nodes[obj];
@@ -835,26 +1166,59 @@ uint32_t qj_find_dup_key(const qj_doc *d, uint32_t obj) {
     if (o->type != QJ_OBJECT || o->n < 2) return QJ_NONE;
     /* small objects (nearly all of quire's): pairwise with a cheap first-byte filter */
     if (o->n <= 16) return dup_key_pairwise(d, obj);
-    /* large objects (a peer's record with thousands of keys): a hash set of the
-     * keys seen so far, linear time; the first key equal to an earlier one wins */
+    /* large objects (a peer's record with thousands of keys, a state's server
+     * map): a hash set of the keys seen so far, linear time; the first key
+     * equal to an earlier one wins. A slot is 8 bytes, the upper half of the
+     * key's hash beside its node, so a probe past another key reads no other
+     * memory; keys are hashed DUP_AHEAD ahead of their probe and their slot
+     * prefetched, so a set larger than the cache does not wait on each miss. */
     size_t cap = 32;
     while (cap < (size_t)o->n * 2) cap *= 2;
-    struct slot { uint64_t h; uint32_t k; } *t = q_malloc(d->a, cap * sizeof *t);
+    uint64_t *t = q_malloc(d->a, cap * sizeof *t);
     if (!t) return dup_key_pairwise(d, obj); /* out of memory: slow but still exact */
-    for (size_t i = 0; i < cap; i++) t[i].k = QJ_NONE;
+    memset(t, 0xFF, cap * sizeof *t); /* UINT64_MAX: empty (a node index is never QJ_NONE) */
+    enum { DUP_AHEAD = 32 };
+    uint64_t ring_h[DUP_AHEAD];
+    uint32_t ring_k[DUP_AHEAD];
     uint32_t found = QJ_NONE;
-    uint32_t k = obj + 1;
+    uint32_t ahead = obj + 1, nahead = 0; /* next key to hash, keys hashed */
     for (uint32_t m = 0; m < o->n && found == QJ_NONE; m++) {
-        uint64_t h = key_hash(d, k);
-        size_t i = (size_t)(h ^ (h >> 29)) & (cap - 1);
-        for (;; i = (i + 1) & (cap - 1)) {
-            if (t[i].k == QJ_NONE) { t[i].h = h; t[i].k = k; break; }
-            if (t[i].h == h && keys_equal_full(d, t[i].k, k)) { found = k; break; }
+        for (; nahead < o->n && nahead < m + DUP_AHEAD; nahead++) {
+            uint64_t h = key_hash(d, ahead);
+            h ^= h >> 29;
+            __builtin_prefetch(&t[(size_t)h & (cap - 1)], 1);
+            ring_h[nahead % DUP_AHEAD] = h;
+            ring_k[nahead % DUP_AHEAD] = ahead;
+            ahead = d->nodes[ahead + 1].end;
         }
-        k = d->nodes[k + 1].end;
+        uint64_t h = ring_h[m % DUP_AHEAD], tag = h & UINT64_C(0xFFFFFFFF00000000);
+        uint32_t k = ring_k[m % DUP_AHEAD];
+        for (size_t i = (size_t)h & (cap - 1);; i = (i + 1) & (cap - 1)) {
+            if (t[i] == UINT64_MAX) { t[i] = tag | k; break; }
+            if ((t[i] & UINT64_C(0xFFFFFFFF00000000)) == tag && keys_equal_full(d, (uint32_t)t[i], k)) {
+                found = k;
+                break;
+            }
+        }
     }
     q_free(d->a, t, cap * sizeof *t);
     return found;
+}
+
+/* True if the NUL-terminated name equals the n bytes at p (which hold no NUL:
+ * raw JSON string content has no control bytes). */
+static inline bool plain_eq(const char *name, const char *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (name[i] != p[i]) return false;
+    return name[n] == '\0';
+}
+
+int qj_str_index(const qj_doc *d, uint32_t i, const char *const *names, size_t n) {
+    const qj_node *nd = &d->nodes[i];
+    if (nd->type != QJ_STRING) return -1;
+    for (size_t k = 0; k < n; k++)
+        if ((nd->flags & QJ_F_ESC) ? qj_str_eq(d, i, names[k]) : plain_eq(names[k], nd->p, nd->len)) return (int)k;
+    return -1;
 }
 
 uint32_t qj_match_fields(const qj_doc *d, uint32_t obj, const char *const *names, size_t n, uint32_t *vals, bool *dup) {
@@ -869,7 +1233,7 @@ uint32_t qj_match_fields(const qj_doc *d, uint32_t obj, const char *const *names
         if (kn->flags & QJ_F_ESC) {
             while (i < n && !qj_str_eq(d, k, names[i])) i++;
         } else { /* plain key: compare in place, no strlen per candidate */
-            while (i < n && !(strncmp(names[i], kn->p, kn->len) == 0 && names[i][kn->len] == '\0')) i++;
+            while (i < n && !plain_eq(names[i], kn->p, kn->len)) i++;
         }
         if (i == n) return k;
         if (vals[i] != QJ_NONE) { *dup = true; return k; }
@@ -1012,12 +1376,6 @@ static inline void key_tail(qw *w) {
     else qbuf_put(w->b, "\":", 2);
     w->after_key = true;
 }
-void qw_key(qw *w, const char *k) {
-    before_item(w);
-    qbuf_putc(w->b, '"');
-    qbuf_puts(w->b, k);
-    key_tail(w);
-}
 void qw_keyn(qw *w, const char *k, size_t n) {
     before_item(w);
     qbuf_putc(w->b, '"');
@@ -1026,17 +1384,41 @@ void qw_keyn(qw *w, const char *k, size_t n) {
 }
 void qw_key_esc(qw *w, const char *raw, size_t n) {
     before_item(w);
+    if (!w->pretty) { /* one reservation: "key": */
+        if (!qbuf_grow(w->b, n + 3)) return;
+        char *o = w->b->data + w->b->len;
+        o[0] = '"';
+        memcpy(o + 1, raw, n);
+        o[n + 1] = '"';
+        o[n + 2] = ':';
+        w->b->len += n + 3;
+        w->after_key = true;
+        return;
+    }
     qbuf_putc(w->b, '"');
     qbuf_put(w->b, raw, n);
     key_tail(w);
 }
 void qw_str(qw *w, const char *s, size_t n) {
     before_item(w);
+    if (n <= 64) { /* short strings (names, types, ids): usually nothing to escape */
+        const unsigned char *u = (const unsigned char *)s;
+        size_t i = 0;
+        while (i < n && u[i] >= 0x20 && u[i] != '"' && u[i] != '\\') i++;
+        if (i == n) {
+            if (!qbuf_grow(w->b, n + 2)) return;
+            char *o = w->b->data + w->b->len;
+            o[0] = '"';
+            memcpy(o + 1, s, n);
+            o[n + 1] = '"';
+            w->b->len += n + 2;
+            return;
+        }
+    }
     qbuf_putc(w->b, '"');
     qj_escape(w->b, s, n);
     qbuf_putc(w->b, '"');
 }
-void qw_strz(qw *w, const char *s) { qw_str(w, s, strlen(s)); }
 void qw_str_esc(qw *w, const char *raw, size_t n) {
     before_item(w);
     if (!qbuf_grow(w->b, n + 2)) return;

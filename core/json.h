@@ -51,7 +51,23 @@ typedef struct qj_opts {
  * message) and leaves doc empty. The doc references src; keep it alive. */
 quire_status qj_parse(qj_doc *doc, const char *src, size_t len, const qj_opts *o,
                       const quire_allocator *a, quire_error *err);
+/* The same, with every string scanned and UTF-8-checked one segment at a
+ * time (no whole-input fast path): the reference the fast path is tested
+ * against. Same results, slower. */
+quire_status qj_parse_careful(qj_doc *doc, const char *src, size_t len, const qj_opts *o,
+                              const quire_allocator *a, quire_error *err);
 void qj_doc_free(qj_doc *doc);
+/* qj_parse that hands each element of an array held by a member of the root
+ * object to fn as soon as the element is complete and valid (key: that
+ * member's key node). fn returning true drops the element's nodes from the
+ * tape: the array keeps its element count n but its subtree then holds only
+ * the elements kept, so a long array is read through a tape the size of one
+ * element, while it is still in the cache. The whole text is still checked:
+ * an error anywhere fails the parse as qj_parse does (after fn has seen the
+ * elements before it). */
+typedef bool (*qj_elem_fn)(void *ud, const qj_doc *d, uint32_t key, uint32_t elem);
+quire_status qj_parse_each(qj_doc *doc, const char *src, size_t len, const qj_opts *o, const quire_allocator *a,
+                           quire_error *err, qj_elem_fn fn, void *ud);
 
 static inline const qj_node *qj_at(const qj_doc *d, uint32_t i) { return &d->nodes[i]; }
 static inline qj_type qj_type_of(const qj_doc *d, uint32_t i) { return (qj_type)d->nodes[i].type; }
@@ -67,8 +83,12 @@ const char *qj_type_name(qj_type t); /* "string", "number", ... */
 uint32_t qj_get(const qj_doc *d, uint32_t obj, const char *key);
 uint32_t qj_getn(const qj_doc *d, uint32_t obj, const char *key, size_t keylen);
 /* True if string node i equals s (decoded comparison). */
-bool qj_str_eq(const qj_doc *d, uint32_t i, const char *s);
 bool qj_str_eqn(const qj_doc *d, uint32_t i, const char *s, size_t n);
+/* inline so that strlen of a literal folds away */
+static inline bool qj_str_eq(const qj_doc *d, uint32_t i, const char *s) { return qj_str_eqn(d, i, s, strlen(s)); }
+/* Index of the first of names[0..n) that string node i equals (decoded
+ * comparison), or -1. */
+int qj_str_index(const qj_doc *d, uint32_t i, const char *const *names, size_t n);
 /* Decoded length of a string node. */
 size_t qj_str_decoded_len(const qj_doc *d, uint32_t i);
 /* Decodes string node i into out (capacity >= qj_str_decoded_len + 1). Returns length. */
@@ -104,11 +124,13 @@ void qw_obj_begin(qw *w);
 void qw_obj_end(qw *w);
 void qw_arr_begin(qw *w);
 void qw_arr_end(qw *w);
-void qw_key(qw *w, const char *k);                      /* k is plain ASCII without escapes */
-void qw_keyn(qw *w, const char *k, size_t n);           /* escapes as needed */
 void qw_key_esc(qw *w, const char *raw, size_t n);      /* already-escaped key content */
+/* k is plain ASCII without escapes (so it is its own escaped form); inline
+ * so that strlen of a literal folds away */
+static inline void qw_key(qw *w, const char *k) { qw_key_esc(w, k, strlen(k)); }
+void qw_keyn(qw *w, const char *k, size_t n);           /* escapes as needed */
 void qw_str(qw *w, const char *s, size_t n);            /* escapes as needed */
-void qw_strz(qw *w, const char *s);
+static inline void qw_strz(qw *w, const char *s) { qw_str(w, s, strlen(s)); }
 void qw_str_esc(qw *w, const char *raw, size_t n);      /* already-escaped content */
 void qw_num_raw(qw *w, const char *s, size_t n);        /* number text as is */
 void qw_int(qw *w, int64_t v);

@@ -28,7 +28,7 @@ bool qstr_eq(qstr s, const char *z) {
 }
 
 void qw_qstr(qw *w, qstr s) {
-    if (s.esc) qw_str_esc(w, s.p, s.len);
+    if (s.esc || s.raw) qw_str_esc(w, s.p, s.len); /* escaped or needing none: copied as is */
     else qw_str(w, s.p ? s.p : "", s.len);
 }
 
@@ -128,20 +128,23 @@ typedef struct dctx {
     const qj_doc *d;
     quire_error *err;
     char ptr[512];
-    size_t plen;
+    size_t plen; /* the permanent prefix */
+    size_t cur;  /* strlen(ptr): the prefix and the last segment pushed */
 } dctx;
 
-static void ptr_key(dctx *c, const char *k) {
+static inline void ptr_key(dctx *c, const char *k) {
     c->ptr[c->plen] = '\0';
-    q_ptr_push_key(c->ptr, sizeof c->ptr, k, strlen(k));
+    c->cur = q_ptr_append_key(c->ptr, c->plen, sizeof c->ptr, k, strlen(k));
 }
-static void ptr_idx(dctx *c, size_t i) {
+static inline void ptr_idx(dctx *c, size_t i) {
     c->ptr[c->plen] = '\0';
-    q_ptr_push_index(c->ptr, sizeof c->ptr, i);
+    c->cur = q_ptr_append_index(c->ptr, c->plen, sizeof c->ptr, i);
 }
 /* Enter: make the current pointer permanent; returns the saved length. */
-static size_t ptr_enter(dctx *c) { size_t s = c->plen; c->plen = strlen(c->ptr); return s; }
-static void ptr_leave(dctx *c, size_t saved) { c->plen = saved; c->ptr[saved] = '\0'; }
+static size_t ptr_enter(dctx *c) { size_t s = c->plen; c->plen = c->cur; return s; }
+static void ptr_leave(dctx *c, size_t saved) { c->plen = c->cur = saved; c->ptr[saved] = '\0'; }
+/* Back to the permanent prefix. */
+static inline void ptr_reset(dctx *c) { c->ptr[c->plen] = '\0'; c->cur = c->plen; }
 
 static quire_status Q_PRINTF(3, 4) derr(dctx *c, uint32_t node, const char *fmt, ...) {
     quire_error *e = c->err;
@@ -191,23 +194,24 @@ static quire_status get_str(dctx *c, uint32_t v, const char *field, qstr *out) {
 
 static quire_status need(dctx *c, uint32_t obj, uint32_t v, const char *field, const char *what) {
     if (v != QJ_NONE) return QUIRE_OK;
-    c->ptr[c->plen] = '\0';
+    ptr_reset(c);
     return derr(c, obj, "missing required field \"%s\" in %s", field, what);
 }
 
 enum {
     BF_TYPE, BF_TEXT, BF_CACHE, BF_MEDIA, BF_DATA, BF_URL, BF_TITLE, BF_ID, BF_NAME, BF_INPUT,
     BF_TOOLCALLID, BF_CONTENT, BF_ISERROR, BF_SIGNATURE, BF_PROVIDER, BF_ITEM, BF_FILEID, BF_FILENAME,
-    BF_CITATIONS, BF_KIND, BF_COUNT
+    BF_CITATIONS, BF_KIND, BF_DETAIL, BF_POPTS, BF_COUNT
 };
 static const char *const k_block_fields[BF_COUNT] = {
     "type", "text", "cacheControl", "mediaType", "data", "url", "title", "id", "name", "input",
     "toolCallId", "content", "isError", "signature", "provider", "item", "fileId", "filename",
-    "citations", "kind"};
+    "citations", "kind", "detail", "providerOptions"};
 #define B(x) (1u << (x))
 static const uint32_t k_block_allowed[] = {
-    [QB_TEXT] = B(BF_TYPE) | B(BF_TEXT) | B(BF_CITATIONS) | B(BF_CACHE),
-    [QB_IMAGE] = B(BF_TYPE) | B(BF_MEDIA) | B(BF_DATA) | B(BF_URL) | B(BF_FILEID) | B(BF_PROVIDER) | B(BF_CACHE),
+    [QB_TEXT] = B(BF_TYPE) | B(BF_TEXT) | B(BF_CITATIONS) | B(BF_CACHE) | B(BF_POPTS),
+    [QB_IMAGE] = B(BF_TYPE) | B(BF_MEDIA) | B(BF_DATA) | B(BF_URL) | B(BF_FILEID) | B(BF_PROVIDER) | B(BF_CACHE) |
+                 B(BF_DETAIL),
     [QB_DOCUMENT] = B(BF_TYPE) | B(BF_MEDIA) | B(BF_DATA) | B(BF_URL) | B(BF_FILEID) | B(BF_PROVIDER) | B(BF_TITLE) |
                     B(BF_FILENAME) | B(BF_CACHE),
     [QB_AUDIO] = B(BF_TYPE) | B(BF_MEDIA) | B(BF_DATA) | B(BF_URL) | B(BF_FILEID) | B(BF_PROVIDER) | B(BF_CACHE),
@@ -215,7 +219,7 @@ static const uint32_t k_block_allowed[] = {
                 B(BF_CACHE),
     [QB_SERVER_TOOL_CALL] = B(BF_TYPE) | B(BF_PROVIDER) | B(BF_ID) | B(BF_NAME) | B(BF_INPUT) | B(BF_CACHE),
     [QB_SERVER_TOOL_RESULT] = B(BF_TYPE) | B(BF_PROVIDER) | B(BF_TOOLCALLID) | B(BF_NAME) | B(BF_CONTENT) | B(BF_CACHE),
-    [QB_TOOL_CALL] = B(BF_TYPE) | B(BF_ID) | B(BF_NAME) | B(BF_INPUT) | B(BF_KIND) | B(BF_CACHE),
+    [QB_TOOL_CALL] = B(BF_TYPE) | B(BF_ID) | B(BF_NAME) | B(BF_INPUT) | B(BF_KIND) | B(BF_CACHE) | B(BF_POPTS),
     [QB_TOOL_RESULT] = B(BF_TYPE) | B(BF_TOOLCALLID) | B(BF_CONTENT) | B(BF_ISERROR) | B(BF_CACHE),
     [QB_THINKING] = B(BF_TYPE) | B(BF_TEXT) | B(BF_SIGNATURE) | B(BF_PROVIDER),
     [QB_REDACTED_THINKING] = B(BF_TYPE) | B(BF_DATA) | B(BF_PROVIDER),
@@ -223,6 +227,21 @@ static const uint32_t k_block_allowed[] = {
 };
 
 static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_result);
+
+bool qtr_json_text(quire_transcript *t, qval v, qstr *out) {
+    qbuf jb;
+    qbuf_init(&jb, t->a);
+    qw w;
+    qw_init(&w, &jb, false);
+    qw_qval(&w, v);
+    qw_dispose(&w);
+    char *txt = jb.oom ? NULL : qarena_strndup(&t->ar, jb.data ? jb.data : "", jb.len);
+    size_t n = jb.len;
+    qbuf_free(&jb);
+    if (!txt) return false;
+    *out = qstr_plain(txt, n);
+    return true;
+}
 
 /* Base64 digits of the first bytes of data decoded into out (at most cap);
  * returns how many bytes. */
@@ -276,7 +295,7 @@ static quire_status decode_source(dctx *c, uint32_t obj, const uint32_t *f, qblo
     if ((st = get_str(c, f[BF_FILEID], "fileId", &b->file_id))) return st;
     if ((st = get_str(c, f[BF_PROVIDER], "provider", &b->provider))) return st;
     if ((st = get_str(c, f[BF_FILENAME], "filename", &b->filename))) return st;
-    c->ptr[c->plen] = '\0';
+    ptr_reset(c);
     int nsrc = (f[BF_DATA] != QJ_NONE) + (f[BF_URL] != QJ_NONE) + (f[BF_FILEID] != QJ_NONE);
     if (nsrc == 0) return derr(c, obj, "%s block needs \"data\", \"url\" or \"fileId\"", what);
     if (nsrc == 2 && f[BF_FILEID] == QJ_NONE)
@@ -330,9 +349,7 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
     if ((st = need(c, v, f[BF_TYPE], "type", "content block"))) return st;
     ptr_key(c, "type");
     if ((st = expect_type(c, f[BF_TYPE], QJ_STRING, "string"))) return st;
-    int type = -1;
-    for (size_t i = 0; i < Q_COUNTOF(k_block_types); i++)
-        if (qj_str_eq(d, f[BF_TYPE], k_block_types[i])) { type = (int)i; break; }
+    int type = qj_str_index(d, f[BF_TYPE], k_block_types, Q_COUNTOF(k_block_types));
     if (type < 0) {
         char tb[96];
         const qj_node *tn = qj_at(d, f[BF_TYPE]);
@@ -357,6 +374,19 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
         if ((st = expect_type(c, f[BF_CACHE], QJ_OBJECT, "object"))) return st;
         b->cache_control = qval_of(d, f[BF_CACHE]);
     }
+    if (f[BF_POPTS] != QJ_NONE) {
+        /* fields for one dialect's item; the only reader is the Responses encoder */
+        ptr_key(c, "providerOptions");
+        if ((st = expect_type(c, f[BF_POPTS], QJ_OBJECT, "object"))) return st;
+        uint32_t k = f[BF_POPTS] + 1;
+        for (uint32_t i = 0; i < qj_at(d, f[BF_POPTS])->n; i++, k = qj_next(d, k + 1)) {
+            if (!qj_str_eq(d, k, "openai_responses"))
+                return derr(c, k, "a block's providerOptions are read for \"openai_responses\" only");
+            if (qj_type_of(d, k + 1) != QJ_OBJECT) return derr(c, k + 1, "expected object, got %s", qj_type_name(qj_type_of(d, k + 1)));
+        }
+        if (in_tool_result) return derr(c, f[BF_POPTS], "providerOptions belong on message blocks, not inside a toolResult's content");
+        b->provider_options = qval_of(d, f[BF_POPTS]);
+    }
     const char *tname = k_block_types[type];
     switch (b->type) {
     case QB_TEXT:
@@ -376,6 +406,14 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
     case QB_FILE:
         if ((st = decode_source(c, v, f, b, tname))) return st;
         if ((st = get_str(c, f[BF_TITLE], "title", &b->title))) return st;
+        if (f[BF_DETAIL] != QJ_NONE) {
+            if ((st = get_str(c, f[BF_DETAIL], "detail", &b->detail))) return st;
+            if (!qstr_eq(b->detail, "auto") && !qstr_eq(b->detail, "low") && !qstr_eq(b->detail, "high") &&
+                !qstr_eq(b->detail, "original")) {
+                ptr_key(c, "detail");
+                return derr(c, f[BF_DETAIL], "an image's detail is \"auto\", \"low\", \"high\" or \"original\"");
+            }
+        }
         break;
     case QB_SERVER_TOOL_CALL:
         if ((st = need(c, v, f[BF_PROVIDER], "provider", "serverToolCall block"))) return st;
@@ -431,6 +469,10 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
         if (ct == QJ_STRING) {
             b->content_is_string = true;
             b->content_text = qstr_node(d, cv);
+        } else if (ct == QJ_OBJECT) {
+            b->content_is_string = true;
+            b->content_json = qval_of(d, cv);
+            if (!qtr_json_text(c->t, b->content_json, &b->content_text)) return q_oom(c->err);
         } else if (ct == QJ_ARRAY) {
             uint32_t n = qj_at(d, cv)->n;
             b->parts = qarena_calloc(&c->t->ar, n ? n : 1, sizeof(qblock));
@@ -447,7 +489,7 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
             }
             ptr_leave(c, s2);
         } else {
-            return derr(c, cv, "expected string or array, got %s", qj_type_name(ct));
+            return derr(c, cv, "expected string, object or array, got %s", qj_type_name(ct));
         }
         break;
     }
@@ -505,9 +547,7 @@ static quire_status decode_message(dctx *c, uint32_t v, uint32_t src_index) {
     if ((st = need(c, v, f[MF_CONTENT], "content", "message"))) return st;
     ptr_key(c, "role");
     if ((st = expect_type(c, f[MF_ROLE], QJ_STRING, "string"))) return st;
-    int role = -1;
-    for (size_t i = 0; i < Q_COUNTOF(k_roles); i++)
-        if (qj_str_eq(d, f[MF_ROLE], k_roles[i])) { role = (int)i; break; }
+    int role = qj_str_index(d, f[MF_ROLE], k_roles, Q_COUNTOF(k_roles));
     if (role < 0) {
         char rb[64];
         const qj_node *rn = qj_at(d, f[MF_ROLE]);
@@ -606,7 +646,7 @@ static quire_status decode_message(dctx *c, uint32_t v, uint32_t src_index) {
 static void dctx_init(dctx *c, quire_transcript *t, const qj_doc *d, const char *ptr, quire_error *err) {
     c->t = t; c->d = d; c->err = err;
     snprintf(c->ptr, sizeof c->ptr, "%s", ptr ? ptr : "");
-    c->plen = strlen(c->ptr);
+    c->plen = c->cur = strlen(c->ptr);
 }
 
 quire_status qtr_decode_message(quire_transcript *t, const qj_doc *d, uint32_t msg, const char *ptr,
@@ -699,9 +739,7 @@ static quire_status decode_tools(dctx *c, uint32_t v) {
         if (f[TF_KIND] != QJ_NONE) {
             ptr_key(c, "kind");
             if ((st = expect_type(c, f[TF_KIND], QJ_STRING, "string"))) return st;
-            int kind = -1;
-            for (size_t k = 0; k < Q_COUNTOF(k_tool_kinds); k++)
-                if (qj_str_eq(d, f[TF_KIND], k_tool_kinds[k])) kind = (int)k;
+            int kind = qj_str_index(d, f[TF_KIND], k_tool_kinds, Q_COUNTOF(k_tool_kinds));
             if (kind < 0) return derr(c, f[TF_KIND], "unknown tool kind (expected function, custom or provider)");
             tl->kind = (qtool_kind)kind;
             tl->kind_given = true;
@@ -712,7 +750,7 @@ static quire_status decode_tools(dctx *c, uint32_t v) {
                 return derr(c, f[k] - 1, "unknown field \"%s\" in %s tool", k_tool_fields[k], k_tool_kinds[tl->kind]);
             }
         }
-        c->ptr[c->plen] = '\0';
+        ptr_reset(c);
         if (tl->kind == QTK_PROVIDER) {
             if ((st = need(c, e, f[TF_PROVIDER], "provider", "provider tool"))) return st;
             if ((st = need(c, e, f[TF_ITEM], "item", "provider tool"))) return st;
@@ -839,6 +877,7 @@ void qtr_write_block(const qblock *b, qw *w) {
         if (qstr_present(b->provider)) { qw_key(w, "provider"); qw_qstr(w, b->provider); }
         if (qstr_present(b->title)) { qw_key(w, "title"); qw_qstr(w, b->title); }
         if (qstr_present(b->filename)) { qw_key(w, "filename"); qw_qstr(w, b->filename); }
+        if (qstr_present(b->detail)) { qw_key(w, "detail"); qw_qstr(w, b->detail); }
         break;
     }
     case QB_SERVER_TOOL_CALL:
@@ -862,7 +901,8 @@ void qtr_write_block(const qblock *b, qw *w) {
     case QB_TOOL_RESULT:
         qw_key(w, "toolCallId"); qw_qstr(w, b->tool_call_id);
         qw_key(w, "content");
-        if (b->content_is_string) qw_qstr(w, b->content_text);
+        if (qval_present(b->content_json)) qw_qval(w, b->content_json);
+        else if (b->content_is_string) qw_qstr(w, b->content_text);
         else {
             qw_arr_begin(w);
             for (uint32_t i = 0; i < b->nparts; i++) qtr_write_block(&b->parts[i], w);
@@ -884,6 +924,7 @@ void qtr_write_block(const qblock *b, qw *w) {
         qw_key(w, "item"); qw_qval(w, b->item);
         break;
     }
+    if (qval_present(b->provider_options)) { qw_key(w, "providerOptions"); qw_qval(w, b->provider_options); }
     if (qval_present(b->cache_control)) { qw_key(w, "cacheControl"); qw_qval(w, b->cache_control); }
     qw_obj_end(w);
 }

@@ -18,14 +18,17 @@ typedef struct qstr {
     const char *p;
     uint32_t len;
     uint8_t esc;
+    uint8_t raw; /* esc = 0 and the bytes are JSON string content as read: they
+                    need no escaping (no quote, backslash or control byte) */
 } qstr;
 
 static inline bool qstr_present(qstr s) { return s.p != NULL; }
-static inline qstr qstr_plain(const char *p, size_t n) { qstr s = {p, (uint32_t)n, 0}; return s; }
-static inline qstr qstr_lit(const char *z) { qstr s = {z, (uint32_t)strlen(z), 0}; return s; }
+static inline qstr qstr_plain(const char *p, size_t n) { qstr s = {p, (uint32_t)n, 0, 0}; return s; }
+static inline qstr qstr_lit(const char *z) { qstr s = {z, (uint32_t)strlen(z), 0, 0}; return s; }
 /* The string node of a doc as a qstr (escaped form). */
 static inline qstr qstr_node(const qj_doc *d, uint32_t i) {
-    qstr s = {d->nodes[i].p, d->nodes[i].len, (uint8_t)((d->nodes[i].flags & QJ_F_ESC) ? 1 : 0)};
+    uint8_t esc = (uint8_t)((d->nodes[i].flags & QJ_F_ESC) ? 1 : 0);
+    qstr s = {d->nodes[i].p, d->nodes[i].len, esc, (uint8_t)!esc};
     return s;
 }
 /* Plain UTF-8 bytes of s (decoded into ar when escaped). NULL on OOM. */
@@ -72,6 +75,12 @@ typedef struct qblock {
     qval input;               /* toolCall input, byte-exact */
     qstr tool_call_id;        /* toolResult */
     qstr content_text;        /* toolResult string content */
+    qval content_json;        /* toolResult content given as a JSON object (byte-exact); content_is_string
+                                 is then set and content_text holds the object's compact JSON text, which
+                                 is what dialects whose results are text send */
+    qstr detail;              /* image: the OpenAI detail level ("auto", "low", "high", "original"; optional) */
+    qval provider_options;    /* text, toolCall: {"openai_responses": {fields}} written into that dialect's
+                                 item (message phase, function_call namespace); byte-exact */
     struct qblock *parts;     /* toolResult array content: text | image blocks */
     uint32_t nparts;
     qstr provider;            /* opaque; media with fileId; serverToolCall/Result; thinking,
@@ -136,6 +145,8 @@ quire_transcript *qtr_new(const quire_allocator *a);
  * that t keeps alive. Returns NULL and fills err on failure. */
 qj_doc *qtr_parse_doc(quire_transcript *t, const char *json, size_t len, bool borrow,
                       const quire_options *opts, quire_error *err);
+/* The compact JSON text of v, allocated in t's arena (plain). False on OOM. */
+bool qtr_json_text(quire_transcript *t, qval v, qstr *out);
 /* Appends a message slot (zeroed). NULL on OOM. */
 qmsg *qtr_push_msg(quire_transcript *t);
 /* Decodes a whole transcript object at doc node root into t. */

@@ -565,8 +565,17 @@ typedef struct quire_response_options {
     size_t size;              /* sizeof(quire_response_options) */
     const quire_caps *caps;   /* override rows (NULL = built-in table only) */
     int pretty;               /* two-space indented message and info */
+    /* The tools of the request the answer is for (NULL = none): a JSON array
+     * of transcript tools ({"name",...}) or an object with such a "tools"
+     * member (a transcript). A call naming a tool by the name the dialect sent
+     * it under (Bedrock Converse maps names outside [a-zA-Z0-9_-]{1,64}) gets
+     * the tool's own name back (docs/providers.md, "Provider rules"). Read by
+     * quire_response_decode, and by quire_stream_finish: keep it alive until
+     * then. An error in it sets err->field to "tools". */
+    const char *tools;
+    size_t tools_len;
 } quire_response_options;
-#define QUIRE_RESPONSE_OPTIONS_INIT {sizeof(quire_response_options), NULL, 0}
+#define QUIRE_RESPONSE_OPTIONS_INIT {sizeof(quire_response_options), NULL, 0, NULL, 0}
 
 /* Normalised token counts; -1 = not reported by the provider. inputTokens
  * counts every input token (cached ones included), outputTokens every output

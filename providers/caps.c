@@ -18,19 +18,20 @@ static const char *const k_sys[] = {"native", "first_user_message"};
 static const char *const k_dev[] = {"developer_role", "system_role", "none"};
 static const char *const k_tail[] = {"last_user_message", "separate_user_message", "last_tool_message"};
 static const char *const k_cache[] = {"block_markers", "cache_points", "breakpoints", "automatic", "none"};
+static const char *const k_ids[] = {"any", "alnum9"};
 
 /* Row shorthands. */
 #define ANTHROPIC(glob, dev, note)                                                                              \
     {"anthropic", glob, QD_ANTHROPIC_MESSAGES, QSYS_NATIVE, "system", dev, QTAIL_LAST_USER, QCACHE_BLOCK_MARKERS, \
-     4, QCAPS_TTL_5M | QCAPS_TTL_1H, true, true, true, true, true, 4096, NULL, note}
+     4, QCAPS_TTL_5M | QCAPS_TTL_1H, true, true, true, true, true, 4096, NULL, note, QIDS_ANY}
 #define OPENAI(prov, d, glob, sys, srole, dev, cache, tri, param, note)                                     \
     {prov, glob, d, sys, srole, dev, QTAIL_SEPARATE_USER, cache, 0, 0, true, tri, true, true, false, 0, param, \
-     note}
+     note, QIDS_ANY}
 
 #define OPENAI_BP(prov, d, glob, param)                                                                        \
     {prov, glob, d, QSYS_NATIVE, "developer", QDEV_DEVELOPER_ROLE, QTAIL_SEPARATE_USER, QCACHE_BREAKPOINTS, 3, 0,  \
      true, d == QD_OPENAI_RESPONSES, true, true, false, 0, param,                                                  \
-     "gpt-5.6 and later: explicit prompt_cache_breakpoint (3 besides the implicit one)"}
+     "gpt-5.6 and later: explicit prompt_cache_breakpoint (3 besides the implicit one)", QIDS_ANY}
 
 static const qcaps k_rows[] = {
     /* Anthropic Messages. Mid-conversation system messages (beta
@@ -73,29 +74,34 @@ static const qcaps k_rows[] = {
 
     /* Gemini generateContent (Gemini and Gemma). */
     {"gemini", "gemma-*", QD_GEMINI, QSYS_FIRST_USER, "user", QDEV_NONE, QTAIL_SEPARATE_USER, QCACHE_AUTOMATIC, 0, 0, true, false,
-     false, false, false, 0, NULL, "Gemma: no system instruction"},
+     false, false, false, 0, NULL, "Gemma: no system instruction", QIDS_ANY},
+    {"gemini", "gemini-[3-9]*", QD_GEMINI, QSYS_NATIVE, "system", QDEV_NONE, QTAIL_SEPARATE_USER, QCACHE_AUTOMATIC, 0,
+     0, true, true, true, true, true, 0, NULL, "Gemini 3 and later: images in function responses", QIDS_ANY},
     {"gemini", "*", QD_GEMINI, QSYS_NATIVE, "system", QDEV_NONE, QTAIL_SEPARATE_USER, QCACHE_AUTOMATIC, 0, 0, true,
-     false, true, true, true, 0, NULL, "Gemini: implicit prefix caching"},
+     false, true, true, true, 0, NULL, "Gemini: implicit prefix caching", QIDS_ANY},
 
     /* Bedrock Converse. */
     {"bedrock", "*anthropic.claude*", QD_BEDROCK_CONVERSE, QSYS_NATIVE, "system", QDEV_NONE, QTAIL_LAST_USER,
-     QCACHE_CACHE_POINTS, 4, QCAPS_TTL_5M, true, true, true, false, true, 0, NULL, "Claude on Bedrock: cachePoint blocks"},
+     QCACHE_CACHE_POINTS, 4, QCAPS_TTL_5M, true, true, true, false, true, 0, NULL, "Claude on Bedrock: cachePoint blocks", QIDS_ANY},
     {"bedrock", "*amazon.nova*", QD_BEDROCK_CONVERSE, QSYS_NATIVE, "system", QDEV_NONE, QTAIL_LAST_USER,
-     QCACHE_CACHE_POINTS, 4, QCAPS_TTL_5M, true, true, true, false, false, 0, NULL, "Nova: cachePoint blocks"},
+     QCACHE_CACHE_POINTS, 4, QCAPS_TTL_5M, true, true, true, false, false, 0, NULL, "Nova: cachePoint blocks", QIDS_ANY},
+    {"bedrock", "*mistral.*", QD_BEDROCK_CONVERSE, QSYS_NATIVE, "system", QDEV_NONE, QTAIL_LAST_USER, QCACHE_NONE, 0, 0,
+     true, false, true, false, false, 0, NULL, "Mistral on Converse: tool call ids of 9 letters and digits", QIDS_ALNUM9},
     {"bedrock", "*", QD_BEDROCK_CONVERSE, QSYS_NATIVE, "system", QDEV_NONE, QTAIL_LAST_USER, QCACHE_NONE, 0, 0, true,
-     false, true, false, false, 0, NULL, "other Converse models: no prompt caching"},
+     false, true, false, false, 0, NULL, "other Converse models: no prompt caching", QIDS_ANY},
 
     /* Mistral: no user message right after a tool message. */
     {"mistral", "*", QD_MISTRAL, QSYS_NATIVE, "system", QDEV_NONE, QTAIL_LAST_TOOL, QCACHE_NONE, 0, 0, false, false,
-     true, true, true, 0, "max_tokens", "no user message right after a tool message"},
+     true, true, true, 0, "max_tokens", "no user message right after a tool message; tool call ids of 9 letters and digits",
+     QIDS_ALNUM9},
 
     /* Ollama /api/chat. */
     {"ollama", "*gemma*", QD_OLLAMA, QSYS_FIRST_USER, "user", QDEV_NONE, QTAIL_SEPARATE_USER, QCACHE_AUTOMATIC, 0, 0,
-     false, false, false, false, true, 0, NULL, "Gemma templates: no system message"},
+     false, false, false, false, true, 0, NULL, "Gemma templates: no system message", QIDS_ANY},
     {"ollama", "*mistral*", QD_OLLAMA, QSYS_NATIVE, "system", QDEV_NONE, QTAIL_LAST_TOOL, QCACHE_AUTOMATIC, 0, 0,
-     false, false, false, false, true, 0, NULL, "strict template: no user message right after a tool message"},
+     false, false, false, false, true, 0, NULL, "strict template: no user message right after a tool message", QIDS_ANY},
     {"ollama", "*", QD_OLLAMA, QSYS_NATIVE, "system", QDEV_NONE, QTAIL_SEPARATE_USER, QCACHE_AUTOMATIC, 0, 0, false,
-     false, false, false, true, 0, NULL, "KV-cache prefix reuse"},
+     false, false, false, true, 0, NULL, "KV-cache prefix reuse", QIDS_ANY},
 
     /* DeepSeek (OpenAI-compatible chat). */
     OPENAI("deepseek", QD_OPENAI_CHAT, "*", QSYS_NATIVE, "system", QDEV_NONE, QCACHE_AUTOMATIC, false, "max_tokens",
@@ -103,16 +109,16 @@ static const qcaps k_rows[] = {
 
     /* Generic OpenAI-compatible servers (vLLM, llama.cpp server, gateways). */
     {"openai_compatible", "*gemma*", QD_OPENAI_CHAT, QSYS_FIRST_USER, "user", QDEV_NONE, QTAIL_SEPARATE_USER,
-     QCACHE_AUTOMATIC, 0, 0, true, false, false, false, false, 0, "max_tokens", "Gemma templates: no system message"},
+     QCACHE_AUTOMATIC, 0, 0, true, false, false, false, false, 0, "max_tokens", "Gemma templates: no system message", QIDS_ANY},
     {"openai_compatible", "*mistral*", QD_OPENAI_CHAT, QSYS_NATIVE, "system", QDEV_NONE, QTAIL_LAST_TOOL,
      QCACHE_AUTOMATIC, 0, 0, true, false, false, false, false, 0, "max_tokens",
-     "strict template: no user message right after a tool message"},
+     "strict template: no user message right after a tool message; tool call ids of 9 letters and digits", QIDS_ALNUM9},
     {"openai_compatible", "*mixtral*", QD_OPENAI_CHAT, QSYS_NATIVE, "system", QDEV_NONE, QTAIL_LAST_TOOL,
      QCACHE_AUTOMATIC, 0, 0, true, false, false, false, false, 0, "max_tokens",
-     "strict template: no user message right after a tool message"},
+     "strict template: no user message right after a tool message; tool call ids of 9 letters and digits", QIDS_ALNUM9},
     {"openai_compatible", "*", QD_OPENAI_CHAT, QSYS_NATIVE, "system", QDEV_NONE, QTAIL_SEPARATE_USER,
      QCACHE_AUTOMATIC, 0, 0, true, false, false, true, false, 0, "max_tokens",
-     "generic OpenAI-compatible server (vLLM, llama.cpp: automatic prefix caching)"},
+     "generic OpenAI-compatible server (vLLM, llama.cpp: automatic prefix caching)", QIDS_ANY},
 };
 
 const qcaps *qcaps_builtin(uint32_t *n) {
@@ -187,12 +193,12 @@ bool qcaps_known_provider(const quire_caps *ov, const char *provider) {
 /* ---- override fields ---- */
 enum {
     CF_PROVIDER, CF_MODEL, CF_DIALECT, CF_SYSTEM, CF_SYSTEM_ROLE, CF_DEVELOPER, CF_TAIL, CF_CACHE, CF_CACHE_LIMIT,
-    CF_CACHE_TTLS, CF_XML, CF_TRI, CF_DOCS, CF_URLS, CF_THINKING, CF_MAXTOK, CF_MAXPARAM, CF_NOTE, CF_COUNT
+    CF_CACHE_TTLS, CF_XML, CF_TRI, CF_DOCS, CF_URLS, CF_THINKING, CF_MAXTOK, CF_MAXPARAM, CF_NOTE, CF_IDS, CF_COUNT
 };
 static const char *const k_fields[CF_COUNT] = {
     "provider", "model", "dialect", "system", "systemRole", "developer", "tailBlock", "cache", "cacheLimit",
     "cacheTtls", "xmlWrappers", "toolResultImages", "documents", "imageUrls", "thinking", "defaultMaxTokens",
-    "maxTokensParam", "note",
+    "maxTokensParam", "note", "toolCallIds",
 };
 
 static void patch(qcaps *dst, const qcaps *src, uint64_t set) {
@@ -201,6 +207,7 @@ static void patch(qcaps *dst, const qcaps *src, uint64_t set) {
     P(CF_TAIL, tail); P(CF_CACHE, cache); P(CF_CACHE_LIMIT, cache_limit); P(CF_CACHE_TTLS, cache_ttls);
     P(CF_XML, xml); P(CF_TRI, tool_result_images); P(CF_DOCS, documents); P(CF_URLS, image_urls);
     P(CF_THINKING, thinking); P(CF_MAXTOK, default_max_tokens); P(CF_MAXPARAM, max_tokens_param); P(CF_NOTE, note);
+    P(CF_IDS, tool_ids);
 #undef P
 }
 
@@ -293,6 +300,8 @@ void qcaps_write(qw *w, const qcaps *c) {
     qw_key(w, "maxTokensParam");
     if (c->max_tokens_param) qw_strz(w, c->max_tokens_param); else qw_null(w);
     qw_key(w, "note"); qw_strz(w, c->note ? c->note : "");
+    /* written only where it is not the default, so the other rows' dumps stay as they were */
+    if (c->tool_ids != QIDS_ANY) { qw_key(w, "toolCallIds"); qw_strz(w, k_ids[c->tool_ids]); }
     qw_obj_end(w);
 }
 
@@ -387,6 +396,10 @@ static quire_status parse_row(quire_caps *cs, const qj_doc *d, uint32_t obj, uin
             if ((e = enum_index(d, v, k_cache, Q_COUNTOF(k_cache))) < 0)
                 return ferr(err, d, v, fp, "expected \"block_markers\", \"cache_points\", \"breakpoints\", \"automatic\" or \"none\"");
             r->cache = (qcache)e;
+            break;
+        case CF_IDS:
+            if ((e = enum_index(d, v, k_ids, Q_COUNTOF(k_ids))) < 0) return ferr(err, d, v, fp, "expected \"any\" or \"alnum9\"");
+            r->tool_ids = (qtool_ids)e;
             break;
         case CF_CACHE_LIMIT: case CF_MAXTOK: {
             int64_t x;
@@ -568,4 +581,29 @@ quire_status quire_caps_list(const quire_caps *ov, int pretty, quire_bytes *out,
     qw_obj_end(&w);
     qw_dispose(&w);
     return take(&b, out, err);
+}
+
+/* ---- Converse tool names (docs/providers.md, "Provider rules") ---- */
+bool qcaps_converse_name_ok(const char *s, size_t n) {
+    if (n < 1 || n > 64) return false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-'))
+            return false;
+    }
+    return true;
+}
+
+size_t qcaps_converse_map_name(const char *s, size_t n, char out[65]) {
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < 55; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if ((ch & 0xC0) == 0x80) continue; /* one '_' per code point */
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
+        out[k++] = ok ? (char)ch : '_';
+    }
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) { h ^= (unsigned char)s[i]; h *= 16777619u; }
+    k += (size_t)snprintf(out + k, 65 - k, "_%08x", h);
+    return k;
 }

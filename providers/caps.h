@@ -44,6 +44,12 @@ typedef enum qcache {
     QCACHE_NONE
 } qcache;
 
+/* Tool call ids the model accepts (docs/providers.md, "Provider rules"). */
+typedef enum qtool_ids {
+    QIDS_ANY,    /* whatever the dialect takes (the row default) */
+    QIDS_ALNUM9  /* exactly 9 characters [a-zA-Z0-9] (Mistral models): other ids are sent mapped */
+} qtool_ids;
+
 #define QCAPS_TTL_5M 0x1u
 #define QCAPS_TTL_1H 0x2u
 
@@ -66,6 +72,7 @@ typedef struct qcaps {
     uint32_t default_max_tokens; /* written when the dialect requires it (0 = only when given) */
     const char *max_tokens_param; /* request field for an explicit max (openai_chat family) */
     const char *note;         /* one line, shown in the dump */
+    qtool_ids tool_ids;       /* what tool call ids the model accepts (QIDS_ANY: any the dialect takes) */
 } qcaps;
 
 /* A parsed override file. */
@@ -95,5 +102,14 @@ bool qcaps_glob(const char *pat, const char *s);
 void qcaps_write(qw *w, const qcaps *c);
 
 const qcaps *qcaps_builtin(uint32_t *n);
+
+/* Converse tool names (Bedrock): [a-zA-Z0-9_-]{1,64}. A name outside it is
+ * sent mapped (render/enc_bedrock.c) and mapped back when an answer calls it
+ * (respond/, docs/providers.md "Provider rules"): every other character (per
+ * code point) becomes '_', the result is cut to 55 bytes and "_" plus the
+ * FNV-1a 32 of the name (8 hex digits) is appended. Plain UTF-8 bytes. */
+bool qcaps_converse_name_ok(const char *s, size_t n);
+/* The mapped name into out (NUL-terminated); returns its length. */
+size_t qcaps_converse_map_name(const char *s, size_t n, char out[65]);
 
 #endif

@@ -294,9 +294,15 @@ quire_status qrem_decode(const qj_doc *d, uint32_t obj, qrem_surface surf, size_
         uint32_t v = k + 1;
         int key = key_of(d, k, surf);
         c.ptr[base] = '\0';
-        size_t klen = 0;
-        char *kname = qj_str_decode(d, k, ar, &klen);
-        if (!kname) return q_oom(err);
+        /* the key's text for the pointer: its raw bytes unless it has escapes
+         * (nothing is left in the arena for a key) */
+        size_t klen = qj_at(d, k)->len;
+        const char *kname = qj_at(d, k)->p;
+        if (qj_at(d, k)->flags & QJ_F_ESC) {
+            char *dk = qj_str_decode(d, k, ar, &klen);
+            if (!dk) return q_oom(err);
+            kname = dk;
+        }
         q_ptr_push_key(c.ptr, sizeof c.ptr, kname, klen);
         if (key < 0) {
             char field[64], shown[64];
@@ -415,9 +421,14 @@ quire_status qrem_decode(const qj_doc *d, uint32_t obj, qrem_surface surf, size_
     q_ptr_push_key(c.ptr, sizeof c.ptr, "body", 4);
     c.field = "body";
     if (qj_type_of(d, body) != QJ_STRING) return type_fail(&c, body, "a string");
-    size_t bl = 0;
-    char *b = qj_str_decode(d, body, ar, &bl);
-    if (!b) return q_oom(err);
+    /* the raw text when it has no escapes: body_clean keeps only its cleaned copy */
+    size_t bl = qj_at(d, body)->len;
+    const char *b = qj_at(d, body)->p;
+    if (qj_at(d, body)->flags & QJ_F_ESC) {
+        char *db = qj_str_decode(d, body, ar, &bl);
+        if (!db) return q_oom(err);
+        b = db;
+    }
     st = body_clean(out, b, bl, body_cap, ar, err, qj_offset(d, body), c.ptr);
     if (st) return st;
     c.ptr[base] = '\0';

@@ -95,8 +95,9 @@ static bool rem_copy(qarena *ar, qreminder *dst, const qreminder *src) {
 
 static bool rems_reserve(quire_state *s, uint32_t need) {
     if (need <= s->caprems) return true;
-    uint32_t cap = s->caprems ? s->caprems : 8;
-    while (cap < need) cap *= 2;
+    /* doubling for appends; a bulk reserve (a state file's count) gets exactly what it asks */
+    uint32_t cap = s->caprems ? (s->caprems > UINT32_MAX / 2 ? UINT32_MAX : s->caprems * 2) : 8;
+    if (cap < need) cap = need;
     qreminder *n = q_realloc(s->a, s->rems, (size_t)s->caprems * sizeof *n, (size_t)cap * sizeof *n);
     if (!n) return false;
     s->rems = n;
@@ -130,20 +131,25 @@ static bool is_live(const qreminder *r) { return r->retired_at_turn == 0 && !r->
  * inject is only marked dead (positions stay put, so the tables stay valid);
  * qs_settle compacts the array and drops the tables at the end of the batch.
  *
- * Tables: open addressing on a 64-bit hash of the key; a slot keeps the key
- * strings (in the state's arena, alive until the next clone) and the head of
- * a chain of positions (newest first) linked through ix->chain_*. Chains
- * skip and unlink dead or retired positions as they are walked; a slot whose
- * chain empties stays (its key is still known) until the table is rebuilt,
- * which happens when slots in use reach half the capacity. */
-typedef struct ix_slot {
-    uint64_t h;
-    const char *k1, *k2; /* NULL k1 = empty slot */
+ * Tables: open addressing with linear probing on a 64-bit hash of the key.
+ * A slot is 8 bytes, the upper half of the hash beside the index of the key's
+ * entry, so a probe past another key touches nothing else and a table of
+ * 10^6 slots is 8 MB; the entries lie in one array in the order keys first
+ * appeared, each with its key strings (in the state's arena, alive until the
+ * next clone) and the head of a chain of positions (newest first) linked
+ * through ix->chain_*. Chains skip and unlink dead or retired positions as
+ * they are walked; a key whose chain empties stays (it is still known) until
+ * the table is rebuilt, which happens when keys reach half the capacity. */
+typedef struct ix_slot { /* an entry: one key */
+    const char *k1, *k2; /* k2 NULL when the table has one key string */
     uint32_t head;       /* newest position, UINT32_MAX = none */
 } ix_slot;
 
+#define IX_EMPTY UINT64_MAX
+#define IX_TAG UINT64_C(0xFFFFFFFF00000000)
 typedef struct ix_table {
-    ix_slot *slot;
+    uint64_t *slot;  /* hash tag | entry index; IX_EMPTY = free */
+    ix_slot *entry;  /* cap / 2 entries, used of them in use */
     uint32_t cap, used;
 } ix_table;
 
@@ -178,48 +184,73 @@ static uint64_t ix_hash(const char *k1, const char *k2) {
     return h ^ (h >> 32);
 }
 
-static bool ix_key_eq(const ix_slot *sl, uint64_t h, const char *k1, const char *k2) {
-    return sl->h == h && strcmp(sl->k1, k1) == 0 && (!k2 || strcmp(sl->k2, k2) == 0);
+static bool ix_key_eq(const ix_slot *sl, const char *k1, const char *k2) {
+    return strcmp(sl->k1, k1) == 0 && (!k2 || strcmp(sl->k2, k2) == 0);
 }
 
-/* The slot of (k1, k2), or NULL. */
-static ix_slot *ix_find(ix_table *t, const char *k1, const char *k2) {
+/* The hashes of one reminder's keys in the three tables, taken once: inject
+ * prefetches the three slots together, so their misses overlap. */
+typedef struct ix_hashes {
+    uint64_t id, key, origin; /* key: 0 when the reminder has no dedupeKey */
+} ix_hashes;
+
+static void ix_hashes_of(ix_hashes *h, const char *id, const char *origin, const char *dedupe_key) {
+    h->id = ix_hash(id, NULL);
+    h->key = dedupe_key ? ix_hash(origin, dedupe_key) : 0;
+    h->origin = ix_hash(origin, NULL);
+}
+
+static void ix_prefetch(const ix_table *t, uint64_t h) {
+    if (t->cap) __builtin_prefetch(&t->slot[(uint32_t)h & (t->cap - 1)], 1);
+}
+
+/* The entry of (k1, k2) whose ix_hash is h, or NULL. */
+static ix_slot *ix_find_h(ix_table *t, uint64_t h, const char *k1, const char *k2) {
     if (!t->cap) return NULL;
-    uint64_t h = ix_hash(k1, k2);
+    uint64_t tag = h & IX_TAG;
     for (uint32_t i = (uint32_t)h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
-        ix_slot *sl = &t->slot[i];
-        if (!sl->k1) return NULL;
-        if (ix_key_eq(sl, h, k1, k2)) return sl;
+        uint64_t v = t->slot[i];
+        if (v == IX_EMPTY) return NULL;
+        if ((v & IX_TAG) == tag && ix_key_eq(&t->entry[(uint32_t)v], k1, k2)) return &t->entry[(uint32_t)v];
     }
+}
+
+static void ix_table_free(const quire_allocator *a, ix_table *t) {
+    if (t->slot) q_free(a, t->slot, (size_t)t->cap * sizeof *t->slot);
+    if (t->entry) q_free(a, t->entry, (size_t)(t->cap / 2) * sizeof *t->entry);
+    t->slot = NULL;
+    t->entry = NULL;
 }
 
 static bool ix_table_init(const quire_allocator *a, ix_table *t, uint32_t want) {
     uint32_t cap = 16;
     while (cap < want * 2 && cap < (UINT32_C(1) << 30)) cap *= 2;
-    t->slot = q_malloc(a, (size_t)cap * sizeof *t->slot);
-    if (!t->slot) return false;
-    memset(t->slot, 0, (size_t)cap * sizeof *t->slot);
     t->cap = cap;
     t->used = 0;
+    t->slot = q_malloc(a, (size_t)cap * sizeof *t->slot);
+    /* entries are written in order: pages past the last one in use are never touched */
+    t->entry = q_malloc(a, (size_t)(cap / 2) * sizeof *t->entry);
+    if (!t->slot || !t->entry) { ix_table_free(a, t); return false; }
+    memset(t->slot, 0xFF, (size_t)cap * sizeof *t->slot);
     return true;
 }
 
-/* The slot of (k1, k2), created (empty chain) when absent; NULL when the
- * table is full (the caller rebuilds). */
-static ix_slot *ix_slot_of(ix_table *t, const char *k1, const char *k2) {
-    uint64_t h = ix_hash(k1, k2);
+/* The entry of (k1, k2) (ix_hash h), created (empty chain) when absent; NULL
+ * when the table is full (the caller rebuilds). */
+static ix_slot *ix_slot_of(ix_table *t, uint64_t h, const char *k1, const char *k2) {
+    uint64_t tag = h & IX_TAG;
     for (uint32_t i = (uint32_t)h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
-        ix_slot *sl = &t->slot[i];
-        if (!sl->k1) {
+        uint64_t v = t->slot[i];
+        if (v == IX_EMPTY) {
             if ((t->used + 1) * 2 > t->cap) return NULL;
-            sl->h = h;
+            ix_slot *sl = &t->entry[t->used];
             sl->k1 = k1;
             sl->k2 = k2;
             sl->head = UINT32_MAX;
-            t->used++;
+            t->slot[i] = tag | t->used++;
             return sl;
         }
-        if (ix_key_eq(sl, h, k1, k2)) return sl;
+        if ((v & IX_TAG) == tag && ix_key_eq(&t->entry[(uint32_t)v], k1, k2)) return &t->entry[(uint32_t)v];
     }
 }
 
@@ -227,9 +258,9 @@ static void ix_free(quire_state *s) {
     qs_index *x = s->ix;
     if (!x) return;
     const quire_allocator *a = s->a;
-    if (x->ids.slot) q_free(a, x->ids.slot, (size_t)x->ids.cap * sizeof *x->ids.slot);
-    if (x->keys.slot) q_free(a, x->keys.slot, (size_t)x->keys.cap * sizeof *x->keys.slot);
-    if (x->origins.slot) q_free(a, x->origins.slot, (size_t)x->origins.cap * sizeof *x->origins.slot);
+    ix_table_free(a, &x->ids);
+    ix_table_free(a, &x->keys);
+    ix_table_free(a, &x->origins);
     if (x->chain_id) q_free(a, x->chain_id, (size_t)x->cappos * 4 * sizeof *x->chain_id);
     if (x->orig) q_free(a, x->orig, (size_t)x->caporig * sizeof *x->orig);
     q_free(a, x, sizeof *x);
@@ -256,9 +287,9 @@ static bool ix_reserve_pos(quire_state *s, uint32_t need) {
 }
 
 /* The origin record of name (created when absent); UINT32_MAX on OOM. */
-static uint32_t ix_origin_of(quire_state *s, const char *name) {
+static uint32_t ix_origin_of(quire_state *s, const char *name, uint64_t h) {
     qs_index *x = s->ix;
-    ix_slot *sl = ix_slot_of(&x->origins, name, NULL);
+    ix_slot *sl = ix_slot_of(&x->origins, h, name, NULL);
     if (!sl) return UINT32_MAX; /* never: the table is sized for every origin (see ix_add) */
     if (sl->head != UINT32_MAX) return sl->head;
     if (x->norig == x->caporig) {
@@ -281,8 +312,8 @@ static bool ix_build(quire_state *s);
 /* Rebuilds a table that filled up (stale keys are left behind). */
 static bool ix_grow_needed(const ix_table *t) { return (t->used + 1) * 2 > t->cap; }
 
-/* Records live position pos in the tables. */
-static bool ix_add(quire_state *s, uint32_t pos) {
+/* Records live position pos, whose keys hash to *h, in the tables. */
+static bool ix_add(quire_state *s, uint32_t pos, const ix_hashes *h) {
     qs_index *x = s->ix;
     if (ix_grow_needed(&x->ids) || ix_grow_needed(&x->keys) || ix_grow_needed(&x->origins)) {
         ix_free(s);
@@ -290,16 +321,16 @@ static bool ix_add(quire_state *s, uint32_t pos) {
     }
     if (!ix_reserve_pos(s, pos + 1)) return false;
     const qreminder *r = &s->rems[pos];
-    ix_slot *sl = ix_slot_of(&x->ids, r->id, NULL);
+    ix_slot *sl = ix_slot_of(&x->ids, h->id, r->id, NULL);
     x->chain_id[pos] = sl->head;
     sl->head = pos;
     x->chain_key[pos] = UINT32_MAX;
     if (r->dedupe_key) {
-        sl = ix_slot_of(&x->keys, r->origin, r->dedupe_key);
+        sl = ix_slot_of(&x->keys, h->key, r->origin, r->dedupe_key);
         x->chain_key[pos] = sl->head;
         sl->head = pos;
     }
-    uint32_t oi = ix_origin_of(s, r->origin);
+    uint32_t oi = ix_origin_of(s, r->origin, h->origin);
     if (oi == UINT32_MAX) return false;
     ix_origin *o = &x->orig[oi];
     x->oidx[pos] = oi;
@@ -322,8 +353,21 @@ static bool ix_build(quire_state *s) {
         ix_free(s);
         return false;
     }
-    for (uint32_t i = 0; i < s->nrems; i++)
-        if (is_live(&s->rems[i]) && !ix_add(s, i)) { ix_free(s); return false; }
+    /* keys hashed BUILD_AHEAD positions before their insert, their slots prefetched */
+    enum { BUILD_AHEAD = 8 };
+    ix_hashes ring[BUILD_AHEAD];
+    for (uint32_t i = 0, ahead = 0; i < s->nrems; i++) {
+        for (; ahead < s->nrems && ahead < i + BUILD_AHEAD; ahead++) {
+            const qreminder *r = &s->rems[ahead];
+            ix_hashes *h = &ring[ahead % BUILD_AHEAD];
+            if (!is_live(r)) continue;
+            ix_hashes_of(h, r->id, r->origin, r->dedupe_key);
+            ix_prefetch(&x->ids, h->id);
+            if (r->dedupe_key) ix_prefetch(&x->keys, h->key);
+            ix_prefetch(&x->origins, h->origin);
+        }
+        if (is_live(&s->rems[i]) && !ix_add(s, i, &ring[i % BUILD_AHEAD])) { ix_free(s); return false; }
+    }
     return true;
 }
 
@@ -421,8 +465,26 @@ static bool srv_rehash(quire_state *s, uint32_t want) {
     return true;
 }
 
-/* Server lookup by name through a hash table (10^5 servers stay linear). */
-qserver *qs_server(quire_state *s, const char *name, size_t len, bool create) {
+/* Room for want servers: the array and the table sized once (a state file
+ * names its servers up front), so loading grows neither. false on OOM. */
+static bool srv_reserve(quire_state *s, uint32_t want) {
+    if (want > s->capservers) {
+        qserver *n = q_realloc(s->a, s->servers, (size_t)s->capservers * sizeof *n, (size_t)want * sizeof *n);
+        if (!n) return false;
+        s->servers = n;
+        s->capservers = want;
+    }
+    return (s->srv_slot && (uint64_t)want * 2 <= s->srv_cap) || srv_rehash(s, want);
+}
+
+/* Starts loading the table slot of a name hashed h (see srv_lookup). */
+static void srv_prefetch(const quire_state *s, uint64_t h) {
+    if (s->srv_slot) __builtin_prefetch(&s->srv_slot[(uint32_t)h & (s->srv_cap - 1)], 1);
+}
+
+/* qs_server with the name's hash (name_hash) already computed; owned: name
+ * already lives in s's arena, NUL-terminated (kept, not copied). */
+static qserver *srv_lookup(quire_state *s, const char *name, size_t len, uint64_t h, bool create, bool owned) {
     if (!s->srv_slot || (s->nservers + 1) * 2 > s->srv_cap) {
         if (!srv_rehash(s, s->nservers + 1)) {
             /* out of memory for the table: look through the list */
@@ -431,7 +493,7 @@ qserver *qs_server(quire_state *s, const char *name, size_t len, bool create) {
             return NULL;
         }
     }
-    uint64_t h = name_hash(name, len), tag = srv_entry(h, 0);
+    uint64_t tag = srv_entry(h, 0);
     uint32_t i = (uint32_t)h & (s->srv_cap - 1);
     for (; s->srv_slot[i] != SRV_EMPTY; i = (i + 1) & (s->srv_cap - 1)) {
         uint64_t v = s->srv_slot[i];
@@ -447,13 +509,18 @@ qserver *qs_server(quire_state *s, const char *name, size_t len, bool create) {
         s->servers = n;
         s->capservers = cap;
     }
-    char *nm = qarena_strndup(&s->ar, name, len);
+    const char *nm = owned ? name : qarena_strndup(&s->ar, name, len);
     if (!nm) return NULL;
     qserver *sv = &s->servers[s->nservers];
     memset(sv, 0, sizeof *sv);
     sv->name = nm;
     s->srv_slot[i] = srv_entry(h, s->nservers++);
     return sv;
+}
+
+/* Server lookup by name through a hash table (10^5 servers stay linear). */
+qserver *qs_server(quire_state *s, const char *name, size_t len, bool create) {
+    return srv_lookup(s, name, len, name_hash(name, len), create, false);
 }
 
 bool qs_sub_has(const qserver *sv, const char *uri, size_t len) {
@@ -616,9 +683,22 @@ quire_status qs_inject(quire_state *s, const qreminder *r, qbuf *events, uint32_
     bool host = is_host(origin);
     if (!s->ix && !ix_build(s)) return q_oom(err);
     qs_index *x = s->ix;
+    /* the id first (derived when not given), then this reminder's slots in
+     * the three tables, loaded together so their misses overlap */
+    char idbuf[37];
+    const char *id = r->id;
+    if (!id) {
+        if (!qrem_derive_id(s->a, s->session_id, s->seq + 1, r->body, r->body_len, idbuf)) return q_oom(err);
+        id = idbuf;
+    }
+    ix_hashes hs;
+    ix_hashes_of(&hs, id, origin, r->dedupe_key);
+    ix_prefetch(&x->ids, hs.id);
+    if (r->dedupe_key) ix_prefetch(&x->keys, hs.key);
+    ix_prefetch(&x->origins, hs.origin);
     /* an explicit id may only replace a reminder of the same origin (or any, for the host) */
     if (r->id && !host) {
-        ix_slot *sl = ix_find(&x->ids, r->id, NULL);
+        ix_slot *sl = ix_find_h(&x->ids, hs.id, r->id, NULL);
         id_clash c = {origin, UINT32_MAX};
         if (sl) ix_walk(s, &sl->head, x->chain_id, find_clash, &c);
         if (c.found != UINT32_MAX) {
@@ -632,7 +712,7 @@ quire_status qs_inject(quire_state *s, const qreminder *r, qbuf *events, uint32_
     quire_reminder_limits lim = qs_limits(s);
     /* origins per state: a new origin past the limit is turned away at the door */
     if (!host) {
-        ix_slot *sl = ix_find(&x->origins, origin, NULL);
+        ix_slot *sl = ix_find_h(&x->origins, hs.origin, origin, NULL);
         bool known = sl && x->orig[sl->head].nlive > 0;
         if (!known && x->live_origins >= lim.max_origins) {
             char detail[300];
@@ -650,18 +730,14 @@ quire_status qs_inject(quire_state *s, const qreminder *r, qbuf *events, uint32_
     nr.origin = origin;
     nr.dead = false;
     nr.seq = s->seq + 1;
-    char idbuf[37];
-    if (!nr.id) {
-        if (!qrem_derive_id(s->a, s->session_id, nr.seq, nr.body, nr.body_len, idbuf)) return q_oom(err);
-        nr.id = idbuf;
-    }
+    nr.id = id;
     if (!rems_reserve(s, s->nrems + 1)) return q_oom(err);
     /* replaced reminders: same id, or same dedupeKey in scope */
     posvec v = {NULL, 0, 0, s->a, false};
-    ix_slot *sl = ix_find(&x->ids, nr.id, NULL);
+    ix_slot *sl = ix_find_h(&x->ids, hs.id, nr.id, NULL);
     if (sl) ix_walk(s, &sl->head, x->chain_id, collect_pos, &v);
     if (nr.dedupe_key && !host) {
-        sl = ix_find(&x->keys, origin, nr.dedupe_key);
+        sl = ix_find_h(&x->keys, hs.key, origin, nr.dedupe_key);
         if (sl) ix_walk(s, &sl->head, x->chain_key, collect_pos, &v);
     } else if (nr.dedupe_key) {
         /* the host's key reaches every origin: one pass (the host is trusted) */
@@ -686,7 +762,7 @@ quire_status qs_inject(quire_state *s, const qreminder *r, qbuf *events, uint32_
     if (deduped) *deduped = ndropped;
     /* per-server pending queue: what an MCP server pushed and no turn has
      * rendered yet is bounded; the oldest pending one makes room (DESIGN 11) */
-    sl = ix_find(&x->origins, origin, NULL);
+    sl = ix_find_h(&x->origins, hs.origin, origin, NULL);
     if (sl && pending_counts(&nr)) {
         uint32_t oi = sl->head;
         for (;;) {
@@ -720,7 +796,7 @@ quire_status qs_inject(quire_state *s, const qreminder *r, qbuf *events, uint32_
         }
     }
     if (!rems_push(s, &nr)) return q_oom(err);
-    if (!ix_add(s, s->nrems - 1)) { ix_free(s); return q_oom(err); }
+    if (!ix_add(s, s->nrems - 1, &hs)) { ix_free(s); return q_oom(err); }
     qreminder *added = &s->rems[s->nrems - 1];
     if (added->mode == QM_AUDIT_ONLY) qev_reminder_audit(events, added);
     if (id_out) *id_out = added->id;
@@ -1103,100 +1179,132 @@ static quire_status want_count(quire_error *err, const qj_doc *d, uint32_t v, co
     return QUIRE_OK;
 }
 
+/* The members of server record v (an object, duplicate keys checked) into
+ * sv; ptr (512 bytes) holds the record's pointer. */
+static quire_status server_fields(quire_state *s, const qj_doc *d, uint32_t v, qserver *sv, char *ptr,
+                                  quire_error *err) {
+    quire_status st = QUIRE_OK;
+    enum { ptr_cap = 512 };
+    size_t base = strlen(ptr);
+    for (uint32_t k2 = v + 1; k2 < qj_at(d, v)->end; k2 = qj_next(d, k2 + 1)) {
+        uint32_t v2 = k2 + 1;
+        ptr[base] = '\0';
+        if (qj_str_eq(d, k2, "reminders")) {
+            q_ptr_push_key(ptr, ptr_cap, "reminders", 9);
+            if ((st = want_obj(err, d, v2, ptr, "reminders"))) return st;
+            size_t b2 = strlen(ptr);
+            for (uint32_t k3 = v2 + 1; k3 < qj_at(d, v2)->end; k3 = qj_next(d, k3 + 1)) {
+                ptr[b2] = '\0';
+                if (!qj_str_eq(d, k3, "emit")) return unknown_key(err, d, k3, ptr);
+                q_ptr_push_key(ptr, ptr_cap, "emit", 4);
+                qj_type t = qj_type_of(d, k3 + 1);
+                if (t != QJ_TRUE && t != QJ_FALSE)
+                    return sfail(err, QUIRE_E_REMINDER_TYPE, d, k3 + 1, ptr, "emit",
+                                 "emit must be a boolean");
+                sv->emit = t == QJ_TRUE;
+            }
+        } else if (qj_str_eq(d, k2, "bridges")) {
+            q_ptr_push_key(ptr, ptr_cap, "bridges", 7);
+            if (qj_type_of(d, v2) != QJ_ARRAY)
+                return sfail(err, QUIRE_E_REMINDER_TYPE, d, v2, ptr, "bridges",
+                             "bridges must be an array of \"resources\", \"tools\", \"prompts\"");
+            size_t b2 = strlen(ptr);
+            uint32_t idx = 0;
+            for (uint32_t e = v2 + 1; e < qj_at(d, v2)->end; e = qj_next(d, e), idx++) {
+                ptr[b2] = '\0';
+                q_ptr_push_index(ptr, ptr_cap, idx);
+                if (qj_type_of(d, e) != QJ_STRING)
+                    return sfail(err, QUIRE_E_REMINDER_TYPE, d, e, ptr, "bridges",
+                                 "bridges must be an array of strings");
+                if (qj_str_eq(d, e, "resources")) sv->bridge_resources = true;
+                else if (qj_str_eq(d, e, "tools")) sv->bridge_tools = true;
+                else if (qj_str_eq(d, e, "prompts")) sv->bridge_prompts = true;
+                else
+                    return sfail(err, QUIRE_E_REMINDER_ENUM, d, e, ptr, "bridges",
+                                 "bridges entries must be one of resources, tools, prompts");
+            }
+        } else if (qj_str_eq(d, k2, "subscriptions")) {
+            q_ptr_push_key(ptr, ptr_cap, "subscriptions", 13);
+            if (qj_type_of(d, v2) != QJ_ARRAY)
+                return sfail(err, QUIRE_E_REMINDER_TYPE, d, v2, ptr, "subscriptions",
+                             "subscriptions must be an array of resource URIs");
+            size_t b2 = strlen(ptr);
+            uint32_t idx = 0;
+            for (uint32_t e = v2 + 1; e < qj_at(d, v2)->end; e = qj_next(d, e), idx++) {
+                ptr[b2] = '\0';
+                q_ptr_push_index(ptr, ptr_cap, idx);
+                /* a URI, or {"uri", "listen"} for one a subscriptions/listen holds */
+                uint32_t u = e, lv = QJ_NONE;
+                if (qj_type_of(d, e) == QJ_OBJECT) {
+                    u = qj_get(d, e, "uri");
+                    lv = qj_get(d, e, "listen");
+                    for (uint32_t k3 = e + 1; k3 < qj_at(d, e)->end; k3 = qj_next(d, k3 + 1))
+                        if (!qj_str_eq(d, k3, "uri") && !qj_str_eq(d, k3, "listen")) return unknown_key(err, d, k3, ptr);
+                    if (qj_find_dup_key(d, e) != QJ_NONE)
+                        return sfail(err, QUIRE_E_SCHEMA, d, qj_find_dup_key(d, e), ptr, "subscriptions",
+                                     "duplicate key in a subscription");
+                    qj_type lt = lv == QJ_NONE ? QJ_NULL : qj_type_of(d, lv);
+                    if (lt != QJ_STRING && lt != QJ_NUMBER)
+                        return sfail(err, QUIRE_E_REMINDER_TYPE, d, lv == QJ_NONE ? e : lv, ptr, "listen",
+                                     "listen must be the subscriptions/listen request id (a string or number)");
+                }
+                if (u == QJ_NONE || qj_type_of(d, u) != QJ_STRING || qj_at(d, u)->len == 0)
+                    return sfail(err, QUIRE_E_REMINDER_TYPE, d, u == QJ_NONE ? e : u, ptr, "subscriptions",
+                                 "a subscription is a non-empty URI string, or {\"uri\", \"listen\"}");
+                size_t ul = 0;
+                char *uri = qj_str_decode(d, u, &s->ar, &ul);
+                if (!uri) return q_oom(err);
+                if (memchr(uri, '\0', ul))
+                    return sfail(err, QUIRE_E_REMINDER_TYPE, d, u, ptr, "subscriptions",
+                                 "a subscribed URI must not contain NUL");
+                const char *listen = NULL;
+                if (lv != QJ_NONE && !(listen = qs_listen_key(&s->ar, s->a, d, lv))) return q_oom(err);
+                if (!qs_sub_add(s, sv, uri, ul, listen)) return q_oom(err);
+            }
+        } else {
+            return unknown_key(err, d, k2, ptr);
+        }
+    }
+    return QUIRE_OK;
+}
+
 static quire_status parse_servers(quire_state *s, const qj_doc *d, uint32_t obj, quire_error *err) {
     char ptr[512] = "/servers";
     quire_status st = want_obj(err, d, obj, ptr, "servers");
     if (st) return st;
-    for (uint32_t k = obj + 1; k < qj_at(d, obj)->end; k = qj_next(d, k + 1)) {
+    if (!srv_reserve(s, s->nservers + qj_at(d, obj)->n)) return q_oom(err);
+    /* names are hashed SRV_AHEAD servers ahead of their lookup and their
+     * table slot prefetched: a table larger than the cache then costs no wait
+     * per server (a name without escapes hashes the same raw as decoded;
+     * one with escapes is hashed when it is decoded) */
+    enum { SRV_AHEAD = 4 };
+    uint64_t ring_h[SRV_AHEAD];
+    bool ring_ok[SRV_AHEAD];
+    uint32_t ahead = obj + 1, nahead = 0, nmem = qj_at(d, obj)->n, m = 0;
+    for (uint32_t k = obj + 1; k < qj_at(d, obj)->end; k = qj_next(d, k + 1), m++) {
         uint32_t v = k + 1;
+        for (; nahead < nmem && nahead <= m + SRV_AHEAD - 1; nahead++) {
+            const qj_node *an = qj_at(d, ahead);
+            bool ok = !(an->flags & QJ_F_ESC);
+            ring_ok[nahead % SRV_AHEAD] = ok;
+            if (ok) {
+                uint64_t ah = name_hash(an->p, an->len);
+                ring_h[nahead % SRV_AHEAD] = ah;
+                srv_prefetch(s, ah);
+            }
+            ahead = qj_next(d, ahead + 1);
+        }
+        bool have = ring_ok[m % SRV_AHEAD];
+        uint64_t h = ring_h[m % SRV_AHEAD];
         size_t nl = 0;
         char *name = qj_str_decode(d, k, &s->ar, &nl);
         if (!name) return q_oom(err);
         snprintf(ptr, sizeof ptr, "/servers");
         q_ptr_push_key(ptr, sizeof ptr, name, nl);
         if ((st = want_obj(err, d, v, ptr, "server"))) return st;
-        qserver *sv = qs_server(s, name, nl, true);
+        qserver *sv = srv_lookup(s, name, nl, have ? h : name_hash(name, nl), true, true);
         if (!sv) return q_oom(err);
-        size_t base = strlen(ptr);
-        for (uint32_t k2 = v + 1; k2 < qj_at(d, v)->end; k2 = qj_next(d, k2 + 1)) {
-            uint32_t v2 = k2 + 1;
-            ptr[base] = '\0';
-            if (qj_str_eq(d, k2, "reminders")) {
-                q_ptr_push_key(ptr, sizeof ptr, "reminders", 9);
-                if ((st = want_obj(err, d, v2, ptr, "reminders"))) return st;
-                size_t b2 = strlen(ptr);
-                for (uint32_t k3 = v2 + 1; k3 < qj_at(d, v2)->end; k3 = qj_next(d, k3 + 1)) {
-                    ptr[b2] = '\0';
-                    if (!qj_str_eq(d, k3, "emit")) return unknown_key(err, d, k3, ptr);
-                    q_ptr_push_key(ptr, sizeof ptr, "emit", 4);
-                    qj_type t = qj_type_of(d, k3 + 1);
-                    if (t != QJ_TRUE && t != QJ_FALSE)
-                        return sfail(err, QUIRE_E_REMINDER_TYPE, d, k3 + 1, ptr, "emit",
-                                     "emit must be a boolean");
-                    sv->emit = t == QJ_TRUE;
-                }
-            } else if (qj_str_eq(d, k2, "bridges")) {
-                q_ptr_push_key(ptr, sizeof ptr, "bridges", 7);
-                if (qj_type_of(d, v2) != QJ_ARRAY)
-                    return sfail(err, QUIRE_E_REMINDER_TYPE, d, v2, ptr, "bridges",
-                                 "bridges must be an array of \"resources\", \"tools\", \"prompts\"");
-                size_t b2 = strlen(ptr);
-                uint32_t idx = 0;
-                for (uint32_t e = v2 + 1; e < qj_at(d, v2)->end; e = qj_next(d, e), idx++) {
-                    ptr[b2] = '\0';
-                    q_ptr_push_index(ptr, sizeof ptr, idx);
-                    if (qj_type_of(d, e) != QJ_STRING)
-                        return sfail(err, QUIRE_E_REMINDER_TYPE, d, e, ptr, "bridges",
-                                     "bridges must be an array of strings");
-                    if (qj_str_eq(d, e, "resources")) sv->bridge_resources = true;
-                    else if (qj_str_eq(d, e, "tools")) sv->bridge_tools = true;
-                    else if (qj_str_eq(d, e, "prompts")) sv->bridge_prompts = true;
-                    else
-                        return sfail(err, QUIRE_E_REMINDER_ENUM, d, e, ptr, "bridges",
-                                     "bridges entries must be one of resources, tools, prompts");
-                }
-            } else if (qj_str_eq(d, k2, "subscriptions")) {
-                q_ptr_push_key(ptr, sizeof ptr, "subscriptions", 13);
-                if (qj_type_of(d, v2) != QJ_ARRAY)
-                    return sfail(err, QUIRE_E_REMINDER_TYPE, d, v2, ptr, "subscriptions",
-                                 "subscriptions must be an array of resource URIs");
-                size_t b2 = strlen(ptr);
-                uint32_t idx = 0;
-                for (uint32_t e = v2 + 1; e < qj_at(d, v2)->end; e = qj_next(d, e), idx++) {
-                    ptr[b2] = '\0';
-                    q_ptr_push_index(ptr, sizeof ptr, idx);
-                    /* a URI, or {"uri", "listen"} for one a subscriptions/listen holds */
-                    uint32_t u = e, lv = QJ_NONE;
-                    if (qj_type_of(d, e) == QJ_OBJECT) {
-                        u = qj_get(d, e, "uri");
-                        lv = qj_get(d, e, "listen");
-                        for (uint32_t k3 = e + 1; k3 < qj_at(d, e)->end; k3 = qj_next(d, k3 + 1))
-                            if (!qj_str_eq(d, k3, "uri") && !qj_str_eq(d, k3, "listen")) return unknown_key(err, d, k3, ptr);
-                        if (qj_find_dup_key(d, e) != QJ_NONE)
-                            return sfail(err, QUIRE_E_SCHEMA, d, qj_find_dup_key(d, e), ptr, "subscriptions",
-                                         "duplicate key in a subscription");
-                        qj_type lt = lv == QJ_NONE ? QJ_NULL : qj_type_of(d, lv);
-                        if (lt != QJ_STRING && lt != QJ_NUMBER)
-                            return sfail(err, QUIRE_E_REMINDER_TYPE, d, lv == QJ_NONE ? e : lv, ptr, "listen",
-                                         "listen must be the subscriptions/listen request id (a string or number)");
-                    }
-                    if (u == QJ_NONE || qj_type_of(d, u) != QJ_STRING || qj_at(d, u)->len == 0)
-                        return sfail(err, QUIRE_E_REMINDER_TYPE, d, u == QJ_NONE ? e : u, ptr, "subscriptions",
-                                     "a subscription is a non-empty URI string, or {\"uri\", \"listen\"}");
-                    size_t ul = 0;
-                    char *uri = qj_str_decode(d, u, &s->ar, &ul);
-                    if (!uri) return q_oom(err);
-                    if (memchr(uri, '\0', ul))
-                        return sfail(err, QUIRE_E_REMINDER_TYPE, d, u, ptr, "subscriptions",
-                                     "a subscribed URI must not contain NUL");
-                    const char *listen = NULL;
-                    if (lv != QJ_NONE && !(listen = qs_listen_key(&s->ar, s->a, d, lv))) return q_oom(err);
-                    if (!qs_sub_add(s, sv, uri, ul, listen)) return q_oom(err);
-                }
-            } else {
-                return unknown_key(err, d, k2, ptr);
-            }
-        }
+        if ((st = server_fields(s, d, v, sv, ptr, err))) return st;
     }
     return QUIRE_OK;
 }
@@ -1222,7 +1330,144 @@ static quire_status parse_limits(quire_state *s, const qj_doc *d, uint32_t obj, 
     return QUIRE_OK;
 }
 
-static quire_status state_decode(quire_state *s, const qj_doc *d, quire_error *err) {
+/* The reminders of a state file, decoded one element at a time: by the
+ * parser as each element completes (qj_parse_each: the element's nodes are
+ * still in the cache and are dropped after, so the tape never holds the
+ * array), or from a full tape. Reminder errors are kept here and reported by
+ * state_decode after the document's other checks, as when the array is
+ * decoded last. Ids: a hash set, 8 bytes a slot (the upper half of the id's
+ * hash beside the reminder's position, so a probe past another id reads
+ * neither its record nor its string); each id is probed one element late with
+ * its slot prefetched meanwhile, so a set larger than the cache costs no wait
+ * per reminder; the pending probe runs before the next element's error is
+ * taken, so the first error in document order still wins. */
+typedef struct rem_loader {
+    quire_state *s;
+    uint32_t body_cap;
+    bool decided, on;   /* streaming: decided at the first element, on = decoding as they come */
+    uint64_t *idset;    /* UINT64_MAX = empty */
+    uint32_t idcap, idused;
+    uint32_t pend, pend_idx; /* position and element index of the unprobed id (UINT32_MAX = none) */
+    size_t pend_off;
+    uint64_t pend_h;
+    uint32_t idx;       /* elements seen */
+    quire_status st;    /* the first reminder error */
+    quire_error e;
+} rem_loader;
+
+static void rl_init(rem_loader *L, quire_state *s) {
+    memset(L, 0, sizeof *L);
+    L->s = s;
+    L->pend = UINT32_MAX;
+}
+
+static void rl_free(rem_loader *L) {
+    if (L->idset) q_free(L->s->a, L->idset, (size_t)L->idcap * sizeof *L->idset);
+    L->idset = NULL;
+}
+
+static void rl_insert(uint64_t *t, uint32_t cap, uint64_t h, uint32_t pos) {
+    uint32_t i = (uint32_t)h & (cap - 1);
+    while (t[i] != UINT64_MAX) i = (i + 1) & (cap - 1);
+    t[i] = (h & UINT64_C(0xFFFFFFFF00000000)) | pos;
+}
+
+/* Room for want ids (and reminders); the set is rebuilt from the reminders
+ * in order when it grows. false on OOM. */
+static bool rl_reserve(rem_loader *L, uint32_t want) {
+    quire_state *s = L->s;
+    if (!rems_reserve(s, s->nrems + (want > s->nrems ? want - s->nrems : 0))) return false;
+    if (L->idset && (uint64_t)want * 2 <= L->idcap) return true;
+    uint32_t cap = 16;
+    while (cap < (uint64_t)want * 2 && cap < (UINT32_C(1) << 31)) cap *= 2;
+    uint64_t *t = q_malloc(s->a, (size_t)cap * sizeof *t);
+    if (!t) return false;
+    memset(t, 0xFF, (size_t)cap * sizeof *t);
+    for (uint32_t p = 0; p < s->nrems; p++)
+        if (p != L->pend) rl_insert(t, cap, name_hash(s->rems[p].id, strlen(s->rems[p].id)), p);
+    rl_free(L);
+    L->idset = t;
+    L->idcap = cap;
+    return true;
+}
+
+/* Probes and inserts the pending id; false (error recorded) when it repeats. */
+static bool rl_probe(rem_loader *L) {
+    if (L->pend == UINT32_MAX) return true;
+    quire_state *s = L->s;
+    const char *id = s->rems[L->pend].id;
+    uint64_t tag = L->pend_h & UINT64_C(0xFFFFFFFF00000000);
+    uint32_t i = (uint32_t)L->pend_h & (L->idcap - 1);
+    for (; L->idset[i] != UINT64_MAX; i = (i + 1) & (L->idcap - 1))
+        if ((L->idset[i] & UINT64_C(0xFFFFFFFF00000000)) == tag && strcmp(s->rems[(uint32_t)L->idset[i]].id, id) == 0) {
+            char ptr[64];
+            snprintf(ptr, sizeof ptr, "/reminders/%u", L->pend_idx);
+            L->st = qrem_fail(&L->e, QUIRE_E_SCHEMA, "id", L->pend_off, ptr, "reminder id \"%.100s\" appears twice", id);
+            L->pend = UINT32_MAX;
+            return false;
+        }
+    L->idset[i] = tag | L->pend;
+    L->idused++;
+    L->pend = UINT32_MAX;
+    return true;
+}
+
+/* Decodes element e (the next one); after the first error only counts. */
+static void rl_step(rem_loader *L, const qj_doc *d, uint32_t e) {
+    uint32_t idx = L->idx++;
+    if (L->st) return;
+    quire_state *s = L->s;
+    char ptr[64];
+    snprintf(ptr, sizeof ptr, "/reminders/%u", idx);
+    qreminder r;
+    quire_status st = qrem_decode(d, e, QSURF_STATE, L->body_cap, ptr, &s->ar, &r, &L->e);
+    if (st == QUIRE_OK && (s->nrems == s->caprems || (L->idused + 2) * 2 > L->idcap)) {
+        uint32_t want = (s->nrems > L->idused ? s->nrems : L->idused) + 2;
+        if (!rl_reserve(L, want * 2)) st = q_oom(&L->e); /* doubling */
+    }
+    if (!rl_probe(L)) return; /* the earlier reminder's error comes first */
+    if (st) { L->st = st; return; }
+    r.seq = idx + 1;
+    s->rems[s->nrems++] = r; /* strings already in s->ar */
+    L->pend = s->nrems - 1;
+    L->pend_idx = idx;
+    L->pend_off = qj_offset(d, e);
+    L->pend_h = name_hash(r.id, strlen(r.id));
+    __builtin_prefetch(&L->idset[(uint32_t)L->pend_h & (L->idcap - 1)], 1);
+}
+
+/* qj_parse_each hook: the elements of the root's "reminders" array. At the
+ * first one it decides whether to decode them as they come: with the body
+ * cap of a "limits" member before the array (none: the default; one that is
+ * not valid: no, the full decode reports it); a "limits" after the array
+ * that changes the cap makes state_decode read the document again. */
+static bool rl_elem(void *ud, const qj_doc *d, uint32_t key, uint32_t elem) {
+    rem_loader *L = ud;
+    if (!qj_str_eq(d, key, "reminders")) return false;
+    if (!L->decided) {
+        L->decided = true;
+        L->on = true;
+        for (uint32_t k = 1; k < key; k = qj_next(d, k + 1)) {
+            if (!qj_str_eq(d, k, "limits")) continue;
+            quire_error scratch;
+            if (parse_limits(L->s, d, k + 1, &scratch)) L->on = false;
+            break;
+        }
+        L->body_cap = qs_limits(L->s).body_cap_bytes;
+        /* a guess at the count from the first element's size, to size the tables once */
+        size_t rest = d->len - qj_offset(d, elem), one = qj_at(d, elem)->len + 1;
+        size_t guess = rest / one + 16, most = rest / 64 + 16;
+        if (guess > most) guess = most;
+        if (guess > (UINT32_C(1) << 28)) guess = UINT32_C(1) << 28;
+        if (L->on) (void)rl_reserve(L, (uint32_t)guess); /* short of memory: the tables grow as needed */
+    }
+    if (!L->on) return false;
+    rl_step(L, d, elem);
+    return true;
+}
+
+static quire_status state_decode(quire_state *s, const qj_doc *d, rem_loader *L, bool *reparse,
+                                  quire_error *err) {
     quire_status st = want_obj(err, d, 0, "", "a quire.state/1 document");
     if (st) return st;
     uint32_t reminders = QJ_NONE;
@@ -1258,36 +1503,17 @@ static quire_status state_decode(quire_state *s, const qj_doc *d, quire_error *e
         }
     }
     if (reminders == QJ_NONE) return QUIRE_OK;
-    quire_reminder_limits l = qs_limits(s);
-    uint32_t idx = 0, idcap = 16;
-    while (idcap < qj_at(d, reminders)->n * 2) idcap *= 2;
-    uint32_t *idset = q_malloc(s->a, (size_t)idcap * sizeof *idset);
-    if (!idset) return q_oom(err);
-    for (uint32_t i = 0; i < idcap; i++) idset[i] = UINT32_MAX;
-    for (uint32_t e = reminders + 1; e < qj_at(d, reminders)->end; e = qj_next(d, e), idx++) {
-        char ptr[64];
-        snprintf(ptr, sizeof ptr, "/reminders/%u", idx);
-        qreminder r;
-        if ((st = qrem_decode(d, e, QSURF_STATE, l.body_cap_bytes, ptr, &s->ar, &r, err)) ||
-            (!rems_reserve(s, s->nrems + 1) && (st = q_oom(err)))) {
-            q_free(s->a, idset, (size_t)idcap * sizeof *idset);
-            return st;
-        }
-        r.seq = idx + 1;
-        s->rems[s->nrems++] = r; /* strings already in s->ar */
-        /* one id per reminder: a hash set of the ids so far */
-        uint64_t h = name_hash(r.id, strlen(r.id));
-        uint32_t i = (uint32_t)h & (idcap - 1);
-        for (; idset[i] != UINT32_MAX; i = (i + 1) & (idcap - 1))
-            if (strcmp(s->rems[idset[i]].id, r.id) == 0) {
-                q_free(s->a, idset, (size_t)idcap * sizeof *idset);
-                return qrem_fail(err, QUIRE_E_SCHEMA, "id", qj_offset(d, e), ptr,
-                                 "reminder id \"%.100s\" appears twice", r.id);
-            }
-        idset[i] = s->nrems - 1;
+    if (L->on) {
+        /* decoded while parsing: valid only with the cap the document ends up with */
+        if (qs_limits(s).body_cap_bytes != L->body_cap) { *reparse = true; return QUIRE_OK; }
+    } else {
+        L->body_cap = qs_limits(s).body_cap_bytes;
+        if (!rl_reserve(L, s->nrems + qj_at(d, reminders)->n)) return q_oom(err);
+        for (uint32_t e = reminders + 1; e < qj_at(d, reminders)->end && !L->st; e = qj_next(d, e)) rl_step(L, d, e);
     }
-    q_free(s->a, idset, (size_t)idcap * sizeof *idset);
-    return QUIRE_OK;
+    if (!L->st) rl_probe(L);
+    if (L->st && err) *err = L->e;
+    return L->st;
 }
 
 quire_status quire_state_new(const char *session_id, const quire_options *opts, quire_state **out,
@@ -1307,11 +1533,30 @@ quire_status quire_state_parse(const char *json, size_t len, const quire_options
     if (!s) return q_oom(err);
     qj_doc d;
     qj_opts jo = {l.max_depth, l.max_string_bytes};
-    quire_status st = qj_parse(&d, json, len, &jo, s->a, err);
+    rem_loader L;
+    rl_init(&L, s);
+    bool reparse = false;
+    /* the reminders are decoded as the parser completes each one */
+    quire_status st = qj_parse_each(&d, json, len, &jo, s->a, err, rl_elem, &L);
     if (st == QUIRE_OK) {
-        st = state_decode(s, &d, err);
+        st = state_decode(s, &d, &L, &reparse, err);
         qj_doc_free(&d);
         if (st) q_err_locate(err, json, len);
+    }
+    rl_free(&L);
+    if (st == QUIRE_OK && reparse) {
+        /* a "limits" after the reminders changed their body cap: read the whole tape, then decode */
+        quire_state_free(s);
+        if (!(s = qs_new(q_alloc_of(opts), NULL))) return q_oom(err);
+        rl_init(&L, s);
+        L.decided = true;
+        st = qj_parse(&d, json, len, &jo, s->a, err);
+        if (st == QUIRE_OK) {
+            st = state_decode(s, &d, &L, &reparse, err);
+            qj_doc_free(&d);
+            if (st) q_err_locate(err, json, len);
+        }
+        rl_free(&L);
     }
     if (st) { quire_state_free(s); return st; }
     *out = s;

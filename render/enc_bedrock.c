@@ -118,38 +118,13 @@ static void media(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
 }
 
 /* Converse tool names: [a-zA-Z0-9_-]{1,64} (escaped input never matches: an
- * escape is outside the set). */
-static bool name_ok(qstr n) {
-    if (n.len < 1 || n.len > 64) return false;
-    for (uint32_t i = 0; i < n.len; i++) {
-        char ch = n.p[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-'))
-            return false;
-    }
-    return true;
-}
-
-/* A tool name Converse refuses (outside [a-zA-Z0-9_-]{1,64}: dots, slashes,
- * spaces, non-ASCII, too long) is sent mapped, the same way in the tool list,
- * the calls of the history and toolChoice: every other character becomes '_',
- * the result is cut to 55 bytes and "_" plus the FNV-1a 32 of the original
- * name (8 hex digits) is appended, so two names never map to one. The mapping
- * is a function of the name alone: a host reverses a name in the model's
- * answer by mapping its own tool names (request_adjusted tool_name_mapped
+ * escape is outside the set). A name outside it is sent mapped, the same way
+ * in the tool list, the calls of the history and toolChoice
+ * (qcaps_converse_map_name: other characters to '_', cut, FNV-1a 32 suffix);
+ * the mapping is a function of the name alone, so an answer's call is mapped
+ * back from the request's tools (respond/, request_adjusted tool_name_mapped
  * names each pair). docs/providers.md, "Provider rules". */
-static size_t mapped_name(const char *s, size_t n, char out[65]) {
-    size_t k = 0;
-    for (size_t i = 0; i < n && k < 55; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if ((ch & 0xC0) == 0x80) continue; /* one '_' per code point */
-        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
-        out[k++] = ok ? (char)ch : '_';
-    }
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++) { h ^= (unsigned char)s[i]; h *= 16777619u; }
-    k += (size_t)snprintf(out + k, 65 - k, "_%08x", h);
-    return k;
-}
+static bool name_ok(qstr n) { return qcaps_converse_name_ok(n.p ? n.p : "", n.len); }
 
 /* Writes a tool name, mapped when Converse would refuse it; msg is the
  * message of a call (UINT32_MAX: the tool list, which reports the mapping). */
@@ -158,7 +133,7 @@ static void tool_name(qr_ctx *c, qstr name, uint32_t msg) {
     if (name_ok(name)) { qw_qstr(w, name); return; }
     qstr p = qr_plain(c, name);
     char m[65];
-    size_t mn = mapped_name(p.p ? p.p : "", p.len, m);
+    size_t mn = qcaps_converse_map_name(p.p ? p.p : "", p.len, m);
     qw_str(w, m, mn);
     if (msg != UINT32_MAX) return;
     char q[140], detail[320];
@@ -168,7 +143,12 @@ static void tool_name(qr_ctx *c, qstr name, uint32_t msg) {
     qr_event_adjusted(c, "tool_name_mapped", UINT32_MAX, detail);
 }
 
-static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
+/* point: write the block's cache point after it (not for the parts of a
+ * tool result: the marker of a result follows the whole toolResult block). */
+static void block_at(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool point);
+static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) { block_at(c, b, mi, bi, true); }
+
+static void block_at(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool point) {
     qw *w = c->w;
     switch (b->type) {
     case QB_TEXT:
@@ -206,7 +186,7 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
                     qr_unsupported_part(c, mi, bi, i, "an image inside a tool result");
                     continue;
                 }
-                block(c, &b->parts[i], mi, bi);
+                block_at(c, &b->parts[i], mi, bi, false);
             }
         }
         qw_arr_end(w);
@@ -241,7 +221,7 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
         qr_drop_artefact(c, mi, bi, "opaque item of another provider");
         return;
     }
-    point_after(c, QRS_BLOCK, mi, bi);
+    if (point) point_after(c, QRS_BLOCK, mi, bi);
 }
 
 static bool user_groups_at(const qr_ctx *c, uint32_t k) {

@@ -8,7 +8,8 @@
  * never mixed with text; the first content is a user content (the folded
  * system prompt on rows without a system instruction, else a placeholder).
  * Parts: text, inlineData, fileData, functionCall {id, name, args},
- * functionResponse {id, name, response: {"output"|"error": ...}, parts},
+ * functionResponse {id, name, response: a JSON object result as it is, else
+ * {"output"|"error": ...}; parts: inlineData images on rows with toolResultImages},
  * thinking as {"text", "thought": true, "thoughtSignature"}.
  * Reminder user blocks: a separate user content at the tail. */
 #include "render/wire.h"
@@ -177,6 +178,17 @@ static bool model_part_renders(const qr_ctx *c, const qmsg *m, uint32_t bi) {
     return false;
 }
 
+/* Whether an image of a tool result goes into functionResponse.parts: rows
+ * with toolResultImages (Gemini 3 and later), base64 data only (a
+ * FunctionResponsePart holds inline data, no file reference). */
+static bool response_image_ok(const qr_ctx *c, const qblock *p) {
+    return c->caps.tool_result_images && qstr_present(p->data);
+}
+
+/* functionResponse.response is a JSON object (a protobuf Struct): a JSON
+ * object result goes as that object ({"error": object} for an error), a text
+ * result as {"output"|"error": text} (several text parts: an array of them);
+ * images follow in functionResponse.parts where the row takes them. */
 static void response_part(qr_ctx *c, const qblock *r, uint32_t mi, uint32_t bi) {
     qw *w = c->w;
     qw_obj_begin(w);
@@ -185,34 +197,43 @@ static void response_part(qr_ctx *c, const qblock *r, uint32_t mi, uint32_t bi) 
     qw_key(w, "id"); qw_qstr(w, r->tool_call_id);
     qw_key(w, "name"); qw_qstr(w, qr_tool_name_for(c, mi, r->tool_call_id));
     qw_key(w, "response");
-    qw_obj_begin(w);
-    qw_key(w, r->is_error == 1 ? "error" : "output");
     uint32_t ntext = 0, nimg = 0;
-    if (r->content_is_string) {
-        qw_qstr(w, r->content_text);
+    if (qval_present(r->content_json) && r->is_error != 1) {
+        qw_qval(w, r->content_json);
     } else {
-        for (uint32_t i = 0; i < r->nparts; i++) { if (r->parts[i].type == QB_TEXT) ntext++; else nimg++; }
-        if (ntext == 1) {
-            for (uint32_t i = 0; i < r->nparts; i++)
-                if (r->parts[i].type == QB_TEXT) qw_qstr(w, r->parts[i].text);
+        qw_obj_begin(w);
+        qw_key(w, r->is_error == 1 ? "error" : "output");
+        if (qval_present(r->content_json)) {
+            qw_qval(w, r->content_json);
+        } else if (r->content_is_string) {
+            qw_qstr(w, r->content_text);
         } else {
-            qw_arr_begin(w);
-            for (uint32_t i = 0; i < r->nparts; i++)
-                if (r->parts[i].type == QB_TEXT) qw_qstr(w, r->parts[i].text);
-            qw_arr_end(w);
+            for (uint32_t i = 0; i < r->nparts; i++) if (r->parts[i].type == QB_TEXT) ntext++;
+            if (ntext == 1) {
+                for (uint32_t i = 0; i < r->nparts; i++)
+                    if (r->parts[i].type == QB_TEXT) qw_qstr(w, r->parts[i].text);
+            } else {
+                qw_arr_begin(w);
+                for (uint32_t i = 0; i < r->nparts; i++)
+                    if (r->parts[i].type == QB_TEXT) qw_qstr(w, r->parts[i].text);
+                qw_arr_end(w);
+            }
         }
+        qw_obj_end(w);
     }
-    qw_obj_end(w);
-    if (nimg) {
+    for (uint32_t i = 0; !r->content_is_string && i < r->nparts; i++) {
+        const qblock *p = &r->parts[i];
+        if (p->type != QB_IMAGE) continue;
+        if (response_image_ok(c, p)) nimg++;
+        else qr_unsupported_part(c, mi, bi, i, c->caps.tool_result_images ? "an image by URL or file id inside a tool result"
+                                                                           : "an image inside a tool result");
+    }
+    if (nimg) { /* never an empty parts array */
         qw_key(w, "parts");
         qw_arr_begin(w);
         for (uint32_t i = 0; i < r->nparts; i++) {
             const qblock *p = &r->parts[i];
-            if (p->type != QB_IMAGE) continue;
-            if (!c->caps.tool_result_images || qstr_present(p->url) || qstr_present(p->file_id)) {
-                qr_unsupported_part(c, mi, bi, i, "an image inside a tool result");
-                continue;
-            }
+            if (p->type != QB_IMAGE || !response_image_ok(c, p)) continue;
             qw_obj_begin(w);
             qw_key(w, "inlineData");
             qw_obj_begin(w);
@@ -369,7 +390,9 @@ quire_status qr_encode_gemini(qr_ctx *c) {
     qw_key(w, "contents");
     qw_arr_begin(w);
     uint32_t ncontents = 0;
-    if (t->nmsgs == 0 || t->msgs[0].role == QR_ASSISTANT || t->msgs[0].role == QR_TOOL) {
+    uint32_t k0 = 0; /* the first message that writes a content (the provider rules may have emptied some) */
+    while (k0 < t->nmsgs && t->msgs[k0].nblocks == 0) k0++;
+    if (t->nmsgs == 0 || k0 == t->nmsgs || t->msgs[k0].role == QR_ASSISTANT || t->msgs[k0].role == QR_TOOL) {
         if (fold || t->nmsgs > 0) {
             content_begin(w, "user");
             if (fold) { text_part(w, qr_system_joined(c)); fold = false; }
@@ -411,6 +434,11 @@ quire_status qr_encode_gemini(qr_ctx *c) {
             for (uint32_t q = k; q < e; q++)
                 for (uint32_t b = 0; b < t->msgs[q].nblocks; b++) response_part(c, &t->msgs[q].blocks[b], q, b);
             content_end(w);
+        } else if (m->nblocks == 0 && !fold) {
+            /* left out by the provider rules (reported): no empty content */
+            group_content(c, e - 1);
+            k = e;
+            continue;
         } else {
             content_begin(w, "user");
             if (fold) { text_part(w, qr_system_joined(c)); fold = false; }

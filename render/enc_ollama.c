@@ -101,6 +101,7 @@ static void user_message(qr_ctx *c, uint32_t k, bool *fold, bool groups_k, bool 
     }
     if (groups_k) j_groups(&j, k);
     if (tail) j_groups(&j, QR_TAIL);
+    if (!j.any && !nimg) { qbuf_free(&j.b); return; } /* every block dropped (reported): no empty message */
     qw_obj_begin(w);
     qw_key(w, "role"); qw_strz(w, "user");
     qw_key(w, "content"); j_write(&j);
@@ -148,6 +149,11 @@ static void assistant_message(qr_ctx *c, uint32_t k) {
         case QB_IMAGE: case QB_DOCUMENT: qr_unsupported(c, k, (int32_t)b, "an image or document in an assistant message"); break;
         case QB_TOOL_RESULT: break;
         }
+    }
+    if (!j.any && !th.any && !ncalls) { /* every block dropped (reported): no empty message */
+        qbuf_free(&j.b);
+        qbuf_free(&th.b);
+        return;
     }
     qw_obj_begin(w);
     qw_key(w, "role"); qw_strz(w, "assistant");

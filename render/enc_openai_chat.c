@@ -72,6 +72,7 @@ static void user_part(cctx *x, const qblock *b, uint32_t mi, uint32_t bi, bool i
         } else {
             qw_obj_begin(w);
             qw_key(w, "url"); url_value(x, b);
+            if (qstr_present(b->detail) && !qstr_eq(b->detail, "original")) { qw_key(w, "detail"); qw_qstr(w, b->detail); }
             qw_obj_end(w);
         }
         breakpoint(x, mi, bi);
@@ -199,6 +200,11 @@ static void fold_part(cctx *x) {
 static void user_message(cctx *x, uint32_t k, uint32_t ga, bool tail) {
     qr_ctx *c = x->c;
     qw *w = c->w;
+    /* a message the provider rules left with no block (reported), with nothing
+     * else to carry: no empty message */
+    if (k != NOMSG && c->t->msgs[k].nblocks == 0 && !x->fold && !(ga != NOMSG && has_user_groups(c, ga)) &&
+        !(tail && has_user_groups(c, QR_TAIL)))
+        return;
     qw_obj_begin(w);
     qw_key(w, "role"); qw_strz(w, "user");
     qw_key(w, "content");

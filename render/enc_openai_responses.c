@@ -6,6 +6,7 @@
  *                   (or folded into the first user message);
  *   user            {"type":"message","role":"user","content": string | [input_text|input_image|input_file]}
  *   assistant text  {"type":"message","role":"assistant","content":"..."}, one per text block
+ *                   (a block's providerOptions.openai_responses fields, e.g. phase, follow)
  *   tool call       {"type":"function_call","call_id","name","arguments":"<input JSON text>"}
  *                   (a custom call: {"type":"custom_tool_call","call_id","name","input":"<string>"},
  *                   its result a custom_tool_call_output)
@@ -62,7 +63,8 @@ static void input_part(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, boo
             qw_key(w, "image_url");
             if (qstr_present(b->url)) qw_qstr(w, b->url); else qr_write_data_url(c, b->media_type, b->data);
         }
-        qw_key(w, "detail"); qw_strz(w, "auto");
+        qw_key(w, "detail");
+        if (qstr_present(b->detail)) qw_qstr(w, b->detail); else qw_strz(w, "auto");
         if (mark) bp(c, mi, bi);
         qw_obj_end(w);
         return;
@@ -144,6 +146,7 @@ static void user_message_range(qr_ctx *c, uint32_t k, bool *fold, uint32_t b0, u
 static void user_message(qr_ctx *c, uint32_t k, bool *fold) {
     const qmsg *m = &c->t->msgs[k];
     uint32_t start = 0;
+    if (m->nblocks == 0 && !*fold) return; /* left out by the provider rules (reported) */
     for (uint32_t b = 0; b <= m->nblocks; b++) {
         bool opq = b < m->nblocks && m->blocks[b].type == QB_OPAQUE;
         if (b < m->nblocks && !opq) continue;
@@ -178,6 +181,25 @@ static void user_message_range(qr_ctx *c, uint32_t k, bool *fold, uint32_t b0, u
     qw_obj_end(w);
 }
 
+/* A block's providerOptions.openai_responses fields (message phase,
+ * function_call namespace) written into its item after the fields quire
+ * writes; a field quire writes itself is refused (it would be a duplicate). */
+static void item_options(qr_ctx *c, const qblock *bl, uint32_t k, uint32_t b) {
+    static const char *const taken[] = {"type", "role", "content", "call_id", "name", "arguments", "input"};
+    if (!qval_present(bl->provider_options)) return;
+    const qj_doc *d = bl->provider_options.doc;
+    uint32_t o = qj_get(d, bl->provider_options.idx, "openai_responses");
+    if (o == QJ_NONE || qj_type_of(d, o) != QJ_OBJECT) return;
+    uint32_t key = o + 1;
+    for (uint32_t i = 0; i < qj_at(d, o)->n; i++, key = qj_next(d, key + 1)) {
+        bool dup = false;
+        for (size_t t = 0; t < Q_COUNTOF(taken); t++) dup = dup || qj_str_eq(d, key, taken[t]);
+        if (dup) { qr_unsupported(c, k, (int32_t)b, "a providerOptions field the item already has"); continue; }
+        qw_key_esc(c->w, qj_at(d, key)->p, qj_at(d, key)->len);
+        qw_node(c->w, d, key + 1);
+    }
+}
+
 static void assistant_items(qr_ctx *c, uint32_t k) {
     const qmsg *m = &c->t->msgs[k];
     qw *w = c->w;
@@ -189,6 +211,7 @@ static void assistant_items(qr_ctx *c, uint32_t k) {
             qw_key(w, "type"); qw_strz(w, "message");
             qw_key(w, "role"); qw_strz(w, "assistant");
             qw_key(w, "content"); qw_qstr(w, bl->text);
+            item_options(c, bl, k, b);
             qw_obj_end(w);
             if (qval_present(bl->citations)) qr_drop_citations(c, k, b);
             break;
@@ -205,6 +228,7 @@ static void assistant_items(qr_ctx *c, uint32_t k) {
                 qw_key(w, "call_id"); qw_qstr(w, bl->id);
                 qw_key(w, "name"); qw_qstr(w, bl->name);
                 qw_key(w, "input"); qw_qval(w, bl->input);
+                item_options(c, bl, k, b);
                 qw_obj_end(w);
                 break;
             }
@@ -213,6 +237,7 @@ static void assistant_items(qr_ctx *c, uint32_t k) {
             qw_key(w, "call_id"); qw_qstr(w, bl->id);
             qw_key(w, "name"); qw_qstr(w, bl->name);
             qw_key(w, "arguments"); qr_write_value_as_string(c, bl->input);
+            item_options(c, bl, k, b);
             qw_obj_end(w);
             break;
         case QB_OPAQUE:

@@ -85,8 +85,8 @@ static bool data_url(const fctx *f, uint32_t n, qblock *b) {
         return true;
     }
     uint8_t esc = (x->flags & QJ_F_ESC) ? 1 : 0;
-    b->media_type = (qstr){x->p + 5, (uint32_t)(semi - x->p - 5), esc};
-    b->data = (qstr){comma + 1, (uint32_t)(x->p + x->len - comma - 1), esc};
+    b->media_type = (qstr){x->p + 5, (uint32_t)(semi - x->p - 5), esc, 0};
+    b->data = (qstr){comma + 1, (uint32_t)(x->p + x->len - comma - 1), esc, 0};
     return true;
 }
 
@@ -332,6 +332,46 @@ static quire_status from_anthropic(fctx *f) {
 /* OpenAI Chat Completions                                                   */
 /* ======================================================================== */
 
+/* An image's detail level (Chat image_url.detail, Responses input_image.detail). */
+static quire_status image_detail(fctx *f, uint32_t n, qblock *b, const char *ptr) {
+    if (n == QJ_NONE || is(f, n, QJ_NULL)) return QUIRE_OK;
+    if (!str_is(f, n, "auto") && !str_is(f, n, "low") && !str_is(f, n, "high") && !str_is(f, n, "original")) {
+        char p[128];
+        snprintf(p, sizeof p, "%s/detail", ptr);
+        return ferr(f, n, p, "an image's detail is \"auto\", \"low\", \"high\" or \"original\"");
+    }
+    b->detail = qstr_node(f->d, n);
+    return QUIRE_OK;
+}
+
+/* {"openai_responses": {"<field>": <value>}}: a Responses item field the
+ * transcript has no place for (message phase, function_call namespace),
+ * carried on the block and written back into the item by the Responses
+ * encoder. */
+static quire_status item_option(fctx *f, uint32_t val, const char *field, qval *out) {
+    qbuf jb;
+    qbuf_init(&jb, f->t->a);
+    qw w;
+    qw_init(&w, &jb, false);
+    qw_obj_begin(&w);
+    qw_key(&w, "openai_responses");
+    qw_obj_begin(&w);
+    qw_key(&w, field);
+    qw_node(&w, f->d, val);
+    qw_obj_end(&w);
+    qw_obj_end(&w);
+    qw_dispose(&w);
+    char *txt = jb.oom ? NULL : qarena_strndup(&f->t->ar, jb.data, jb.len);
+    size_t n = jb.len;
+    qbuf_free(&jb);
+    if (!txt) return q_oom(f->err);
+    quire_error e2;
+    qj_doc *od = qtr_parse_doc(f->t, txt, n, true, f->opts, &e2);
+    if (!od) return e2.code == QUIRE_E_NOMEM ? q_oom(f->err) : ferr(f, val, "", "%s", e2.message);
+    *out = qval_of(od, 0);
+    return QUIRE_OK;
+}
+
 static quire_status c_part(fctx *f, uint32_t n, qblock *b, const char *ptr) {
     memset(b, 0, sizeof *b);
     b->is_error = -1;
@@ -347,11 +387,20 @@ static quire_status c_part(fctx *f, uint32_t n, qblock *b, const char *ptr) {
         uint32_t iu = get(f, n, "image_url");
         uint32_t url = is(f, iu, QJ_OBJECT) ? get(f, iu, "url") : iu;
         if (!data_url(f, url, b)) return ferr(f, n, ptr, "image_url without a url");
-        return QUIRE_OK;
+        return image_detail(f, get(f, iu, "detail"), b, ptr);
     }
     if (str_is(f, ty, "input_image")) {
         b->type = QB_IMAGE;
-        if (!data_url(f, get(f, n, "image_url"), b)) { *b = opaque(f, n); }
+        if (!data_url(f, get(f, n, "image_url"), b)) { *b = opaque(f, n); return QUIRE_OK; }
+        return image_detail(f, get(f, n, "detail"), b, ptr);
+    }
+    if (str_is(f, ty, "input_audio")) {
+        /* Chat input_audio {data, format}: base64 WAV or MP3 */
+        uint32_t ia = get(f, n, "input_audio"), fm = get(f, ia, "format");
+        b->data = S(f, get(f, ia, "data"));
+        if (!b->data.p || !(str_is(f, fm, "wav") || str_is(f, fm, "mp3"))) { *b = opaque(f, n); return QUIRE_OK; }
+        b->type = QB_AUDIO;
+        b->media_type = qstr_lit(str_is(f, fm, "wav") ? "audio/wav" : "audio/mpeg");
         return QUIRE_OK;
     }
     if (str_is(f, ty, "file") || str_is(f, ty, "input_file")) {
@@ -477,6 +526,9 @@ static quire_status function_tools(fctx *f, uint32_t tools, bool nested) {
     return QUIRE_OK;
 }
 
+static quire_status only_keys(fctx *f, uint32_t obj, const char *const *names, size_t nn, const char *ptr,
+                              const char *what);
+
 static quire_status from_openai_chat(fctx *f) {
     const qj_doc *d = f->d;
     if (!is(f, 0, QJ_OBJECT)) return ferr(f, 0, "", "expected a Chat Completions request object");
@@ -491,6 +543,10 @@ static quire_status from_openai_chat(fctx *f) {
         ptr_idx(p, sizeof p, "/messages", i, NULL);
         ptr_idx(pc, sizeof pc, "/messages", i, "/content");
         uint32_t role = get(f, e, "role");
+        /* name, refusal, audio and the legacy function_call have no
+         * transcript form: refused by name rather than lost */
+        static const char *const k_msg[] = {"role", "content", "tool_calls", "tool_call_id"};
+        if ((st = only_keys(f, e, k_msg, sizeof k_msg / sizeof k_msg[0], p, "a Chat message"))) return st;
         qblock *b;
         uint32_t n;
         bool is_string;
@@ -583,6 +639,11 @@ static quire_status from_openai_responses(fctx *f) {
         one.is_error = -1;
         if (message && !str_is(f, role, "assistant")) {
             asst = NULL;
+            if (get(f, e, "phase") != QJ_NONE) {
+                char pp2[80];
+                ptr_idx(pp2, sizeof pp2, "/input", i, "/phase");
+                return ferr(f, get(f, e, "phase"), pp2, "phase labels assistant messages only");
+            }
             qblock *b;
             uint32_t nb;
             bool is_string;
@@ -642,6 +703,19 @@ static quire_status from_openai_responses(fctx *f) {
         if (message) {
             bool is_string;
             if ((st = c_content(f, get(f, e, "content"), pc, &add, &nadd, &is_string))) return st;
+            uint32_t ph = get(f, e, "phase");
+            if (ph != QJ_NONE) {
+                qval po;
+                if ((st = item_option(f, ph, "phase", &po))) return st;
+                for (uint32_t j = 0; j < nadd; j++) {
+                    if (add[j].type != QB_TEXT) {
+                        char pj[96];
+                        ptr_idx(pj, sizeof pj, pc, j, NULL);
+                        return ferr(f, e, pj, "an assistant message with a phase converts when it holds only text");
+                    }
+                    add[j].provider_options = po;
+                }
+            }
         } else if (str_is(f, ty, "function_call")) {
             one.type = QB_TOOL_CALL;
             one.id = S(f, get(f, e, "call_id"));
@@ -650,6 +724,8 @@ static quire_status from_openai_responses(fctx *f) {
             char pa[96];
             ptr_idx(pa, sizeof pa, "/input", i, "/arguments");
             if ((st = parse_arguments(f, get(f, e, "arguments"), pa, &one.input))) return st;
+            uint32_t ns = get(f, e, "namespace");
+            if (ns != QJ_NONE && (st = item_option(f, ns, "namespace", &one.provider_options))) return st;
             add = &one;
             nadd = 1;
         } else {
@@ -674,6 +750,117 @@ static quire_status from_openai_responses(fctx *f) {
 /* ======================================================================== */
 /* Gemini                                                                    */
 /* ======================================================================== */
+
+/* A field of obj outside names (the ones the reader maps): an error naming it,
+ * so that nothing is dropped without a word. */
+static quire_status only_keys(fctx *f, uint32_t obj, const char *const *names, size_t nn, const char *ptr,
+                              const char *what) {
+    if (!is(f, obj, QJ_OBJECT)) return QUIRE_OK;
+    uint32_t k = obj + 1;
+    for (uint32_t i = 0; i < qj_at(f->d, obj)->n; i++, k = qj_next(f->d, k + 1)) {
+        bool ok = false;
+        for (size_t j = 0; j < nn && !ok; j++) ok = qj_str_eq(f->d, k, names[j]);
+        /* null or [] carries nothing (an answer message copied back as sent
+         * by the API holds "refusal": null, "annotations": []) */
+        if (ok || is(f, k + 1, QJ_NULL) || (is(f, k + 1, QJ_ARRAY) && len_of(f, k + 1) == 0)) continue;
+        const qj_node *kn = qj_at(f->d, k);
+        char p[200];
+        snprintf(p, sizeof p, "%s/%.*s", ptr, (int)(kn->len < 60 ? kn->len : 60), kn->p);
+        return ferr(f, k, p, "%s field \"%.*s\" has no transcript form and does not convert", what,
+                    (int)(kn->len < 60 ? kn->len : 60), kn->p);
+    }
+    return QUIRE_OK;
+}
+
+/* functionResponse.response (a JSON object) and parts back into a toolResult:
+ * {"output": text} is a text result, {"error": text} an error text result,
+ * {"output": [texts]} (with parts) text blocks; {"error": object} an error
+ * with that object as content; any other object is the result as a JSON
+ * object. Images in parts (inlineData) follow the text. Anything
+ * else in parts is refused: a tool result holds only text and images. */
+static quire_status g_response(fctx *f, uint32_t v, qblock *b, const char *pp) {
+    const qj_doc *d = f->d;
+    char pr[128];
+    snprintf(pr, sizeof pr, "%s/functionResponse/response", pp);
+    static const char *const k_fr[] = {"id", "name", "response", "parts"};
+    char pf[128];
+    snprintf(pf, sizeof pf, "%s/functionResponse", pp);
+    quire_status st = only_keys(f, v, k_fr, sizeof k_fr / sizeof k_fr[0], pf, "a functionResponse");
+    if (st) return st;
+    uint32_t r = get(f, v, "response");
+    if (!is(f, r, QJ_OBJECT))
+        return ferr(f, r == QJ_NONE ? v : r, pr, "functionResponse.response must be a JSON object");
+    uint32_t one = qj_at(d, r)->n == 1 ? r + 2 : QJ_NONE; /* the value of a single-key object */
+    bool is_out = one != QJ_NONE && qj_str_eq(d, r + 1, "output");
+    bool is_err = one != QJ_NONE && qj_str_eq(d, r + 1, "error");
+    uint32_t parts = get(f, v, "parts");
+    uint32_t np = len_of(f, parts);
+    if (parts != QJ_NONE && !is(f, parts, QJ_ARRAY))
+        return ferr(f, parts, pr, "functionResponse.parts must be an array");
+    uint32_t ntext = 0;
+    bool texts = (is_out || is_err) && is(f, one, QJ_STRING);
+    if ((is_out || is_err) && is(f, one, QJ_ARRAY)) {
+        texts = true;
+        uint32_t e = one + 1;
+        for (uint32_t i = 0; i < len_of(f, one); i++, e = qj_next(d, e))
+            if (!is(f, e, QJ_STRING)) texts = false;
+        if (texts) ntext = len_of(f, one);
+        if (texts && ntext == 1 && !np) texts = false; /* quire writes one text as a string: keep it exact */
+        if (texts && ntext == 0 && !np) texts = false;
+    } else if (texts) {
+        ntext = 1;
+    }
+    if (is_err) b->is_error = 1;
+    if (!texts) {
+        /* a JSON object result ({"error": object}: an error with that object) */
+        uint32_t obj = is_err && is(f, one, QJ_OBJECT) ? one : r;
+        if (obj == r) b->is_error = -1;
+        b->content_json = qval_of(d, obj);
+        b->content_is_string = true;
+        if (!qtr_json_text(f->t, b->content_json, &b->content_text)) return q_oom(f->err);
+        if (np) {
+            snprintf(pr, sizeof pr, "%s/functionResponse/parts", pp);
+            return ferr(f, parts, pr, "images beside a JSON object response do not convert (a tool result with "
+                                      "images holds text, given as {\"output\": ...})");
+        }
+        return QUIRE_OK;
+    }
+    if (!np && is(f, one, QJ_STRING)) {
+        b->content_is_string = true;
+        b->content_text = qstr_node(d, one);
+        return QUIRE_OK;
+    }
+    b->parts = blocks_new(f, ntext + np);
+    if (!b->parts) return q_oom(f->err);
+    if (is(f, one, QJ_STRING)) {
+        b->parts[b->nparts].type = QB_TEXT;
+        b->parts[b->nparts++].text = qstr_node(d, one);
+    } else {
+        uint32_t e = one + 1;
+        for (uint32_t i = 0; i < ntext; i++, e = qj_next(d, e)) {
+            b->parts[b->nparts].type = QB_TEXT;
+            b->parts[b->nparts++].text = qstr_node(d, e);
+        }
+    }
+    uint32_t x = parts + 1;
+    for (uint32_t i = 0; i < np; i++, x = qj_next(d, x)) {
+        char pq[160];
+        snprintf(pq, sizeof pq, "%s/functionResponse/parts/%u", pp, i);
+        uint32_t m = get(f, x, "inlineData");
+        qblock *im = &b->parts[b->nparts];
+        im->media_type = S(f, get(f, m, "mimeType"));
+        if (!is(f, m, QJ_OBJECT) || qj_at(d, x)->n != 1 || !im->media_type.p || im->media_type.len < 6 ||
+            memcmp(im->media_type.p, "image/", 6) != 0)
+            return ferr(f, x, pq, "a functionResponse part converts only as an image (inlineData with an image/* "
+                                  "mimeType): a tool result holds only text and images");
+        im->type = QB_IMAGE;
+        im->data = S(f, get(f, m, "data"));
+        if (!im->data.p) return ferr(f, m, pq, "inlineData without data");
+        if (qj_at(d, m)->n != 2) return ferr(f, m, pq, "an image part takes only mimeType and data");
+        b->nparts++;
+    }
+    return QUIRE_OK;
+}
 
 static quire_status from_gemini(fctx *f) {
     const qj_doc *d = f->d;
@@ -757,6 +944,11 @@ static quire_status from_gemini(fctx *f) {
                              ? QB_IMAGE : QB_DOCUMENT;
                 if (model) b = opaque(f, x);
             } else if ((v = get(f, x, "functionCall")) != QJ_NONE && model) {
+                static const char *const k_fc[] = {"id", "name", "args"};
+                char pf[128];
+                snprintf(pf, sizeof pf, "%s/functionCall", pp);
+                quire_status fs = only_keys(f, v, k_fc, sizeof k_fc / sizeof k_fc[0], pf, "a functionCall");
+                if (fs) return fs;
                 b.type = QB_TOOL_CALL;
                 b.name = S(f, get(f, v, "name"));
                 b.id = S(f, get(f, v, "id"));
@@ -787,30 +979,8 @@ static quire_status from_gemini(fctx *f) {
                     }
                     if (!b.tool_call_id.p) return ferr(f, v, pp, "functionResponse answers no call of the previous model content");
                 }
-                uint32_t r = get(f, v, "response");
-                uint32_t out = get(f, r, "output");
-                if (out == QJ_NONE) out = get(f, r, "content");
-                if (out == QJ_NONE) out = get(f, r, "result");
-                uint32_t er = get(f, r, "error");
-                if (er != QJ_NONE && is(f, r, QJ_OBJECT) && qj_at(d, r)->n == 1) { out = er; b.is_error = 1; }
-                if (is(f, out, QJ_STRING) && qj_at(d, r)->n == 1) {
-                    b.content_is_string = true;
-                    b.content_text = qstr_node(d, out);
-                } else {
-                    /* the whole response object as JSON text */
-                    qbuf jb;
-                    qbuf_init(&jb, t->a);
-                    qw w;
-                    qw_init(&w, &jb, false);
-                    if (r != QJ_NONE) qw_node(&w, d, r); else qw_raw_value(&w, "{}", 2);
-                    qw_dispose(&w);
-                    char *txt = jb.oom ? NULL : qarena_strndup(&t->ar, jb.data, jb.len);
-                    size_t tl = jb.len;
-                    qbuf_free(&jb);
-                    if (!txt) return q_oom(f->err);
-                    b.content_is_string = true;
-                    b.content_text = qstr_plain(txt, tl);
-                }
+                quire_status rs = g_response(f, v, &b, pp);
+                if (rs) return rs;
             } else {
                 b = opaque(f, x);
             }

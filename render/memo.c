@@ -77,6 +77,7 @@ struct qr_memo {
     qr_checked chk;
     qr_inmarks inm;
     qr_rules rules;
+    qr_details details;
     size_t slack;            /* stale bytes tolerated beyond the live ones */
     /* the reused prefix: the units from the first that this render took or
      * wrote one after another (holes 1..n right after the head, nothing
@@ -141,6 +142,7 @@ void qr_memo_clear(qr_memo *m) {
     m->chain_ok = m->chain_open = false;
     m->nchain = 0;
     m->rules.t = NULL;
+    m->details.t = NULL;
 }
 
 void qr_memo_free(qr_memo *m) {
@@ -155,6 +157,7 @@ void qr_memo_free(qr_memo *m) {
     q_free(m->a, m->segs, m->capsegs * sizeof *m->segs);
     q_free(m->a, m->chain, (size_t)m->capchain * sizeof *m->chain);
     q_free(m->a, m->rules.chg, (size_t)m->rules.cap * sizeof *m->rules.chg);
+    q_free(m->a, m->details.v, (size_t)m->details.cap * sizeof *m->details.v);
     q_free(m->a, m->ws, m->capws * sizeof *m->ws);
     q_free(m->a, m->segof, m->capsegof * sizeof *m->segof);
     qbuf_free(&m->win);
@@ -775,6 +778,24 @@ bool qr_rules_push(qr_memo *m, uint32_t k) {
         r->cap = ncap;
     }
     r->chg[r->nchg++] = k;
+    return true;
+}
+
+/* ---- image detail levels ---- */
+
+qr_details *qr_memo_details(qr_memo *m) { return &m->details; }
+
+bool qr_details_push(qr_memo *m, uint32_t k, uint32_t b, int32_t part) {
+    qr_details *d = &m->details;
+    if (d->cnt == d->cap) {
+        uint32_t ncap = d->cap ? d->cap * 2 : 16;
+        qr_noted *n = q_realloc(m->a, d->v, (size_t)d->cap * sizeof *n, (size_t)ncap * sizeof *n);
+        if (!n) return false;
+        d->v = n;
+        d->cap = ncap;
+    }
+    qr_noted x = {k, b, part};
+    d->v[d->cnt++] = x;
     return true;
 }
 

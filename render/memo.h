@@ -138,6 +138,22 @@ typedef struct qr_rules {
 } qr_rules;
 qr_rules *qr_memo_rules(qr_memo *m);
 bool qr_rules_push(qr_memo *m, uint32_t k);
+/* The blocks (or tool result parts) of messages [0, n) of transcript t whose
+ * image detail level the target drops (render.c): a render reports them
+ * again and scans only the messages after n. */
+typedef struct qr_noted {
+    uint32_t k, b;
+    int32_t part;
+} qr_noted;
+typedef struct qr_details {
+    const quire_transcript *t;
+    uint32_t n;
+    const qblock *last;
+    qr_noted *v;
+    uint32_t cnt, cap;
+} qr_details;
+qr_details *qr_memo_details(qr_memo *m);
+bool qr_details_push(qr_memo *m, uint32_t k, uint32_t b, int32_t part);
 /* Empties the id set; false when growing it failed. */
 void qr_checked_reset(qr_memo *m);
 bool qr_checked_grow(qr_memo *m, uint32_t want);

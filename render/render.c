@@ -93,6 +93,51 @@ void qr_drop_citations(qr_ctx *c, uint32_t msg, uint32_t block) {
                        "citations of a text block: no form in this dialect (the text is kept)");
 }
 
+/* An image's detail level is read by OpenAI Responses and Chat (which has no
+ * "original"); every other dialect renders the image without it and reports
+ * the loss (as with citations, with or without --lossy). */
+static bool detail_lost(const qr_ctx *c, const qblock *b) {
+    if (b->type != QB_IMAGE || !qstr_present(b->detail) || c->caps.dialect == QD_OPENAI_RESPONSES) return false;
+    /* Chat's image_url.detail takes auto, low and high */
+    return c->caps.dialect != QD_OPENAI_CHAT || qstr_eq(b->detail, "original");
+}
+static void note_image_detail(qr_ctx *c) {
+    static const char what[] = "the detail level of an image: no form in this dialect (the image is kept)";
+    const quire_transcript *t = c->t;
+    /* with a memo: the messages it has scanned are reported from its list
+     * (memo.h) and only the new ones are scanned */
+    qr_details *d = c->memo ? qr_memo_details(c->memo) : NULL;
+    uint32_t from = 0;
+    if (d) {
+        if (d->t == t && d->n <= t->nmsgs && (d->n == 0 || t->msgs[d->n - 1].blocks == d->last)) {
+            from = d->n;
+        } else {
+            d->t = t;
+            d->n = d->cnt = 0;
+        }
+        for (uint32_t q = 0; q < d->cnt; q++) ev_content_dropped(c, d->v[q].k, (int32_t)d->v[q].b, d->v[q].part, "not_renderable", what);
+    }
+    for (uint32_t k = from; k < t->nmsgs; k++) {
+        const qmsg *m = &t->msgs[k];
+        for (uint32_t b = 0; b < m->nblocks; b++) {
+            const qblock *bl = &m->blocks[b];
+            if (detail_lost(c, bl)) {
+                ev_content_dropped(c, k, (int32_t)b, -1, "not_renderable", what);
+                if (d && !qr_details_push(c->memo, k, b, -1)) d->t = NULL;
+            }
+            for (uint32_t i = 0; bl->type == QB_TOOL_RESULT && i < bl->nparts; i++)
+                if (detail_lost(c, &bl->parts[i])) {
+                    ev_content_dropped(c, k, (int32_t)b, (int32_t)i, "not_renderable", what);
+                    if (d && !qr_details_push(c->memo, k, b, (int32_t)i)) d->t = NULL;
+                }
+        }
+    }
+    if (d && d->t == t && t->nmsgs) {
+        d->n = t->nmsgs;
+        d->last = t->msgs[t->nmsgs - 1].blocks;
+    }
+}
+
 bool qr_media_ok(qr_ctx *c, const qblock *b, uint32_t msg, uint32_t block) {
     if (qstr_present(b->file_id) && !qr_is_provider(c, b->provider)) {
         qr_unsupported(c, msg, (int32_t)block, "a file id of another provider");
@@ -178,7 +223,7 @@ static quire_status check_params(qr_ctx *c) {
                         "%s needs tools: the transcript has none", p->tool_choice != QP_TC_UNSET ? "toolChoice" : "parallelToolCalls");
     if (p->tool_choice == QP_TC_TOOL) {
         const qj_node *n = qj_at(p->tool_name.doc, p->tool_name.idx);
-        qstr want = {n->p, n->len, (uint8_t)((n->flags & QJ_F_ESC) != 0)};
+        qstr want = {n->p, n->len, (uint8_t)((n->flags & QJ_F_ESC) != 0), 0};
         bool found = false;
         for (uint32_t i = 0; i < c->t->ntools && !found; i++) {
             qstr have = c->t->tools[i].name;
@@ -588,11 +633,247 @@ static void ev_drop(qr_ctx *c, uint32_t msg, uint32_t block, const char *reason,
     ev_content_dropped(c, msg, (int32_t)block, -1, reason, detail);
 }
 
-/* The rules for message k; *chg: it changed (the view holds it). */
-static quire_status rules_msg(qr_ctx *c, uint32_t k, quire_transcript **viewp, bool claude_rules, uint32_t last,
-                              bool final_assistant, bool *chg) {
+/* Whether the target's encoder re-emits an opaque or server tool block (the
+ * encoders' own rule, mirrored so that a message left with nothing is left out
+ * or refused here, never written as an empty content): opaque items go back to
+ * the dialect that owns them (the request's provider name, or the dialect's
+ * name), never to Chat, Mistral or Ollama, which have no item form; server
+ * tool blocks only to Anthropic. */
+static bool artefact_carried(const qr_ctx *c, const qblock *b) {
+    qdialect d = c->caps.dialect;
+    bool own = qr_is_provider(c, b->provider);
+    if (b->type == QB_SERVER_TOOL_CALL || b->type == QB_SERVER_TOOL_RESULT) return d == QD_ANTHROPIC_MESSAGES && own;
+    if (d == QD_OPENAI_CHAT || d == QD_MISTRAL || d == QD_OLLAMA) return false;
+    return own || (d != QD_ANTHROPIC_MESSAGES && qstr_eq(b->provider, qdialect_name(d)));
+}
+static bool artefact_dropped(const qr_ctx *c, const qblock *b) {
+    return (b->type == QB_OPAQUE || b->type == QB_SERVER_TOOL_CALL || b->type == QB_SERVER_TOOL_RESULT) &&
+           !artefact_carried(c, b);
+}
+
+/* content_dropped for a block of the system prompt (systemIndex). */
+static void ev_drop_system(qr_ctx *c, uint32_t i, const char *reason, const char *detail) {
+    if (!c->events) return;
+    qw w;
+    ev_begin(c, &w, "content_dropped");
+    qw_key(&w, "systemIndex"); qw_int(&w, i);
+    qw_key(&w, "reason"); qw_strz(&w, reason);
+    qw_key(&w, "detail"); qw_strz(&w, detail);
+    ev_end(c, &w);
+}
+
+/* The view of the transcript the encoders see (made on the first change). */
+static quire_status view_of(qr_ctx *c, quire_transcript **viewp) {
+    if (*viewp) return QUIRE_OK;
     const quire_transcript *t = c->t;
-    quire_transcript *view = *viewp;
+    quire_transcript *view = qarena_alloc(&c->scratch, sizeof *view);
+    qmsg *msgs = qarena_alloc(&c->scratch, (size_t)(t->nmsgs ? t->nmsgs : 1) * sizeof(qmsg));
+    if (!view || !msgs) return q_oom(c->err);
+    *view = *t;
+    memcpy(msgs, t->msgs, (size_t)t->nmsgs * sizeof(qmsg));
+    view->msgs = msgs;
+    *viewp = view;
+    return QUIRE_OK;
+}
+
+/* Blank system blocks (Anthropic, Bedrock): dropped with an event; a system
+ * prompt left with no block is not written. */
+static quire_status rules_system(qr_ctx *c, quire_transcript **viewp) {
+    const quire_transcript *t = c->t;
+    if (!t->has_system || t->nsystem == 0) return QUIRE_OK;
+    uint32_t blank = 0;
+    for (uint32_t i = 0; i < t->nsystem; i++) blank += is_blank(t->system[i].text);
+    if (!blank) return QUIRE_OK;
+    qblock *kept = qarena_alloc(&c->scratch, (size_t)t->nsystem * sizeof(qblock));
+    if (!kept) return q_oom(c->err);
+    uint32_t nk = 0;
+    for (uint32_t i = 0; i < t->nsystem; i++) {
+        if (is_blank(t->system[i].text))
+            ev_drop_system(c, i, "blank_text", "a system text block with no visible character is rejected by this provider");
+        else kept[nk++] = t->system[i];
+    }
+    quire_status st = view_of(c, viewp);
+    if (st) return st;
+    (*viewp)->system = kept;
+    (*viewp)->nsystem = nk;
+    (*viewp)->system_is_string = (*viewp)->system_is_string && nk == 1;
+    return QUIRE_OK;
+}
+
+/* The text a tool result whose content is blank carries on Bedrock, where a
+ * toolResult needs content (docs/providers.md, "Provider rules"). */
+#define QR_EMPTY_RESULT_TEXT "(no output)"
+
+/* A tool result's blank text (Anthropic, Bedrock): blank text parts are
+ * dropped (content_dropped blank_text, partIndex), and on Bedrock a blank
+ * string content too; a result left with no content is sent without content
+ * on Anthropic (content is optional there) and with the placeholder text on
+ * Bedrock (request_adjusted empty_tool_result_placeholder). Returns whether
+ * *nb changed. */
+static bool rules_tool_result(qr_ctx *c, const qblock *bl, qblock *nb, uint32_t k, uint32_t b, bool *oom) {
+    bool changed = false;
+    if (bl->content_is_string) {
+        /* Anthropic takes a string content as it is (Claude Code sends "" for
+         * a silent tool); Converse makes a text block of it */
+        if (c->caps.dialect != QD_BEDROCK_CONVERSE || !is_blank(bl->content_text)) return false;
+        if (bl->content_text.len)
+            ev_content_dropped(c, k, (int32_t)b, 0, "blank_text", "a tool result text with no visible character is rejected by this provider");
+        nb->content_is_string = false;
+        nb->content_text = (qstr){0};
+        nb->parts = NULL;
+        nb->nparts = 0;
+        changed = true;
+    } else {
+        uint32_t blank = 0;
+        for (uint32_t i = 0; i < bl->nparts; i++) blank += bl->parts[i].type == QB_TEXT && is_blank(bl->parts[i].text);
+        if (blank) {
+            qblock *parts = qarena_alloc(&c->scratch, (size_t)bl->nparts * sizeof(qblock));
+            if (!parts) { *oom = true; return false; }
+            uint32_t np = 0;
+            for (uint32_t i = 0; i < bl->nparts; i++) {
+                if (bl->parts[i].type == QB_TEXT && is_blank(bl->parts[i].text))
+                    ev_content_dropped(c, k, (int32_t)b, (int32_t)i, "blank_text",
+                                       "a tool result text with no visible character is rejected by this provider");
+                else parts[np++] = bl->parts[i];
+            }
+            nb->parts = parts;
+            nb->nparts = np;
+            changed = true;
+        }
+    }
+    if (nb->nparts == 0 && !nb->content_is_string && c->caps.dialect == QD_BEDROCK_CONVERSE) {
+        nb->content_is_string = true;
+        nb->content_text = qstr_lit(QR_EMPTY_RESULT_TEXT);
+        qr_event_adjusted(c, "empty_tool_result_placeholder", k,
+                          "a tool result with no content carries the text \"" QR_EMPTY_RESULT_TEXT "\" (Converse needs content)");
+        changed = true;
+    }
+    return changed;
+}
+
+/* A thinking block that does not say who signed it (older transcripts): its
+ * signature goes only to the dialects of its shape. quire holds a Gemini
+ * thoughtSignature on an empty thinking block, a Claude signature on the
+ * thinking text: an empty signed block goes to Gemini only, a signed block
+ * with text to Anthropic and Bedrock only; the other dialects that write
+ * signatures drop it (foreign_signature). Dialects that never send a
+ * signature are not concerned. */
+static bool unrecorded_foreign(const qr_ctx *c, const qblock *bl) {
+    if (qstr_present(bl->provider)) return false;
+    qdialect d = c->caps.dialect;
+    bool claude = d == QD_ANTHROPIC_MESSAGES || d == QD_BEDROCK_CONVERSE;
+    if (bl->type == QB_REDACTED_THINKING) return d == QD_GEMINI; /* Claude's encrypted form */
+    if (bl->type != QB_THINKING || !qstr_present(bl->signature)) return false;
+    bool gemini_shape = bl->text.len == 0;
+    if (gemini_shape) return claude;
+    return d == QD_GEMINI;
+}
+
+/* Tool call ids a row restricts (toolCallIds "alnum9": exactly 9 characters
+ * [a-zA-Z0-9], Mistral): an id of that form is kept; any other id is sent as
+ * 9 base-62 digits of the FNV-1a 64 of its bytes (plus a counter on a clash
+ * with an id already taken in this request, earlier ids first), the same in
+ * the call and in its result; request_adjusted tool_call_id_mapped names each
+ * pair. */
+typedef struct qr_idmap {
+    qstr from;      /* plain bytes */
+    char to[10];
+    bool used;
+} qr_idmap;
+typedef struct qr_ids {
+    qr_idmap *slots;
+    uint32_t cap;
+    qr_idmap **taken; /* open addressing on the mapped ids */
+} qr_ids;
+
+static bool alnum9(const char *p, size_t n) {
+    if (n != 9) return false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = p[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))) return false;
+    }
+    return true;
+}
+static uint64_t fnv64(const char *p, size_t n, uint32_t salt) {
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < n; i++) { h ^= (unsigned char)p[i]; h *= 1099511628211ull; }
+    for (uint32_t s = salt; s; s >>= 8) { h ^= (unsigned char)(s & 0xff); h *= 1099511628211ull; }
+    return h;
+}
+static uint32_t str_hash(const char *p, size_t n) { return (uint32_t)(fnv64(p, n, 0) >> 32); }
+
+static qr_idmap *ids_find(qr_ids *m, const char *p, size_t n) {
+    uint32_t h = str_hash(p, n) & (m->cap - 1);
+    while (m->slots[h].used) {
+        if (m->slots[h].from.len == n && memcmp(m->slots[h].from.p, p, n) == 0) return &m->slots[h];
+        h = (h + 1) & (m->cap - 1);
+    }
+    return &m->slots[h];
+}
+static bool ids_taken(qr_ids *m, const char *to) {
+    uint32_t h = str_hash(to, 9) & (m->cap - 1);
+    while (m->taken[h]) {
+        if (memcmp(m->taken[h]->to, to, 9) == 0) return true;
+        h = (h + 1) & (m->cap - 1);
+    }
+    return false;
+}
+static void ids_take(qr_ids *m, qr_idmap *e) {
+    uint32_t h = str_hash(e->to, 9) & (m->cap - 1);
+    while (m->taken[h]) h = (h + 1) & (m->cap - 1);
+    m->taken[h] = e;
+}
+
+/* The mapped id of a call id (plain bytes; NULL when it is kept or on OOM). */
+static const char *ids_map(qr_ctx *c, qr_ids *m, qstr id, bool *oom) {
+    qstr p = qr_plain(c, id);
+    if (!p.p && id.len) { *oom = true; return NULL; }
+    qr_idmap *e = ids_find(m, p.p ? p.p : "", p.len);
+    if (!e->used) {
+        e->used = true;
+        e->from = p;
+        if (alnum9(p.p, p.len) && !ids_taken(m, p.p)) {
+            memcpy(e->to, p.p, 9);
+        } else {
+            static const char k_b62[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+            for (uint32_t salt = 0;; salt++) {
+                uint64_t h = fnv64(p.p ? p.p : "", p.len, salt);
+                for (int i = 0; i < 9; i++) { e->to[i] = k_b62[h % 62]; h /= 62; }
+                if (!ids_taken(m, e->to)) break;
+            }
+            char q[96], detail[200];
+            q_quote_text(q, sizeof q, p.p ? p.p : "", p.len);
+            snprintf(detail, sizeof detail, "tool call id \"%s\" is sent as \"%.9s\" (this model takes ids of 9 letters and digits)", q, e->to);
+            /* no message index: the id names the pair (as tool_name_mapped does) */
+            qr_event_adjusted(c, "tool_call_id_mapped", UINT32_MAX, detail);
+        }
+        e->to[9] = '\0';
+        ids_take(m, e);
+    }
+    if (e->from.len == 9 && memcmp(e->to, e->from.p, 9) == 0) return NULL;
+    return e->to;
+}
+
+static quire_status ids_init(qr_ctx *c, qr_ids *m) {
+    const quire_transcript *t = c->t;
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < t->nmsgs; k++)
+        for (uint32_t b = 0; b < t->msgs[k].nblocks; b++) n += t->msgs[k].blocks[b].type == QB_TOOL_CALL;
+    m->cap = 16;
+    while (m->cap < 2 * (uint64_t)n + 2) m->cap *= 2;
+    m->slots = qarena_alloc(&c->scratch, (size_t)m->cap * sizeof *m->slots);
+    m->taken = qarena_alloc(&c->scratch, (size_t)m->cap * sizeof *m->taken);
+    if (!m->slots || !m->taken) return q_oom(c->err);
+    memset(m->slots, 0, (size_t)m->cap * sizeof *m->slots);
+    memset(m->taken, 0, (size_t)m->cap * sizeof *m->taken);
+    return QUIRE_OK;
+}
+
+/* The rules for message k (one step of a full pass); *chg: it changed (the
+ * view *viewp holds it). */
+static quire_status rules_msg(qr_ctx *c, uint32_t k, quire_transcript **viewp, bool claude_rules, uint32_t last,
+                              bool final_assistant, bool map_ids, qr_ids *ids, bool *chg) {
+    const quire_transcript *t = c->t;
     *chg = false;
     const qmsg *m = &t->msgs[k];
     qblock *kept = NULL;
@@ -614,6 +895,9 @@ static quire_status rules_msg(qr_ctx *c, uint32_t k, quire_transcript **viewp, b
                    !qstr_eq(bl->provider, c->ro->provider)) {
             reason = "foreign_signature";
             detail = "thinking signed by another provider is only sent back to that provider";
+        } else if (unrecorded_foreign(c, bl)) {
+            reason = "foreign_signature";
+            detail = "thinking without a recorded provider: its signature has the form of another provider's";
         } else if (claude_rules && (bl->type == QB_THINKING || bl->type == QB_REDACTED_THINKING) && !c->caps.thinking) {
             reason = "not_renderable";
             detail = "thinking block: the row has no thinking";
@@ -621,18 +905,47 @@ static quire_status rules_msg(qr_ctx *c, uint32_t k, quire_transcript **viewp, b
             reason = "unsigned_thinking";
             detail = "a thinking block without its signature is rejected by this provider";
         }
-        if (reason) {
-            ev_drop(c, k, b, reason, detail);
-            if (!changed) {
-                changed = true;
-                kept = qarena_alloc(&c->scratch, (size_t)(m->nblocks ? m->nblocks : 1) * sizeof(qblock));
-                if (!kept) return q_oom(c->err);
-                if (b) memcpy(kept, m->blocks, (size_t)b * sizeof(qblock));
-                nk = b;
+        qblock nb = *bl;
+        bool mod = false, oom = false;
+        if (!reason && claude_rules && bl->type == QB_TOOL_RESULT) mod = rules_tool_result(c, bl, &nb, k, b, &oom);
+        if (!reason && map_ids && (bl->type == QB_TOOL_CALL || bl->type == QB_TOOL_RESULT)) {
+            const char *to = ids_map(c, ids, bl->type == QB_TOOL_CALL ? bl->id : bl->tool_call_id, &oom);
+            if (to) {
+                if (bl->type == QB_TOOL_CALL) nb.id = qstr_plain(to, 9);
+                else nb.tool_call_id = qstr_plain(to, 9);
+                mod = true;
             }
-            continue;
         }
-        if (changed) kept[nk++] = *bl;
+        if (oom) return q_oom(c->err);
+        if (reason) ev_drop(c, k, b, reason, detail);
+        if ((reason || mod) && !changed) {
+            changed = true;
+            kept = qarena_alloc(&c->scratch, (size_t)(m->nblocks ? m->nblocks : 1) * sizeof(qblock));
+            if (!kept) return q_oom(c->err);
+            if (b) memcpy(kept, m->blocks, (size_t)b * sizeof(qblock));
+            nk = b;
+        }
+        if (reason) continue;
+        if (changed) kept[nk++] = nb;
+    }
+    /* what is left only the encoder would drop (opaque and server tool blocks
+     * of another provider, which no rule above touches): dropped here, so
+     * that the message is left out or refused, never written empty */
+    uint32_t nart = 0;
+    for (uint32_t b = 0; b < m->nblocks; b++) nart += artefact_dropped(c, &m->blocks[b]);
+    bool artefacts_only = nart && nart == (changed ? nk : m->nblocks);
+    if (artefacts_only) {
+        for (uint32_t b = 0; b < m->nblocks; b++)
+            if (artefact_dropped(c, &m->blocks[b]))
+                ev_drop(c, k, b, "not_renderable",
+                        m->blocks[b].type == QB_OPAQUE ? "opaque item of another provider"
+                                                       : "server tool block of another provider: no form in this dialect");
+        if (!changed) {
+            kept = qarena_alloc(&c->scratch, sizeof(qblock));
+            if (!kept) return q_oom(c->err);
+        }
+        changed = true;
+        nk = 0;
     }
     const qblock *blocks = changed ? kept : m->blocks;
     uint32_t nb = changed ? nk : m->nblocks;
@@ -655,20 +968,16 @@ static quire_status rules_msg(qr_ctx *c, uint32_t k, quire_transcript **viewp, b
     }
     if (!changed) return QUIRE_OK;
     *chg = true;
-    if (!view) {
-        view = qarena_alloc(&c->scratch, sizeof *view);
-        qmsg *msgs = qarena_alloc(&c->scratch, (size_t)(t->nmsgs ? t->nmsgs : 1) * sizeof(qmsg));
-        if (!view || !msgs) return q_oom(c->err);
-        *view = *t;
-        memcpy(msgs, t->msgs, (size_t)t->nmsgs * sizeof(qmsg));
-        view->msgs = msgs;
-    }
-    qmsg *vm = &view->msgs[k];
+    quire_status vst = view_of(c, viewp);
+    if (vst) return vst;
+    qmsg *vm = &(*viewp)->msgs[k];
     vm->blocks = kept;
     vm->nblocks = nk;
     vm->content_is_string = vm->content_is_string && nk == 1;
     if (nk == 0) {
-        if (m->role != QR_ASSISTANT && !c->ro->lossy) {
+        /* provider artefacts go with an event whatever --lossy says, and so does
+         * a message they alone made up */
+        if (m->role != QR_ASSISTANT && !c->ro->lossy && !artefacts_only) {
             char ptr[64];
             snprintf(ptr, sizeof ptr, "/messages/%u/content", m->src_index);
             return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, ptr,
@@ -679,7 +988,6 @@ static quire_status rules_msg(qr_ctx *c, uint32_t k, quire_transcript **viewp, b
         qr_event_adjusted(c, "dropped_empty_message", k,
                           "no block of this message can be carried: the message is left out");
     }
-    *viewp = view;
     return QUIRE_OK;
 }
 
@@ -687,6 +995,11 @@ static quire_status apply_rules_from(qr_ctx *c, quire_transcript **viewp, qr_rul
     const quire_transcript *t = c->t;
     bool claude_rules = c->caps.dialect == QD_ANTHROPIC_MESSAGES || c->caps.dialect == QD_BEDROCK_CONVERSE;
     *viewp = NULL;
+    quire_status st = claude_rules ? rules_system(c, viewp) : QUIRE_OK;
+    if (st) return st;
+    qr_ids ids = {0};
+    bool map_ids = c->caps.tool_ids == QIDS_ALNUM9;
+    if (map_ids && (st = ids_init(c, &ids))) return st;
     uint32_t last = t->nmsgs ? t->nmsgs - 1 : 0;
     uint32_t gf;
     bool final_assistant = claude_rules && t->nmsgs && t->msgs[last].role == QR_ASSISTANT &&
@@ -696,16 +1009,15 @@ static quire_status apply_rules_from(qr_ctx *c, quire_transcript **viewp, qr_rul
      * keep the order of a full pass) */
     uint32_t from = 0;
     bool chg;
-    quire_status st;
     if (ru) {
         for (uint32_t q = 0; q < ru->nchg; q++) {
-            if ((st = rules_msg(c, ru->chg[q], viewp, claude_rules, last, final_assistant, &chg))) return st;
+            if ((st = rules_msg(c, ru->chg[q], viewp, claude_rules, last, final_assistant, map_ids, &ids, &chg))) return st;
             if (chg && ru->chg[q] < c->changed_from) c->changed_from = ru->chg[q];
         }
         from = ru->n;
     }
     for (uint32_t k = from; k < t->nmsgs; k++) {
-        if ((st = rules_msg(c, k, viewp, claude_rules, last, final_assistant, &chg))) return st;
+        if ((st = rules_msg(c, k, viewp, claude_rules, last, final_assistant, map_ids, &ids, &chg))) return st;
         if (!chg) continue;
         if (k < c->changed_from) c->changed_from = k;
         if (ru && k < last && !qr_rules_push(c->memo, k)) return q_oom(c->err);
@@ -720,7 +1032,9 @@ static quire_status apply_rules_from(qr_ctx *c, quire_transcript **viewp, qr_rul
 static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
     const quire_transcript *t = c->t;
     c->changed_from = UINT32_MAX;
-    qr_rules *ru = c->memo ? qr_memo_rules(c->memo) : NULL;
+    /* the memo's record of the rules (memo.h); not for rows that map tool
+     * call ids (the map is built over the whole transcript, in order) */
+    qr_rules *ru = c->memo && c->caps.tool_ids != QIDS_ALNUM9 ? qr_memo_rules(c->memo) : NULL;
     if (ru) {
         bool thinking = c->caps.thinking != 0;
         if (!(ru->t == t && ru->n <= t->nmsgs && (ru->n == 0 || t->msgs[ru->n - 1].blocks == ru->last) &&
@@ -769,6 +1083,23 @@ quire_status qr_render_memo(const quire_transcript *t, const quire_state *state,
     return render_impl(t, state, ro, opts, m, res, err);
 }
 
+/* Sizes the body buffer once from the JSON the transcript was read from: a
+ * compact body carries about the same bytes (the text is copied through),
+ * so one allocation replaces a chain of growing reallocations and their
+ * copies. Pages never written are never touched, so a generous guess costs
+ * address space, not memory. Without the memory, the buffer grows as usual. */
+static void reserve_body(qbuf *out, const quire_transcript *t, bool pretty) {
+    size_t src = 0;
+    for (uint32_t i = 0; i < t->ndocs; i++) src += t->docs[i]->len;
+    if (src < 4096) return;
+    size_t want = src + src / 8 + 4096;
+    if (pretty) want += src / 2;
+    char *d = q_malloc(out->a, want);
+    if (!d) return;
+    out->data = d;
+    out->cap = want;
+}
+
 static quire_status render_impl(const quire_transcript *t, const quire_state *state, const quire_render_options *ro,
                                 const quire_options *opts, qr_memo *memo, quire_render_result *res,
                                 quire_error *err) {
@@ -800,6 +1131,7 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
     }
     qbuf out;
     qbuf_init(&out, a);
+    if (!memo) reserve_body(&out, t, ro->pretty != 0);
     qw w;
     qw_init(&w, &out, ro->pretty != 0);
     c.t = t; c.ro = ro; c.w = &w; c.err = err; c.model = model;
@@ -823,14 +1155,16 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
     if (!st && memo) {
         /* the dialects with a memo path; lossy renders and provider options
          * (merged into the whole body, then validated) work on the body as
-         * one buffer, so they render in full */
-        bool use = !ro->lossy && !qval_present(params.provider_options) &&
+         * one buffer, and rows that map tool call ids rewrite ids across
+         * messages, so they render in full */
+        bool use = !ro->lossy && !qval_present(params.provider_options) && c.caps.tool_ids != QIDS_ALNUM9 &&
                    (c.caps.dialect == QD_ANTHROPIC_MESSAGES || c.caps.dialect == QD_OPENAI_CHAT);
         qr_memo_prepare(memo, &c, use);
     }
     if (!st) st = check_transcript(&c, memo);
     if (!st && params.any) st = check_params(&c);
     if (!st) st = qr_plan_slots(&c);
+    if (!st) note_image_detail(&c);
     quire_transcript *view = NULL;
     if (!st) st = apply_rules(&c, &view);
     if (!st && view) c.t = view;

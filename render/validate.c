@@ -107,6 +107,19 @@ static bool converse_name(const vctx *v, uint32_t n) {
     return true;
 }
 
+/* A tool call id on a row that restricts them (toolCallIds "alnum9":
+ * exactly 9 characters [a-zA-Z0-9], Mistral models). */
+static void id_form(vctx *v, uint32_t n, vp p) {
+    if (v->caps.tool_ids != QIDS_ALNUM9 || !is(v, n, QJ_STRING)) return;
+    const qj_node *x = qj_at(v->d, n);
+    bool ok = x->len == 9;
+    for (uint32_t i = 0; ok && i < x->len; i++) {
+        char ch = x->p[i];
+        ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+    }
+    if (!ok) viol(v, p.s, "a tool call id of this model is 9 letters or digits ([a-zA-Z0-9]{9})");
+}
+
 /* The pending tool call ids of one assistant turn; results answer them in any
  * order (providers accept any order, and logged requests carry the order the
  * tools finished in), each exactly once, before the next turn. */
@@ -283,6 +296,8 @@ static void v_anthropic(vctx *v, uint32_t root) {
             }
         } else if (!is(v, sys, QJ_STRING)) {
             viol(v, "/system", "expected string or array of text blocks");
+        } else if (qj_at(v->d, sys)->len > 0 && blank_node(v, sys)) {
+            viol(v, "/system", "text content blocks must contain non-whitespace text");
         }
     }
     if (!need_type(v, msgs, QJ_ARRAY, PK(r, "messages"), "\"messages\"")) return;
@@ -383,7 +398,8 @@ static void b_block(vctx *v, uint32_t b, vp p, bool assistant) {
         viol(v, PK(p, "text").s, "text blocks must contain non-whitespace text");
     if ((x = get(v, b, "toolUse")) != QJ_NONE) {
         if (!assistant) viol(v, PK(p, "toolUse").s, "toolUse blocks belong in assistant messages");
-        need_type(v, get(v, x, "toolUseId"), QJ_STRING, PK(PK(p, "toolUse"), "toolUseId"), "\"toolUseId\"");
+        if (need_type(v, get(v, x, "toolUseId"), QJ_STRING, PK(PK(p, "toolUse"), "toolUseId"), "\"toolUseId\""))
+            id_form(v, get(v, x, "toolUseId"), PK(PK(p, "toolUse"), "toolUseId"));
         need_type(v, get(v, x, "name"), QJ_STRING, PK(PK(p, "toolUse"), "name"), "\"name\"");
         if (!converse_name(v, get(v, x, "name"))) viol(v, PK(PK(p, "toolUse"), "name").s, "a tool name matches [a-zA-Z0-9_-]{1,64}");
         need_type(v, get(v, x, "input"), QJ_OBJECT, PK(PK(p, "toolUse"), "input"), "\"input\" (an object)");
@@ -391,11 +407,19 @@ static void b_block(vctx *v, uint32_t b, vp p, bool assistant) {
     if ((x = get(v, b, "toolResult")) != QJ_NONE) {
         if (assistant) viol(v, PK(p, "toolResult").s, "toolResult blocks belong in user messages");
         uint32_t ct = get(v, x, "content");
+        id_form(v, get(v, x, "toolUseId"), PK(PK(p, "toolResult"), "toolUseId"));
         if (need_type(v, ct, QJ_ARRAY, PK(PK(p, "toolResult"), "content"), "\"content\"")) {
+            if (count_of(v, ct) == 0) viol(v, PK(PK(p, "toolResult"), "content").s, "a toolResult needs content");
             uint32_t e = first(ct);
-            for (uint32_t i = 0; i < count_of(v, ct); i++, e = next(v, e))
+            for (uint32_t i = 0; i < count_of(v, ct); i++, e = next(v, e)) {
                 if (get(v, e, "image") != QJ_NONE && !v->caps.tool_result_images)
                     viol(v, PI(PK(PK(p, "toolResult"), "content"), i).s, "images inside tool results are not supported by this model row");
+                if (get(v, e, "cachePoint") != QJ_NONE)
+                    viol(v, PI(PK(PK(p, "toolResult"), "content"), i).s, "a cachePoint follows the toolResult block, not inside its content");
+                uint32_t tx = get(v, e, "text");
+                if (is(v, tx, QJ_STRING) && blank_node(v, tx))
+                    viol(v, PK(PI(PK(PK(p, "toolResult"), "content"), i), "text").s, "text blocks must contain non-whitespace text");
+            }
         }
         uint32_t st = get(v, x, "status");
         if (st != QJ_NONE && !str_is(v, st, "success") && !str_is(v, st, "error"))
@@ -436,8 +460,11 @@ static void v_bedrock(vctx *v, uint32_t root) {
         uint32_t e = first(sys);
         for (uint32_t i = 0; i < count_of(v, sys); i++, e = next(v, e)) {
             vp p = PI(PK(r, "system"), i);
-            if (get(v, e, "text") == QJ_NONE && get(v, e, "cachePoint") == QJ_NONE && get(v, e, "guardContent") == QJ_NONE)
+            uint32_t tx = get(v, e, "text");
+            if (tx == QJ_NONE && get(v, e, "cachePoint") == QJ_NONE && get(v, e, "guardContent") == QJ_NONE)
                 viol(v, p.s, "a system block is text, cachePoint or guardContent");
+            else if (is(v, tx, QJ_STRING) && blank_node(v, tx))
+                viol(v, PK(p, "text").s, "text blocks must contain non-whitespace text");
             b_point(v, e, p);
         }
     }
@@ -590,6 +617,7 @@ static void v_chat(vctx *v, uint32_t root, qdialect dialect) {
                 else viol(v, PK(p, "role").s, "tool message without a pending tool call");
             } else {
                 ids_answer(&ids, v, get(v, e, "tool_call_id"), PK(p, "tool_call_id"), "tool message");
+                id_form(v, get(v, e, "tool_call_id"), PK(p, "tool_call_id"));
             }
         } else {
             ids_close(&ids, v, p);
@@ -625,7 +653,10 @@ static void v_chat(vctx *v, uint32_t root, qdialect dialect) {
                     else if (!is(v, args, QJ_STRING) && !(mistral && is(v, args, QJ_OBJECT)))
                         viol(v, PK(PK(pc, "function"), "arguments").s, "expected a JSON string of the arguments");
                     if (ollama) { if (ids.n < 64) { ids.ids[ids.n][0] = '\0'; ids.done[ids.n++] = false; } }
-                    else ids_add(&ids, v, get(v, c, "id"));
+                    else {
+                        ids_add(&ids, v, get(v, c, "id"));
+                        id_form(v, get(v, c, "id"), PK(pc, "id"));
+                    }
                 }
             }
             if (mistral && get(v, e, "prefix") != QJ_NONE && i + 1 != n)
@@ -680,6 +711,8 @@ static void v_responses(vctx *v, uint32_t root) {
              * a user or instruction message closes the turn */
             if (!str_is(v, role, "assistant")) ids_close(&ids, v, p);
             uint32_t ct = get(v, e, "content");
+            if (is(v, ct, QJ_ARRAY) && count_of(v, ct) == 0)
+                viol(v, PK(p, "content").s, "content arrays must be non-empty (a message with nothing in it)");
             if (is(v, ct, QJ_ARRAY)) {
                 uint32_t b = first(ct);
                 for (uint32_t j = 0; j < count_of(v, ct); j++, b = next(v, b)) {
@@ -814,6 +847,17 @@ static void v_gemini(vctx *v, uint32_t root) {
             } else if (fr != QJ_NONE) {
                 if (model) viol(v, PK(pb, "functionResponse").s, "functionResponse parts belong in user contents");
                 need_type(v, get(v, fr, "response"), QJ_OBJECT, PK(PK(pb, "functionResponse"), "response"), "\"response\"");
+                uint32_t frp = get(v, fr, "parts");
+                vp pp = PK(PK(pb, "functionResponse"), "parts");
+                if (frp != QJ_NONE && need_type(v, frp, QJ_ARRAY, pp, "\"parts\"")) {
+                    if (count_of(v, frp) == 0) viol(v, pp.s, "functionResponse parts must be non-empty when given");
+                    else if (!v->caps.tool_result_images)
+                        viol(v, pp.s, "media inside a function response is not supported by this model row (Gemini 3 and later take it)");
+                    uint32_t q = first(frp);
+                    for (uint32_t k = 0; k < count_of(v, frp); k++, q = next(v, q))
+                        if (!is(v, q, QJ_OBJECT) || get(v, q, "inlineData") == QJ_NONE || qj_at(v->d, q)->n != 1)
+                            viol(v, PI(pp, k).s, "a function response part holds inlineData (FunctionResponsePart)");
+                }
                 char nm[96];
                 sval(v, get(v, fr, "name"), nm, sizeof nm);
                 if (!prev_calls) {

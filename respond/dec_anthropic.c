@@ -293,4 +293,4 @@ static void an_usage(const qj_doc *d, uint32_t u, int64_t out[RU_COUNT]) {
     out[RU_CACHE_WRITE] = rj_int(d, u, "cache_creation_input_tokens");
 }
 
-const rdec q_dec_anthropic = {an_json, true, an_event, an_end, an_stop, an_usage, NULL, NULL};
+const rdec q_dec_anthropic = {an_json, true, an_event, an_end, an_stop, an_usage, NULL, NULL, NULL};

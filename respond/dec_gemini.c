@@ -189,4 +189,4 @@ static void ge_usage(const qj_doc *d, uint32_t u, int64_t out[RU_COUNT]) {
     out[RU_REASONING] = rj_int(d, u, "thoughtsTokenCount");
 }
 
-const rdec q_dec_gemini = {ge_json, true, ge_event, ge_end, ge_stop, ge_usage, NULL, NULL};
+const rdec q_dec_gemini = {ge_json, true, ge_event, ge_end, ge_stop, ge_usage, NULL, NULL, NULL};

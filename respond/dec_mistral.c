@@ -18,4 +18,4 @@ static void mi_usage(const qj_doc *d, uint32_t u, int64_t out[RU_COUNT]) {
     out[RU_CACHE_READ] = rj_int(d, u, "prompt_tokens_details.cached_tokens");
 }
 
-const rdec q_dec_mistral = {q_chat_json, true, q_chat_event, q_chat_end, mi_stop, mi_usage, NULL, NULL};
+const rdec q_dec_mistral = {q_chat_json, true, q_chat_event, q_chat_end, mi_stop, mi_usage, NULL, NULL, NULL};

@@ -110,4 +110,4 @@ static void ol_usage(const qj_doc *d, uint32_t u, int64_t out[RU_COUNT]) {
     out[RU_OUTPUT] = rj_int(d, u, "eval_count");
 }
 
-const rdec q_dec_ollama = {ol_json, false, ol_event, ol_end, ol_stop, ol_usage, NULL, NULL};
+const rdec q_dec_ollama = {ol_json, false, ol_event, ol_end, ol_stop, ol_usage, NULL, NULL, NULL};

@@ -256,4 +256,4 @@ static void chat_usage(const qj_doc *d, uint32_t u, int64_t out[RU_COUNT]) {
     out[RU_REASONING] = rj_int(d, u, "completion_tokens_details.reasoning_tokens");
 }
 
-const rdec q_dec_openai_chat = {q_chat_json, true, q_chat_event, q_chat_end, chat_stop, chat_usage, NULL, NULL};
+const rdec q_dec_openai_chat = {q_chat_json, true, q_chat_event, q_chat_end, chat_stop, chat_usage, NULL, NULL, NULL};

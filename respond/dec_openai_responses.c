@@ -299,4 +299,4 @@ static void re_free(void *p, const quire_allocator *a) {
     q_free(a, r, sizeof *r);
 }
 
-const rdec q_dec_openai_responses = {re_json, true, re_event, re_end, re_stop, re_usage, re_new, re_free};
+const rdec q_dec_openai_responses = {re_json, true, re_event, re_end, re_stop, re_usage, re_new, re_free, NULL};

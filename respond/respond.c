@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /* ------------------------------------------------------------------------ */
 /* Accumulator                                                              */
@@ -620,6 +621,163 @@ static void usage_fill(quire_response *out, const char *info, size_t len, const 
 static const char *const k_stops[] = {"end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause",
                                       "error"};
 
+/* ---- tool names mapped back (docs/providers.md, "Provider rules") ---- */
+typedef struct rpair {
+    char mapped[65];
+    size_t mlen;
+    const char *name;
+    size_t len;
+} rpair;
+
+static int pair_cmp(const void *a, const void *b) {
+    const rpair *x = a, *y = b;
+    size_t n = x->mlen < y->mlen ? x->mlen : y->mlen;
+    int c = memcmp(x->mapped, y->mapped, n);
+    return c ? c : (x->mlen > y->mlen) - (x->mlen < y->mlen);
+}
+
+/* The (mapped, own) name pairs of the tools the dialect renames, sorted by
+ * mapped name; NULL with *np 0 when none (or on OOM: *oom). */
+static rpair *pairs_build(qarena *ar, const rdec *dec, const rnames *names, uint32_t *np, bool *oom) {
+    *np = 0;
+    if (!dec->tool_name || !names || !names->n) return NULL;
+    rpair *pairs = qarena_alloc(ar, (size_t)names->n * sizeof *pairs);
+    if (!pairs) { *oom = true; return NULL; }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < names->n; i++) {
+        rpair *q = &pairs[n];
+        q->mlen = dec->tool_name(names->p[i], names->len[i], q->mapped);
+        if (!q->mlen) continue;
+        q->name = names->p[i];
+        q->len = names->len[i];
+        n++;
+    }
+    if (n) qsort(pairs, n, sizeof *pairs, pair_cmp);
+    *np = n;
+    return n ? pairs : NULL;
+}
+
+static const rpair *pair_find(const rpair *pairs, uint32_t np, const char *name, size_t len) {
+    if (!np || len > 64) return NULL;
+    rpair key;
+    memcpy(key.mapped, name, len);
+    key.mlen = len;
+    return bsearch(&key, pairs, np, sizeof *pairs, pair_cmp);
+}
+
+quire_status racc_map_names(racc *acc, const rdec *dec, const rnames *names) {
+    if (!dec->tool_name || !names || !names->n) return QUIRE_OK;
+    uint32_t ncalls = 0;
+    for (uint32_t i = 0; i < acc->n; i++) ncalls += acc->b[i].kind == RK_TOOL_CALL || acc->b[i].kind == RK_CUSTOM_CALL;
+    if (!ncalls) return QUIRE_OK;
+    uint32_t np = 0;
+    rpair *pairs = pairs_build(&acc->ar, dec, names, &np, &acc->oom);
+    if (!np) return QUIRE_OK;
+    for (uint32_t i = 0; i < acc->n; i++) {
+        rblock *b = &acc->b[i];
+        if (b->kind != RK_TOOL_CALL && b->kind != RK_CUSTOM_CALL) continue;
+        const rpair *hit = pair_find(pairs, np, b->name.data ? b->name.data : "", b->name.len);
+        if (!hit) continue;
+        b->name.len = 0;
+        qbuf_put(&b->name, hit->name, hit->len);
+        if (b->name.oom) acc->oom = true;
+    }
+    return QUIRE_OK;
+}
+
+/* The tool names of ro->tools: an array of tools or an object with "tools". */
+static quire_status names_of(const quire_response_options *ro, const qj_opts *jo, const quire_allocator *a, qj_doc *d,
+                             bool *parsed, qarena *ar, rnames *out, quire_error *err) {
+    memset(out, 0, sizeof *out);
+    *parsed = false;
+    if (!ro || ro->size < sizeof *ro || !ro->tools) return QUIRE_OK;
+    quire_status st = qj_parse(d, ro->tools, ro->tools_len, jo, a, err);
+    if (st) {
+        q_err_locate(err, ro->tools, ro->tools_len);
+        if (err) snprintf(err->field, sizeof err->field, "tools"); /* the error is in ro->tools */
+        return st;
+    }
+    *parsed = true;
+    uint32_t arr = 0;
+    if (qj_type_of(d, 0) == QJ_OBJECT) arr = qj_get(d, 0, "tools");
+    if (arr == QJ_NONE) return QUIRE_OK; /* a transcript without tools */
+    if (qj_type_of(d, arr) != QJ_ARRAY) {
+        q_err_at(err, QUIRE_E_SCHEMA, qj_offset(d, arr), arr ? "/tools" : "",
+                 "expected an array of tools (or an object with \"tools\")");
+        q_err_locate(err, ro->tools, ro->tools_len);
+        if (err) snprintf(err->field, sizeof err->field, "tools");
+        return QUIRE_E_SCHEMA;
+    }
+    uint32_t n = qj_at(d, arr)->n;
+    out->p = qarena_alloc(ar, ((size_t)n + 1) * sizeof *out->p);
+    out->len = qarena_alloc(ar, ((size_t)n + 1) * sizeof *out->len);
+    if (!out->p || !out->len) return q_oom(err);
+    uint32_t e = arr + 1;
+    for (uint32_t i = 0; i < n; i++, e = qj_next(d, e)) {
+        uint32_t nm = qj_type_of(d, e) == QJ_OBJECT ? qj_get(d, e, "name") : QJ_NONE;
+        if (nm == QJ_NONE || qj_type_of(d, nm) != QJ_STRING) continue;
+        size_t len = 0;
+        char *s = qj_str_decode(d, nm, ar, &len);
+        if (!s) return q_oom(err);
+        out->p[out->n] = s;
+        out->len[out->n] = len;
+        out->n++;
+    }
+    return QUIRE_OK;
+}
+
+quire_status qresp_map_message(const char *provider, const char *model, const quire_caps *caps, const char *msg,
+                               size_t len, const rnames *names, const quire_allocator *a, quire_bytes *out,
+                               quire_error *err) {
+    memset(out, 0, sizeof *out);
+    quire_response_options ro = QUIRE_RESPONSE_OPTIONS_INIT;
+    ro.caps = caps;
+    const rdec *dec;
+    quire_status st = pick(provider, model, &ro, &dec, err);
+    if (st || !dec->tool_name || !names || !names->n) return st;
+    qarena ar;
+    qarena_init(&ar, a);
+    bool oom = false;
+    uint32_t np = 0;
+    rpair *pairs = pairs_build(&ar, dec, names, &np, &oom);
+    if (oom) { qarena_free(&ar); return q_oom(err); }
+    if (!np) { qarena_free(&ar); return QUIRE_OK; }
+    qj_doc d;
+    if ((st = qj_parse(&d, msg, len, NULL, a, err))) { qarena_free(&ar); return st; }
+    qbuf b;
+    qbuf_init(&b, a);
+    size_t from = 0;
+    uint32_t ct = qj_type_of(&d, 0) == QJ_OBJECT ? qj_get(&d, 0, "content") : QJ_NONE;
+    if (ct != QJ_NONE && qj_type_of(&d, ct) == QJ_ARRAY) {
+        uint32_t e = ct + 1;
+        for (uint32_t i = 0; i < qj_at(&d, ct)->n; i++, e = qj_next(&d, e)) {
+            if (qj_type_of(&d, e) != QJ_OBJECT) continue;
+            uint32_t ty = qj_get(&d, e, "type"), nm = qj_get(&d, e, "name");
+            if (ty == QJ_NONE || !qj_str_eq(&d, ty, "toolCall") || nm == QJ_NONE || qj_type_of(&d, nm) != QJ_STRING) continue;
+            size_t n = 0;
+            char *name = qj_str_decode(&d, nm, &ar, &n);
+            if (!name) { oom = true; break; }
+            const rpair *hit = pair_find(pairs, np, name, n);
+            if (!hit) continue;
+            /* the string token, quotes included, becomes the tool's own name */
+            const qj_node *x = qj_at(&d, nm);
+            size_t at = (size_t)(x->p - msg) - 1, end = (size_t)(x->p - msg) + x->len + 1;
+            qbuf_put(&b, msg + from, at - from);
+            qw w;
+            qw_init(&w, &b, false);
+            qw_str(&w, hit->name, hit->len);
+            qw_dispose(&w);
+            from = end;
+        }
+    }
+    if (from && !oom) qbuf_put(&b, msg + from, len - from);
+    qj_doc_free(&d);
+    qarena_free(&ar);
+    if (oom || b.oom || (from && !qbuf_take(&b, out))) { qbuf_free(&b); return q_oom(err); }
+    qbuf_free(&b);
+    return QUIRE_OK;
+}
+
 static quire_status finish_out(racc *acc, const rdec *dec, const quire_response_options *ro, quire_response *out,
                                quire_error *err) {
     quire_status st = racc_write(acc, dec, ro && ro->pretty, &out->message, &out->info, err);
@@ -635,6 +793,12 @@ static quire_status finish_out(racc *acc, const rdec *dec, const quire_response_
 quire_status quire_response_decode(const char *provider, const char *model, const char *bytes, size_t len,
                                    const quire_response_options *ro, const quire_options *opts,
                                    quire_response *out, quire_error *err) {
+    return qresp_decode_named(provider, model, bytes, len, ro, opts, NULL, out, err);
+}
+
+quire_status qresp_decode_named(const char *provider, const char *model, const char *bytes, size_t len,
+                                const quire_response_options *ro, const quire_options *opts, const rnames *names,
+                                quire_response *out, quire_error *err) {
     if (!out) return q_err(err, QUIRE_E_INVALID, "no result given");
     memset(out, 0, sizeof *out);
     const rdec *dec;
@@ -652,8 +816,17 @@ quire_status quire_response_decode(const char *provider, const char *model, cons
     racc_init(&acc, a, provider);
     st = dec->json(&acc, &d, err);
     if (st == QUIRE_OK && acc.oom) st = q_oom(err);
+    if (st != QUIRE_OK && err && err->offset != SIZE_MAX) q_err_locate(err, bytes, len);
+    qj_doc td;
+    bool tparsed = false;
+    rnames given;
+    if (st == QUIRE_OK && !names) {
+        st = names_of(ro, &jo, a, &td, &tparsed, &acc.ar, &given, err);
+        names = &given;
+    }
+    if (st == QUIRE_OK) st = racc_map_names(&acc, dec, names);
     if (st == QUIRE_OK) st = finish_out(&acc, dec, ro, out, err);
-    else if (err && err->offset != SIZE_MAX) q_err_locate(err, bytes, len);
+    if (tparsed) qj_doc_free(&td);
     racc_free(&acc);
     qj_doc_free(&d);
     if (st) { quire_response_free(out); memset(out, 0, sizeof *out); }
@@ -763,6 +936,12 @@ quire_status quire_stream_finish(quire_stream *qs, quire_response *out, quire_by
         st = s->dec->end(s);
     }
     s->acc.events = NULL;
+    qj_doc td;
+    bool tparsed = false;
+    rnames names;
+    if (st == QUIRE_OK) st = names_of(&qs->ro, &s->jo, qs->a, &td, &tparsed, &s->acc.ar, &names, &qs->err);
+    if (st == QUIRE_OK) st = racc_map_names(&s->acc, s->dec, &names);
+    if (tparsed) qj_doc_free(&td);
     if (st == QUIRE_OK) st = finish_out(&s->acc, s->dec, &qs->ro, out, &qs->err);
     if (st == QUIRE_OK && ev.oom) { quire_response_free(out); st = q_oom(&qs->err); }
     if (st) {

@@ -74,6 +74,10 @@ typedef struct rdec {
     /* Optional per-stream state of the dialect (rstream.ext) and its release. */
     void *(*state_new)(const quire_allocator *a);
     void (*state_free)(void *state, const quire_allocator *a);
+    /* The name a tool is sent under in the dialect's requests, into out
+     * (returns its length; 0 = sent as it is); NULL = the dialect sends every
+     * name as it is. A call naming a mapped name gets the tool's own name back. */
+    size_t (*tool_name)(const char *s, size_t n, char out[65]);
 } rdec;
 
 extern const rdec q_dec_anthropic, q_dec_openai_chat, q_dec_openai_responses, q_dec_gemini, q_dec_bedrock,
@@ -133,6 +137,25 @@ void racc_ev_call(racc *acc, uint32_t block, const rblock *b);
 void racc_ev_args(racc *acc, uint32_t block, const rblock *b, const qj_doc *d, uint32_t str);
 
 /* Writes the message and the response info. */
+/* The request's tool names (plain UTF-8) for mapping names back. */
+typedef struct rnames {
+    const char **p;
+    size_t *len;
+    uint32_t n;
+} rnames;
+/* Calls of acc naming a tool by its dialect-mapped name get the tool's name. */
+quire_status racc_map_names(racc *acc, const rdec *dec, const rnames *names);
+/* quire_response_decode with the request's tool names given (session/: its
+ * transcript's tools) instead of ro->tools. */
+quire_status qresp_decode_named(const char *provider, const char *model, const char *bytes, size_t len,
+                                const quire_response_options *ro, const quire_options *opts, const rnames *names,
+                                quire_response *out, quire_error *err);
+/* A decoded message (transcript JSON) whose toolCall blocks name a tool by
+ * the provider's mapped name, with the tools' own names: *out receives the
+ * new message, or stays empty (data NULL) when nothing changed. */
+quire_status qresp_map_message(const char *provider, const char *model, const quire_caps *caps, const char *msg,
+                               size_t len, const rnames *names, const quire_allocator *a, quire_bytes *out,
+                               quire_error *err);
 quire_status racc_write(racc *acc, const rdec *dec, bool pretty, quire_bytes *message, quire_bytes *info,
                         quire_error *err);
 

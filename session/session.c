@@ -16,6 +16,7 @@
 #include "compact/compact.h"
 #include "render/memo.h"
 #include "render/params.h"
+#include "respond/respond.h"
 
 #include <stdio.h>
 
@@ -851,12 +852,51 @@ quire_status quire_session_subscriptions(const quire_session *s, const char *ser
     return quire_state_subscriptions(s->r->state, server, out, err);
 }
 
+/* The session's tool names (plain bytes in ar), for mapping an answer's
+ * calls back to them (docs/providers.md, "Provider rules"). */
+static quire_status session_tool_names(const quire_session *s, qarena *ar, rnames *names, quire_error *err) {
+    const quire_transcript *t = s->r->t;
+    memset(names, 0, sizeof *names);
+    if (!t || !t->has_tools || !t->ntools) return QUIRE_OK;
+    names->p = qarena_alloc(ar, (size_t)t->ntools * sizeof *names->p);
+    names->len = qarena_alloc(ar, (size_t)t->ntools * sizeof *names->len);
+    if (!names->p || !names->len) return q_oom(err);
+    for (uint32_t i = 0; i < t->ntools; i++) {
+        if (!qstr_present(t->tools[i].name)) continue;
+        size_t n = 0;
+        const char *p = qstr_plain_bytes(t->tools[i].name, ar, &n);
+        if (!p) return q_oom(err);
+        names->p[names->n] = p;
+        names->len[names->n] = n;
+        names->n++;
+    }
+    return QUIRE_OK;
+}
+
 quire_status quire_session_accept_response(quire_session *s, const quire_response *r, quire_error *err) {
     if (!s) return q_err(err, QUIRE_E_INVALID, "quire_session_accept_response: no session");
     if (!r || !r->message.data) return q_err(err, QUIRE_E_INVALID, "quire_session_accept_response: no decoded response");
+    /* a call naming one of the session's tools by the name the pending turn's
+     * dialect sent it under gets the tool's own name back (a stream decoded
+     * without ro.tools) */
+    quire_bytes mapped = {0};
+    quire_status st = QUIRE_OK;
+    if (s->pending && s->r->pending) {
+        qarena nar;
+        qarena_init(&nar, s->a);
+        rnames names;
+        st = session_tool_names(s, &nar, &names, err);
+        if (!st && names.n)
+            st = qresp_map_message(s->r->target_provider, s->r->target_model[0] ? s->r->target_model : NULL, s->r->caps,
+                                   r->message.data, r->message.len, &names, s->a, &mapped, err);
+        qarena_free(&nar);
+        if (st) return st;
+    }
+    const quire_bytes *msg = mapped.data ? &mapped : &r->message;
     /* the log line must be one line: the message is written compact */
     quire_bytes compact = {0};
-    quire_status st = quire_json_format(r->message.data, r->message.len, 0, &s->opts, &compact, err);
+    st = quire_json_format(msg->data, msg->len, 0, &s->opts, &compact, err);
+    quire_bytes_free(&mapped);
     if (st) return st;
     st = quire_session_accept_message(s, compact.data, compact.len, err);
     quire_bytes_free(&compact);
@@ -882,8 +922,16 @@ quire_status quire_session_accept(quire_session *s, const char *bytes, size_t le
     const char *model = s->r->target_model[0] ? s->r->target_model : NULL;
     quire_response res;
     memset(&res, 0, sizeof res);
-    quire_status st = quire_response_decode(s->r->target_provider, model, bytes ? bytes : "", bytes ? len : 0, &o, &jo,
-                                            &res, err);
+    /* the session's tools: a call naming one by the name the dialect sent it
+     * under (Bedrock) gets its own name back, unless ro gives the tools */
+    qarena nar;
+    qarena_init(&nar, s->a);
+    rnames names = {NULL, NULL, 0};
+    quire_status st = o.tools ? QUIRE_OK : session_tool_names(s, &nar, &names, err);
+    if (!st)
+        st = qresp_decode_named(s->r->target_provider, model, bytes ? bytes : "", bytes ? len : 0, &o, &jo,
+                                o.tools ? NULL : &names, &res, err);
+    qarena_free(&nar);
     if (st) return st; /* the turn stays pending */
     st = quire_session_accept_message(s, res.message.data, res.message.len, err);
     if (st == QUIRE_OK && info) {

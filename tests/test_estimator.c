@@ -3,6 +3,7 @@
  *
  * Without arguments: checks that need no data (empty input, segmentation of
  * fixed strings into o200k pre-tokens, ASCII fast path = code point path,
+ * runs priced in place = runs reported to a visitor,
  * invalid UTF-8, monotonic growth, a few fixed expectations).
  *
  * Tools for tests/py_estimator.py and tests/calibrate_estimator.py, given a
@@ -301,6 +302,47 @@ static void check_fast_equals_slow(void) {
     CHECK(qd >= 256 && qm == qa + qd);
 }
 
+static void sum_visit(void *ctx, const qc_est_run *r) { *(uint64_t *)ctx += r->cost_q8; }
+
+/* The scan without a visitor prices words, digits, punctuation and single
+ * whitespace characters in place; with one it reports every run through the
+ * general functions. The two must agree on every text, at every length
+ * (exact-size copies, so a sanitizer sees reads past the end). */
+static void check_in_place_equals_reported(void) {
+    static const char *parts[] = {"a", "the", "Hello", "HTTPServer", "abcdefghijklmnop", "abcdefghijklmnopq",
+                                  "Abcdefghijklmnopqrstu", "don't", "it's", "WE'LL", "'x", "'", " ", "  ", "\t",
+                                  "\n", "\r\n", "\n\n", " \n", "/", "//", "\n/", "(", ");", ".", "=", "-", "0",
+                                  "12", "1234567", "\xc3\xa9", "\xe4\xb8\xad\xe6\x96\x87", "\xf0\x9f\x98\x80",
+                                  "\xc2\xa0", "\xd9\xa3", "\xe2\x86\x92", "\xcc\x81", "\xff", "\xe2\x82", "\v",
+                                  "\f", "\x01", "x"};
+    uint32_t x = 2024;
+    char buf[600];
+    int bad = 0;
+    for (int round = 0; round < 20000 && bad < 5; round++) {
+        size_t len = 0;
+        x = x * 1103515245u + 12345u;
+        int nparts = 1 + (int)((x >> 16) % 40);
+        for (int k = 0; k < nparts; k++) {
+            x = x * 1103515245u + 12345u;
+            const char *pt = parts[(x >> 16) % Q_COUNTOF(parts)];
+            size_t l = strlen(pt);
+            if (len + l > sizeof buf) break;
+            memcpy(buf + len, pt, l);
+            len += l;
+        }
+        char *heap = malloc(len ? len : 1);
+        memcpy(heap, buf, len);
+        uint64_t reported = 0, in_place = qc_estimate_scan(heap, len, NULL, NULL);
+        qc_estimate_scan(heap, len, sum_visit, &reported);
+        if (in_place != reported) {
+            bad++;
+            CHECK_MSG(0, "round %d: %llu in place, %llu reported (%zu bytes)", round, (unsigned long long)in_place,
+                      (unsigned long long)reported, len);
+        }
+        free(heap);
+    }
+}
+
 static void check_invalid_utf8(void) {
     /* every invalid byte counts (at least) one token; no over-reads on truncation */
     char bad[300];
@@ -413,6 +455,7 @@ int main(int argc, char **argv) {
     check_basics();
     check_segmentation();
     check_fast_equals_slow();
+    check_in_place_equals_reported();
     check_invalid_utf8();
     check_monotonic();
     TEST_MAIN_END();

@@ -184,6 +184,72 @@ static void test_state_load(void) {
     free(in.p);
 }
 
+/* A state file's reminders are decoded while the parser reads the array:
+ * what the file means and which error is reported must not depend on it. */
+static quire_status parse_err(const char *json, quire_error *e) {
+    quire_state *s = NULL;
+    quire_status st = quire_state_parse(json, strlen(json), NULL, &s, e);
+    quire_state_free(s);
+    return st;
+}
+
+static void test_state_load_order(void) {
+    /* "limits" after the reminders: its body cap still applies to them */
+    const char *rems = "\"reminders\":[{\"id\":\"a\",\"body\":\"0123456789 0123456789 0123456789\"},"
+                       "{\"id\":\"b\",\"body\":\"short\"}]";
+    const char *lim = "\"limits\":{\"bodyCapBytes\":12}";
+    char first[512], last[512], none[512];
+    snprintf(first, sizeof first, "{\"turn\":0,\"seq\":2,%s,\"servers\":{},%s}", lim, rems);
+    snprintf(last, sizeof last, "{\"turn\":0,\"seq\":2,\"servers\":{},%s,%s}", rems, lim);
+    snprintf(none, sizeof none, "{\"turn\":0,\"seq\":2,\"servers\":{},%s}", rems);
+    quire_state *a = NULL, *b = NULL, *c = NULL;
+    quire_error e;
+    CHECK_INT(quire_state_parse(first, strlen(first), NULL, &a, &e), QUIRE_OK);
+    CHECK_INT(quire_state_parse(last, strlen(last), NULL, &b, &e), QUIRE_OK);
+    CHECK_INT(quire_state_parse(none, strlen(none), NULL, &c, &e), QUIRE_OK);
+    quire_bytes wa = {0}, wb = {0}, wc = {0};
+    CHECK_INT(quire_state_write(a, 0, &wa, &e), QUIRE_OK);
+    CHECK_INT(quire_state_write(b, 0, &wb, &e), QUIRE_OK);
+    CHECK_INT(quire_state_write(c, 0, &wc, &e), QUIRE_OK);
+    CHECK(wa.data && wb.data && wa.len == wb.len && memcmp(wa.data, wb.data, wa.len) == 0);
+    CHECK(wc.data && strstr(wc.data, "0123456789 0123456789 0123456789")); /* default cap: whole */
+    CHECK(wa.data && !strstr(wa.data, "0123456789 0123456789 0123456789"));  /* capped */
+    quire_bytes_free(&wa);
+    quire_bytes_free(&wb);
+    quire_bytes_free(&wc);
+    quire_state_free(a);
+    quire_state_free(b);
+    quire_state_free(c);
+
+    /* a JSON error after a bad reminder is the error */
+    CHECK_INT(parse_err("{\"turn\":0,\"reminders\":[{\"id\":\"a\",\"bogus\":1},{\"id\":\"b\",\"body\":\"x\"}],}", &e),
+              QUIRE_E_JSON);
+    /* a document-level error after the array comes before the reminder's */
+    CHECK_INT(parse_err("{\"turn\":0,\"reminders\":[{\"id\":\"a\",\"bogus\":1}],\"extra\":1}", &e),
+              QUIRE_E_REMINDER_UNKNOWN_FIELD);
+    CHECK_STR(e.pointer, "/extra");
+    CHECK_INT(parse_err("{\"reminders\":[{\"id\":\"a\",\"bogus\":1}],\"servers\":{\"s\":{\"x\":1}}}", &e),
+              QUIRE_E_REMINDER_UNKNOWN_FIELD);
+    CHECK_STR(e.pointer, "/servers/s/x");
+    CHECK_INT(parse_err("{\"limits\":{\"bodyCapBytes\":0},\"reminders\":[{\"id\":\"a\",\"bogus\":1}]}", &e),
+              QUIRE_E_REMINDER_TYPE);
+    CHECK_STR(e.pointer, "/limits/bodyCapBytes");
+    /* among the reminders, the first error in document order */
+    CHECK_INT(parse_err("{\"reminders\":[{\"id\":\"a\",\"body\":\"x\"},{\"id\":\"a\",\"body\":\"y\"},"
+                        "{\"id\":\"c\",\"bogus\":1}]}", &e),
+              QUIRE_E_SCHEMA);
+    CHECK_STR(e.pointer, "/reminders/1");
+    CHECK(strstr(e.message, "appears twice") != NULL);
+    CHECK_INT(parse_err("{\"reminders\":[{\"id\":\"a\",\"body\":\"x\"},{\"id\":\"c\",\"bogus\":1},"
+                        "{\"id\":\"a\",\"body\":\"y\"}]}", &e),
+              QUIRE_E_REMINDER_UNKNOWN_FIELD);
+    CHECK_STR(e.pointer, "/reminders/1/bogus");
+    CHECK_INT(parse_err("{\"reminders\":[{\"id\":\"a\",\"body\":\"x\"},7]}", &e), QUIRE_E_REMINDER_TYPE);
+    CHECK_STR(e.pointer, "/reminders/1");
+    CHECK_INT(e.line, 1);
+    CHECK_INT(e.column, 37);
+}
+
 /* Item 4: one inject with 160k unknown keys is rejected at the first; 160k
  * distinct known-or-not keys never cost a pairwise comparison. */
 static void test_unknown_keys(void) {
@@ -740,6 +806,7 @@ int main(void) {
     test_render_many_origins();
     test_ingest_many_servers();
     test_state_load();
+    test_state_load_order();
     test_unknown_keys();
     test_sessions_and_origin_limit();
     test_origin_isolation();

@@ -492,6 +492,312 @@ static void test_cross(void) {
     CHECK_MSG(ok >= 60, "%u renders succeeded", ok);
 }
 
+
+static void session_matches_stateless(const char *provider, const char *model);
+
+/* ---- blank system and tool result text (Anthropic, Bedrock) ---- */
+static void test_blank_system_and_results(void) {
+    const char *t = "{\"system\":[{\"type\":\"text\",\"text\":\" \\n\"},{\"type\":\"text\",\"text\":\"Be brief.\"}],"
+                    "\"messages\":[{\"role\":\"user\",\"content\":\"go\"},"
+                    "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"a\",\"name\":\"f\",\"input\":{}},"
+                    "{\"type\":\"toolCall\",\"id\":\"b\",\"name\":\"f\",\"input\":{}},{\"type\":\"toolCall\",\"id\":\"c\",\"name\":\"f\",\"input\":{}}]},"
+                    "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"a\",\"content\":\" \"},"
+                    "{\"type\":\"toolResult\",\"toolCallId\":\"b\",\"content\":[{\"type\":\"text\",\"text\":\"\\t\"}],\"isError\":true},"
+                    "{\"type\":\"toolResult\",\"toolCallId\":\"c\",\"content\":[{\"type\":\"text\",\"text\":\"ok\"},{\"type\":\"text\",\"text\":\"\\n\"}]}]}]}";
+    out o = rend(t, "bedrock", BEDROCK_CLAUDE, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "\"system\":[{\"text\":\"Be brief.\"}");
+    CHECK_HAS(o.ev, "{\"sessionUpdate\":\"content_dropped\",\"systemIndex\":0,\"reason\":\"blank_text\"");
+    /* a string content left blank, an array left empty: the placeholder keeps the pair valid */
+    CHECK_HAS(o.req, "{\"toolResult\":{\"toolUseId\":\"a\",\"content\":[{\"text\":\"(no output)\"}]}}");
+    CHECK_HAS(o.req, "{\"toolResult\":{\"toolUseId\":\"b\",\"content\":[{\"text\":\"(no output)\"}],\"status\":\"error\"}}");
+    CHECK_HAS(o.req, "{\"toolResult\":{\"toolUseId\":\"c\",\"content\":[{\"text\":\"ok\"}]}}");
+    CHECK_HAS(o.ev, "\"messageIndex\":2,\"blockIndex\":0,\"partIndex\":0,\"reason\":\"blank_text\"");
+    CHECK_HAS(o.ev, "\"messageIndex\":2,\"blockIndex\":2,\"partIndex\":1,\"reason\":\"blank_text\"");
+    CHECK_HAS(o.ev, "\"change\":\"empty_tool_result_placeholder\",\"messageIndex\":2");
+    out_free(&o);
+    o = rend(t, "anthropic", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "\"system\":[{\"type\":\"text\",\"text\":\"Be brief.\"");
+    /* Anthropic: a string content as given; an emptied array: no content (the field is optional) */
+    CHECK_HAS(o.req, "{\"type\":\"tool_result\",\"tool_use_id\":\"a\",\"content\":\" \"}");
+    CHECK_HAS(o.req, "{\"type\":\"tool_result\",\"tool_use_id\":\"b\",\"is_error\":true}");
+    CHECK_HAS(o.req, "\"tool_use_id\":\"c\",\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]");
+    CHECK_NOT(o.ev, "placeholder");
+    out_free(&o);
+    /* Chat carries whitespace: untouched */
+    o = rend(t, "openai", "gpt-4o", false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_NOT(o.ev, "blank_text");
+    out_free(&o);
+    /* a system prompt of blank text only: no system field */
+    o = rend("{\"system\":\"  \",\"messages\":[{\"role\":\"user\",\"content\":\"go\"}]}", "bedrock", BEDROCK_CLAUDE, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_NOT(o.req, "\"system\"");
+    out_free(&o);
+    /* validator */
+    CHECK_VIOL("{\"system\":[{\"text\":\" \"}],\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]}]}", "bedrock",
+               BEDROCK_CLAUDE, "/system/0/text: text blocks must contain non-whitespace text");
+    CHECK_VIOL("{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]},{\"role\":\"assistant\",\"content\":"
+               "[{\"toolUse\":{\"toolUseId\":\"a\",\"name\":\"f\",\"input\":{}}}]},{\"role\":\"user\",\"content\":"
+               "[{\"toolResult\":{\"toolUseId\":\"a\",\"content\":[{\"text\":\"\\n\"}]}}]}]}", "bedrock", BEDROCK_CLAUDE,
+               "/messages/2/content/0/toolResult/content/0/text: text blocks must contain non-whitespace text");
+    CHECK_VIOL("{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]},{\"role\":\"assistant\",\"content\":"
+               "[{\"toolUse\":{\"toolUseId\":\"a\",\"name\":\"f\",\"input\":{}}}]},{\"role\":\"user\",\"content\":"
+               "[{\"toolResult\":{\"toolUseId\":\"a\",\"content\":[],\"status\":\"error\"}}]}]}", "bedrock", BEDROCK_CLAUDE,
+               "/messages/2/content/0/toolResult/content: a toolResult needs content");
+    CHECK_VIOL("{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]},{\"role\":\"assistant\",\"content\":"
+               "[{\"toolUse\":{\"toolUseId\":\"a\",\"name\":\"f\",\"input\":{}}}]},{\"role\":\"user\",\"content\":"
+               "[{\"toolResult\":{\"toolUseId\":\"a\",\"content\":[{\"text\":\"x\"},{\"cachePoint\":{\"type\":\"default\"}}]}}]}]}",
+               "bedrock", BEDROCK_CLAUDE, "/messages/2/content/0/toolResult/content/1: a cachePoint follows the toolResult block");
+    CHECK_VIOL("{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":9,\"system\":\" \",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}",
+               "anthropic", NULL, "/system: text content blocks must contain non-whitespace text");
+    CHECK_VIOL("{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+               "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"a\",\"name\":\"f\",\"input\":{}}]},"
+               "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"a\",\"content\":[{\"type\":\"text\",\"text\":\" \"}]}]}]}",
+               "anthropic", NULL, "/messages/2/content/0/content/0/text: text content blocks must contain non-whitespace text");
+    CHECK_VALID("{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+                "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"a\",\"name\":\"f\",\"input\":{}}]},"
+                "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"a\"}]}]}", "anthropic", NULL);
+    /* sessions render the same bytes (Anthropic through its incremental path) */
+    session_matches_stateless("anthropic", "claude-sonnet-4-5");
+    session_matches_stateless("bedrock", BEDROCK_CLAUDE);
+    session_matches_stateless("bedrock", "mistral.mistral-large-2407-v1:0");
+    session_matches_stateless("mistral", "mistral-large-latest");
+    session_matches_stateless("openai_compatible", "mistral-small-3.1");
+}
+
+/* The session's body for each turn equals the stateless render of its
+ * transcript (the incremental paths see the same rule view). */
+static void session_matches_stateless(const char *provider, const char *model) {
+    char cfg[400];
+    snprintf(cfg, sizeof cfg, "{\"sessionId\":\"b\",\"target\":{\"provider\":\"%s\",\"model\":\"%s\"},"
+             "\"system\":[{\"type\":\"text\",\"text\":\"\\n\"},{\"type\":\"text\",\"text\":\"Be brief.\"}]}", provider, model);
+    const char *steps[] = {
+        "{\"role\":\"user\",\"content\":\"go\"}",
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\" \"},{\"type\":\"toolCall\",\"id\":\"call-1\",\"name\":\"f\",\"input\":{}}]}",
+        "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"call-1\",\"content\":[{\"type\":\"text\",\"text\":\"\\t\"}]}]}",
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"call-2\",\"name\":\"f\",\"input\":{}}]}",
+        "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"call-2\",\"content\":\" \"}]}",
+    };
+    quire_session *s = NULL;
+    quire_error e;
+    CHECK_INT(quire_session_open(cfg, strlen(cfg), NULL, NULL, &s, &e), QUIRE_OK);
+    for (size_t i = 0; s && i < sizeof steps / sizeof steps[0]; i++) {
+        bool assistant = strstr(steps[i], "\"assistant\"") != NULL;
+        if (assistant) CHECK_INT(quire_session_accept_message(s, steps[i], strlen(steps[i]), &e), QUIRE_OK);
+        else CHECK_INT(quire_session_append(s, steps[i], strlen(steps[i]), &e), QUIRE_OK);
+        if (assistant) continue;
+        quire_session_turn turn;
+        CHECK_INT(quire_session_render(s, NULL, 0, NULL, 0, QUIRE_SESSION_CONTIGUOUS, &turn, &e), QUIRE_OK);
+        quire_bytes tj;
+        CHECK_INT(quire_session_transcript(s, 0, &tj, &e), QUIRE_OK);
+        out o = rend(tj.data, provider, model, false);
+        CHECK_INT(o.st, QUIRE_OK);
+        CHECK_MSG(o.req && turn.body && strcmp(o.req, turn.body) == 0, "%s step %zu: session body differs:\n%s\n%s", provider, i,
+                  turn.body ? turn.body : "", o.req ? o.req : "");
+        out_free(&o);
+        quire_bytes_free(&tj);
+    }
+    quire_session_free(s);
+}
+
+/* ---- signed thinking without a recorded provider ---- */
+static void test_unrecorded_signature(void) {
+    /* a signed thinking text (a Claude signature's shape) and an empty signed
+     * block (quire's Gemini form), neither saying who signed it */
+    const char *t = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+                    "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"text\":\"plan\",\"signature\":\"CSIG\"},"
+                    "{\"type\":\"thinking\",\"text\":\"\",\"signature\":\"GSIG\"},{\"type\":\"text\",\"text\":\"Done.\"}]},"
+                    "{\"role\":\"user\",\"content\":\"next\"}]}";
+    out o = rend(t, "anthropic", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "{\"type\":\"thinking\",\"thinking\":\"plan\",\"signature\":\"CSIG\"}");
+    CHECK_NOT(o.req, "GSIG");
+    CHECK_HAS(o.ev, "\"blockIndex\":1,\"reason\":\"foreign_signature\"");
+    out_free(&o);
+    o = rend(t, "bedrock", BEDROCK_CLAUDE, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "\"signature\":\"CSIG\"");
+    CHECK_NOT(o.req, "GSIG");
+    out_free(&o);
+    o = rend(t, "gemini", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_NOT(o.req, "CSIG");
+    CHECK_HAS(o.req, "{\"text\":\"Done.\",\"thoughtSignature\":\"GSIG\"}");
+    CHECK_HAS(o.ev, "\"blockIndex\":0,\"reason\":\"foreign_signature\"");
+    out_free(&o);
+    /* a dialect that never sends a signature is not concerned */
+    o = rend(t, "mistral", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_NOT(o.ev, "foreign_signature");
+    CHECK_NOT(o.req, "CSIG");
+    out_free(&o);
+}
+
+/* ---- Mistral on Converse: tool call ids of 9 letters and digits ---- */
+#define BEDROCK_MISTRAL "mistral.mistral-large-2407-v1:0"
+static void test_mistral_ids(void) {
+    const char *t = "{\"messages\":[{\"role\":\"user\",\"content\":\"go\"},"
+                    "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"tooluse_x-1\",\"name\":\"f\",\"input\":{}},"
+                    "{\"type\":\"toolCall\",\"id\":\"abcDEF123\",\"name\":\"f\",\"input\":{}}]},"
+                    "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"abcDEF123\",\"content\":\"1\"},"
+                    "{\"type\":\"toolResult\",\"toolCallId\":\"tooluse_x-1\",\"content\":\"2\"}]},"
+                    "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"t3\",\"name\":\"f\",\"input\":{}}]},"
+                    "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"t3\",\"content\":\"3\"}]}]}";
+    out o = rend(t, "bedrock", BEDROCK_MISTRAL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    /* a valid id is kept; another one is mapped the same way in its call and its result */
+    CHECK_HAS(o.req, "{\"toolUse\":{\"toolUseId\":\"abcDEF123\"");
+    CHECK_HAS(o.req, "{\"toolResult\":{\"toolUseId\":\"abcDEF123\"");
+    CHECK_NOT(o.req, "tooluse_x-1");
+    CHECK_NOT(o.req, "\"t3\"");
+    const char *ev = strstr(o.ev ? o.ev : "", "tool call id \\\"tooluse_x-1\\\" is sent as \\\"");
+    CHECK(ev != NULL);
+    char mapped[10] = {0};
+    if (ev) memcpy(mapped, ev + strlen("tool call id \\\"tooluse_x-1\\\" is sent as \\\""), 9);
+    char want[64];
+    snprintf(want, sizeof want, "{\"toolUse\":{\"toolUseId\":\"%s\"", mapped);
+    CHECK_HAS(o.req, want);
+    snprintf(want, sizeof want, "{\"toolResult\":{\"toolUseId\":\"%s\"", mapped);
+    CHECK_HAS(o.req, want);
+    CHECK_HAS(o.ev, "\"change\":\"tool_call_id_mapped\",\"detail\":\"tool call id \\\"t3\\\" is sent as");
+    /* the same transcript renders the same ids (deterministic) */
+    out o2 = rend(t, "bedrock", BEDROCK_MISTRAL, false);
+    CHECK_STR(o2.req, o.req);
+    out_free(&o2);
+    /* a collision: an earlier call's valid id equal to another id's mapping keeps it, the later one moves */
+    char c[900];
+    snprintf(c, sizeof c, "{\"messages\":[{\"role\":\"user\",\"content\":\"go\"},"
+             "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"%s\",\"name\":\"f\",\"input\":{}},"
+             "{\"type\":\"toolCall\",\"id\":\"tooluse_x-1\",\"name\":\"f\",\"input\":{}}]},"
+             "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"tooluse_x-1\",\"content\":\"1\"},"
+             "{\"type\":\"toolResult\",\"toolCallId\":\"%s\",\"content\":\"2\"}]}]}", mapped, mapped);
+    out_free(&o);
+    o = rend(c, "bedrock", BEDROCK_MISTRAL, false);
+    CHECK_INT(o.st, QUIRE_OK); /* rend checks the body validates (distinct ids, every call answered) */
+    snprintf(want, sizeof want, "is sent as \\\"%s\\\"", mapped);
+    CHECK_NOT(o.ev, want);
+    CHECK_HAS(o.ev, "tool_call_id_mapped");
+    out_free(&o);
+    /* Claude on Bedrock keeps any id */
+    o = rend(t, "bedrock", BEDROCK_CLAUDE, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "\"toolUseId\":\"tooluse_x-1\"");
+    CHECK_NOT(o.ev, "tool_call_id_mapped");
+    out_free(&o);
+    /* validator: the row's id form */
+    const char *bad = "{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]},{\"role\":\"assistant\",\"content\":"
+                      "[{\"toolUse\":{\"toolUseId\":\"call_1\",\"name\":\"f\",\"input\":{}}}]},{\"role\":\"user\",\"content\":"
+                      "[{\"toolResult\":{\"toolUseId\":\"call_1\",\"content\":[{\"text\":\"x\"}]}}]}]}";
+    CHECK_VIOL(bad, "bedrock", BEDROCK_MISTRAL, "/messages/1/content/0/toolUse/toolUseId: a tool call id of this model is 9 letters or digits");
+    CHECK_VIOL(bad, "bedrock", BEDROCK_MISTRAL, "/messages/2/content/0/toolResult/toolUseId: a tool call id of this model");
+    CHECK_VALID(bad, "bedrock", BEDROCK_CLAUDE);
+    /* Mistral's own API: the same rule on the Chat-style wire */
+    o = rend(t, "mistral", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "{\"id\":\"abcDEF123\",\"type\":\"function\"");
+    CHECK_HAS(o.req, "\"tool_call_id\":\"abcDEF123\"");
+    CHECK_NOT(o.req, "tooluse_x-1");
+    CHECK_HAS(o.ev, "tool_call_id_mapped");
+    out_free(&o);
+    /* a Mistral model behind an OpenAI-compatible server: its template takes the same ids */
+    o = rend(t, "openai_compatible", "mistral-small-3.1", false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "\"tool_call_id\":\"abcDEF123\"");
+    CHECK_NOT(o.req, "tooluse_x-1");
+    CHECK_HAS(o.ev, "tool_call_id_mapped");
+    out_free(&o);
+    o = rend(t, "openai_compatible", "llama-3.3-70b", false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "tooluse_x-1");
+    out_free(&o);
+    CHECK_VIOL("{\"model\":\"mistral-large-latest\",\"messages\":[{\"role\":\"user\",\"content\":\"go\"},{\"role\":\"assistant\","
+               "\"tool_calls\":[{\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},"
+               "{\"role\":\"tool\",\"tool_call_id\":\"call_1\",\"content\":\"r\"}]}", "mistral", NULL,
+               "/messages/1/tool_calls/0/id: a tool call id of this model is 9 letters or digits");
+}
+
+/* ---- Converse tool names mapped back in answers ---- */
+static void test_converse_names_back(void) {
+    const char *resp = "{\"output\":{\"message\":{\"role\":\"assistant\",\"content\":[{\"toolUse\":{\"toolUseId\":\"u1\","
+                       "\"name\":\"files_read_v2_afe91f73\",\"input\":{\"path\":\"a\"}}},{\"toolUse\":{\"toolUseId\":\"u2\","
+                       "\"name\":\"plain\",\"input\":{}}}]}},\"stopReason\":\"tool_use\",\"usage\":{\"inputTokens\":1,\"outputTokens\":2}}";
+    const char *tools = "[{\"name\":\"files.read/v2\",\"inputSchema\":{\"type\":\"object\"}},{\"name\":\"plain\",\"inputSchema\":{\"type\":\"object\"}}]";
+    quire_response_options ro = QUIRE_RESPONSE_OPTIONS_INIT;
+    quire_response r;
+    quire_error e;
+    /* without the tools: the name as the model wrote it */
+    CHECK_INT(quire_response_decode("bedrock", NULL, resp, strlen(resp), &ro, NULL, &r, &e), QUIRE_OK);
+    CHECK_HAS(r.message.data, "\"name\":\"files_read_v2_afe91f73\"");
+    quire_response_free(&r);
+    ro.tools = tools;
+    ro.tools_len = strlen(tools);
+    CHECK_INT(quire_response_decode("bedrock", NULL, resp, strlen(resp), &ro, NULL, &r, &e), QUIRE_OK);
+    CHECK_HAS(r.message.data, "{\"type\":\"toolCall\",\"id\":\"u1\",\"name\":\"files.read/v2\",\"input\":{\"path\":\"a\"}}");
+    CHECK_HAS(r.message.data, "\"name\":\"plain\"");
+    quire_response_free(&r);
+    /* a stream maps the same way */
+    const char *sse = "{\"messageStart\":{\"role\":\"assistant\"}}\n"
+                      "{\"contentBlockStart\":{\"contentBlockIndex\":0,\"start\":{\"toolUse\":{\"toolUseId\":\"u1\",\"name\":\"files_read_v2_afe91f73\"}}}}\n"
+                      "{\"contentBlockDelta\":{\"contentBlockIndex\":0,\"delta\":{\"toolUse\":{\"input\":\"{}\"}}}}\n"
+                      "{\"contentBlockStop\":{\"contentBlockIndex\":0}}\n{\"messageStop\":{\"stopReason\":\"tool_use\"}}\n";
+    quire_stream *st = NULL;
+    CHECK_INT(quire_stream_new("bedrock", NULL, &ro, NULL, &st, &e), QUIRE_OK);
+    CHECK_INT(quire_stream_feed(st, sse, strlen(sse), NULL, &e), QUIRE_OK);
+    quire_status fs = quire_stream_finish(st, &r, NULL, &e);
+    CHECK_MSG(fs == QUIRE_OK, "stream: %s", e.message);
+    if (fs == QUIRE_OK) { CHECK_HAS(r.message.data, "\"name\":\"files.read/v2\""); quire_response_free(&r); }
+    quire_stream_free(st);
+    /* other dialects send names as they are: nothing mapped back */
+    const char *an = "{\"type\":\"message\",\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"u1\",\"name\":\"files_read_v2_afe91f73\","
+                     "\"input\":{}}],\"stop_reason\":\"tool_use\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}";
+    CHECK_INT(quire_response_decode("anthropic", NULL, an, strlen(an), &ro, NULL, &r, &e), QUIRE_OK);
+    CHECK_HAS(r.message.data, "\"name\":\"files_read_v2_afe91f73\"");
+    quire_response_free(&r);
+    /* a session: render maps the name, accept maps it back, the transcript keeps the tool's own name */
+    quire_session *s = NULL;
+    const char *cfg = "{\"sessionId\":\"s\",\"target\":{\"provider\":\"bedrock\",\"model\":\"" BEDROCK_CLAUDE "\"},"
+                      "\"tools\":[{\"name\":\"files.read/v2\",\"inputSchema\":{\"type\":\"object\"}},{\"name\":\"plain\",\"inputSchema\":{\"type\":\"object\"}}]}";
+    CHECK_INT(quire_session_open(cfg, strlen(cfg), NULL, NULL, &s, &e), QUIRE_OK);
+    const char *u = "{\"role\":\"user\",\"content\":\"read a\"}";
+    CHECK_INT(quire_session_append(s, u, strlen(u), &e), QUIRE_OK);
+    quire_session_turn turn;
+    CHECK_INT(quire_session_render(s, NULL, 0, NULL, 0, QUIRE_SESSION_CONTIGUOUS, &turn, &e), QUIRE_OK);
+    CHECK(turn.body && strstr(turn.body, "\"name\":\"files_read_v2_afe91f73\""));
+    CHECK_INT(quire_session_accept(s, resp, strlen(resp), NULL, NULL, &e), QUIRE_OK);
+    quire_bytes tb;
+    CHECK_INT(quire_session_transcript(s, 0, &tb, &e), QUIRE_OK);
+    CHECK_HAS(tb.data, "{\"type\":\"toolCall\",\"id\":\"u1\",\"name\":\"files.read/v2\"");
+    CHECK_NOT(tb.data, "files_read_v2_afe91f73");
+    quire_bytes_free(&tb);
+    /* the next request sends the call mapped again, paired with its result */
+    const char *res = "[{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"u1\",\"content\":\"A\"},"
+                      "{\"type\":\"toolResult\",\"toolCallId\":\"u2\",\"content\":\"B\"}]}]";
+    CHECK_INT(quire_session_append(s, res, strlen(res), &e), QUIRE_OK);
+    CHECK_INT(quire_session_render(s, NULL, 0, NULL, 0, QUIRE_SESSION_CONTIGUOUS, &turn, &e), QUIRE_OK);
+    CHECK(turn.body && strstr(turn.body, "{\"toolUse\":{\"toolUseId\":\"u1\",\"name\":\"files_read_v2_afe91f73\""));
+    quire_session_free(s);
+    /* a stream decoded without the tools, then accepted into the session: mapped back there */
+    s = NULL;
+    CHECK_INT(quire_session_open(cfg, strlen(cfg), NULL, NULL, &s, &e), QUIRE_OK);
+    CHECK_INT(quire_session_append(s, u, strlen(u), &e), QUIRE_OK);
+    CHECK_INT(quire_session_render(s, NULL, 0, NULL, 0, 0, &turn, &e), QUIRE_OK);
+    quire_response_options plain = QUIRE_RESPONSE_OPTIONS_INIT;
+    st = NULL;
+    CHECK_INT(quire_stream_new("bedrock", BEDROCK_CLAUDE, &plain, NULL, &st, &e), QUIRE_OK);
+    CHECK_INT(quire_stream_feed(st, sse, strlen(sse), NULL, &e), QUIRE_OK);
+    CHECK_INT(quire_stream_finish(st, &r, NULL, &e), QUIRE_OK);
+    quire_stream_free(st);
+    CHECK_HAS(r.message.data, "\"name\":\"files_read_v2_afe91f73\"");
+    CHECK_INT(quire_session_accept_response(s, &r, &e), QUIRE_OK);
+    quire_response_free(&r);
+    CHECK_INT(quire_session_transcript(s, 0, &tb, &e), QUIRE_OK);
+    CHECK_HAS(tb.data, "{\"type\":\"toolCall\",\"id\":\"u1\",\"name\":\"files.read/v2\"");
+    quire_bytes_free(&tb);
+    quire_session_free(s);
+}
+
 int main(void) {
     test_blank_text();
     test_final_whitespace();
@@ -507,5 +813,9 @@ int main(void) {
     test_mid_system();
     test_compact_checks();
     test_cross();
+    test_blank_system_and_results();
+    test_unrecorded_signature();
+    test_mistral_ids();
+    test_converse_names_back();
     TEST_MAIN_END();
 }

@@ -139,7 +139,7 @@ int main(void) {
     bad(M("{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"content\":\"x\"}]}"), "/messages/0/content/0",
         "missing required field \"toolCallId\" in toolResult block", 1, 40);
     bad(M("{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"t\",\"content\":1}]}"),
-        "/messages/0/content/0/content", "expected string or array, got number", 1, 88);
+        "/messages/0/content/0/content", "expected string, object or array, got number", 1, 88);
     bad(M("{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"t\",\"isError\":\"no\"}]}"),
         "/messages/0/content/0/isError", "expected boolean, got string", 1, 88);
     bad(M("{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"t\",\"content\":[{\"type\":\"document\",\"url\":\"u\"}]}]}"),

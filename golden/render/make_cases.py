@@ -354,9 +354,9 @@ def main():
         ("mistral-user-after-tool", "mistral", None,
          {"model": "mistral-large-latest", "messages": [
              {"role": "user", "content": "go"},
-             {"role": "assistant", "tool_calls": [{"id": "x", "type": "function",
+             {"role": "assistant", "tool_calls": [{"id": "x00000001", "type": "function",
                                                    "function": {"name": "f", "arguments": "{}"}}]},
-             {"role": "tool", "tool_call_id": "x", "content": "r"}, {"role": "user", "content": "next"}]}),
+             {"role": "tool", "tool_call_id": "x00000001", "content": "r"}, {"role": "user", "content": "next"}]}),
         ("gemini-gemma-system", "gemini", "gemma-3-27b-it",
          {"systemInstruction": {"parts": [{"text": "s"}]}, "contents": [{"role": "user", "parts": [{"text": "hi"}]}]}),
         ("gemini-mixed-response", "gemini", None,

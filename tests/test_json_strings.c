@@ -1,0 +1,141 @@
+/* The JSON reader's fast string scan (whole-input UTF-8 check, then 32-byte
+ * blocks with escapes resolved from bit masks) against the careful scan
+ * (one segment at a time, every escape and UTF-8 run checked in place):
+ * generated documents of strings with every escape shape placed across
+ * block boundaries, valid and broken, whole and cut short, must give the
+ * same tape (offsets, lengths, flags) or the same error (code, offset,
+ * line:col, pointer, message). A fixed-seed generator: the same cases
+ * every run. */
+#include "core/json.h"
+#include "unit.h"
+
+#include <stdlib.h>
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint32_t rnd(uint32_t n) {
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(rng_state >> 33) % n;
+}
+
+typedef struct sbuf { char *p; size_t n, cap; } sbuf;
+static void put(sbuf *b, const char *s, size_t n) {
+    if (b->n + n > b->cap) {
+        b->cap = (b->n + n) * 2 + 64;
+        b->p = realloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+}
+static void puts_(sbuf *b, const char *s) { put(b, s, strlen(s)); }
+
+/* One string's content: pieces chosen so escapes, runs of backslashes,
+ * surrogate pairs and multi-byte characters land on every offset. */
+static void gen_string(sbuf *b, bool broken) {
+    static const char *const ok[] = {
+        "a", "bc", "hello world ", "0123456789abcdef", "\\n", "\\\"", "\\\\", "\\\\\\\\", "\\\\\\\"", "\\/",
+        "\\b\\f\\r\\t", "\\u00e9", "\\u4E2D", "\\ud83d\\ude00", "\\uD83D\\uDE00x", "\xc3\xa9", "\xe4\xb8\xad",
+        "\xf0\x9f\x98\x80", "\\\\u0041", " ", "{}[],:",
+    };
+    static const char *const bad[] = {
+        "\\x", "\\u12", "\\u12G4", "\\udc00", "\\ud83d", "\\ud83dx", "\\ud83d\\u0041", "\x01", "\x1f", "\t",
+        "\xc3", "\xe4\xb8", "\xff", "\xed\xa0\x80", "\xc0\xaf", "\\",
+    };
+    int pieces = (int)rnd(24);
+    int bad_at = broken ? (int)rnd((uint32_t)pieces + 1) : -1;
+    for (int i = 0; i <= pieces; i++) {
+        if (i == bad_at) puts_(b, bad[rnd(sizeof bad / sizeof bad[0])]);
+        else if (i < pieces) puts_(b, ok[rnd(sizeof ok / sizeof ok[0])]);
+    }
+}
+
+static bool same_doc(const qj_doc *a, const qj_doc *b) {
+    if (a->count != b->count) return false;
+    for (uint32_t i = 0; i < a->count; i++) {
+        const qj_node *x = &a->nodes[i], *y = &b->nodes[i];
+        if (x->p != y->p || x->len != y->len || x->end != y->end || x->n != y->n || x->type != y->type ||
+            x->flags != y->flags)
+            return false;
+    }
+    return true;
+}
+
+static void compare(const char *src, size_t len, uint64_t max_str, int *fails) {
+    qj_doc a, b;
+    quire_error ea, eb;
+    memset(&ea, 0, sizeof ea);
+    memset(&eb, 0, sizeof eb);
+    qj_opts o = {0, max_str};
+    quire_status sa = qj_parse(&a, src, len, &o, NULL, &ea);
+    quire_status sb = qj_parse_careful(&b, src, len, &o, NULL, &eb);
+    bool same = sa == sb;
+    if (same && sa == QUIRE_OK) same = same_doc(&a, &b);
+    if (same && sa != QUIRE_OK)
+        same = ea.code == eb.code && ea.offset == eb.offset && ea.line == eb.line && ea.column == eb.column &&
+               strcmp(ea.pointer, eb.pointer) == 0 && strcmp(ea.message, eb.message) == 0;
+    if (!same && (*fails)++ < 5)
+        fprintf(stderr, "differs (%d vs %d: %s | %s) on: %.*s\n", (int)sa, (int)sb, ea.message, eb.message,
+                (int)(len > 300 ? 300 : len), src);
+    CHECK(same);
+    if (sa == QUIRE_OK) qj_doc_free(&a);
+    if (sb == QUIRE_OK) qj_doc_free(&b);
+}
+
+int main(void) {
+    int fails = 0, accepted = 0, rejected = 0;
+    for (int doc = 0; doc < 3000; doc++) {
+        sbuf b = {0};
+        bool broken = rnd(4) == 0;
+        int nstr = 1 + (int)rnd(12);
+        puts_(&b, "{\"k\":[");
+        int bad_str = broken ? (int)rnd((uint32_t)nstr) : -1;
+        for (int i = 0; i < nstr; i++) {
+            if (i) puts_(&b, rnd(3) ? "," : " ,\n ");
+            put(&b, "\"", 1);
+            gen_string(&b, i == bad_str);
+            put(&b, "\"", 1);
+        }
+        puts_(&b, "],\"");
+        gen_string(&b, false);
+        puts_(&b, "\":1}");
+        /* whole, then cut short (strings that run into the end of input) */
+        qj_doc d;
+        if (qj_parse_careful(&d, b.p, b.n, NULL, NULL, NULL) == QUIRE_OK) { accepted++; qj_doc_free(&d); }
+        else rejected++;
+        compare(b.p, b.n, 0, &fails);
+        compare(b.p, b.n, 1 + rnd(40), &fails);
+        for (int cut = 0; cut < 3; cut++) compare(b.p, rnd((uint32_t)b.n + 1), 0, &fails);
+        free(b.p);
+    }
+    /* long strings: escapes on both sides of many block boundaries */
+    for (int doc = 0; doc < 200; doc++) {
+        sbuf b = {0};
+        put(&b, "\"", 1);
+        for (int i = 0; i < 40; i++) gen_string(&b, false);
+        if (rnd(3) == 0) gen_string(&b, true);
+        put(&b, "\"", 1);
+        compare(b.p, b.n, 0, &fails);
+        compare(b.p, b.n - 1, 0, &fails);
+        free(b.p);
+    }
+    /* every piece at every offset of a 32- or 64-byte block, then plain ASCII: sequences
+     * cut by a block's end, escapes whose letter opens the next block */
+    static const char *const at[] = {"\xc3", "\xe4\xb8", "\xf0\x9f\x98", "\xe4\xb8\xad", "\xf0\x9f\x98\x80",
+                                     "\xed\xa0\x80", "\\", "\\\\", "\\\\\\", "\\u00e9", "\\ud83d\\ude00", "\\ud83d",
+                                     "\\x", "\x01"};
+    for (size_t w = 0; w < sizeof at / sizeof at[0]; w++)
+        for (int k = 0; k < 140; k++)
+            for (int tail = 0; tail < 3; tail++) {
+                sbuf b = {0};
+                puts_(&b, "[\"");
+                for (int i = 0; i < k; i++) put(&b, "a", 1);
+                puts_(&b, at[w]);
+                for (int i = 0; i < (tail == 0 ? 1 : tail == 1 ? 40 : 100); i++) put(&b, "b", 1);
+                puts_(&b, "\", \"after\"]");
+                compare(b.p, b.n, 0, &fails);
+                free(b.p);
+            }
+    /* both outcomes were exercised */
+    CHECK(accepted > 1000);
+    CHECK(rejected > 300);
+    TEST_MAIN_END();
+}
