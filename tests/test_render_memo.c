@@ -65,6 +65,13 @@ static char *make_log(int turns, int compact_at, bool extras, size_t *len) {
             snprintf(line, sizeof line, "{\"type\":\"message\",\"message\":{\"role\":\"system\",\"content\":\"rule %d\"}}\n", t);
             put(&b, line);
         }
+        if (extras && t % 19 == 0) {
+            /* an image with a detail level: only OpenAI's dialects carry it */
+            snprintf(line, sizeof line,
+                     "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"see %d\"},"
+                     "{\"type\":\"image\",\"url\":\"https://example.com/%d.png\",\"detail\":\"original\"}]}}\n", t, t);
+            put(&b, line);
+        }
         if (extras && t % 17 == 0) {
             /* blocks the provider rules drop on some targets: blank text, unsigned thinking */
             snprintf(line, sizeof line,
