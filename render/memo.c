@@ -116,6 +116,7 @@ qr_memo *qr_memo_new(const quire_allocator *a) {
     qbuf_init(&m->fresh, a);
     qbuf_init(&m->win, a);
     qbuf_init(&m->chev, a);
+    qarena_init(&m->rules.karena, a);
     return m;
 }
 
@@ -143,6 +144,11 @@ void qr_memo_clear(qr_memo *m) {
     m->nchain = 0;
     m->rules.t = NULL;
     m->details.t = NULL;
+    /* the view's kept blocks go with the encodings that may name them */
+    m->rules.nv = m->rules.nvchg = 0;
+    if (m->rules.capv) memset(m->rules.kblk, 0, (size_t)m->rules.capv * sizeof *m->rules.kblk);
+    qarena_free(&m->rules.karena);
+    qarena_init(&m->rules.karena, m->a);
 }
 
 void qr_memo_free(qr_memo *m) {
@@ -158,6 +164,11 @@ void qr_memo_free(qr_memo *m) {
     q_free(m->a, m->chain, (size_t)m->capchain * sizeof *m->chain);
     q_free(m->a, m->rules.chg, (size_t)m->rules.cap * sizeof *m->rules.chg);
     q_free(m->a, m->details.v, (size_t)m->details.cap * sizeof *m->details.v);
+    q_free(m->a, m->rules.vmsgs, (size_t)m->rules.capv * sizeof *m->rules.vmsgs);
+    q_free(m->a, m->rules.kblk, (size_t)m->rules.capv * sizeof *m->rules.kblk);
+    q_free(m->a, m->rules.knb, (size_t)m->rules.capv * sizeof *m->rules.knb);
+    q_free(m->a, m->rules.vchg, (size_t)m->rules.capvchg * sizeof *m->rules.vchg);
+    qarena_free(&m->rules.karena);
     q_free(m->a, m->ws, m->capws * sizeof *m->ws);
     q_free(m->a, m->segof, m->capsegof * sizeof *m->segof);
     qbuf_free(&m->win);
@@ -796,6 +807,88 @@ bool qr_details_push(qr_memo *m, uint32_t k, uint32_t b, int32_t part) {
     }
     qr_noted x = {k, b, part};
     d->v[d->cnt++] = x;
+    return true;
+}
+
+bool qr_rules_view_sync(qr_memo *m, const quire_transcript *t, qarena *scratch, uint32_t **old, qblock ***oldb,
+                        uint32_t *nold) {
+    qr_rules *r = &m->rules;
+    *old = NULL;
+    *oldb = NULL;
+    *nold = 0;
+    if (r->capv < t->nmsgs) {
+        uint32_t n = t->nmsgs + t->nmsgs / 2 + 16;
+        qmsg *nm = q_realloc(m->a, r->vmsgs, (size_t)r->capv * sizeof *nm, (size_t)n * sizeof *nm);
+        if (!nm) return false;
+        r->vmsgs = nm;
+        qblock **nk = q_realloc(m->a, r->kblk, (size_t)r->capv * sizeof *nk, (size_t)n * sizeof *nk);
+        if (!nk) return false;
+        r->kblk = nk;
+        uint32_t *nn = q_realloc(m->a, r->knb, (size_t)r->capv * sizeof *nn, (size_t)n * sizeof *nn);
+        if (!nn) return false;
+        r->knb = nn;
+        memset(r->kblk + r->capv, 0, (size_t)(n - r->capv) * sizeof *nk);
+        memset(r->knb + r->capv, 0, (size_t)(n - r->capv) * sizeof *nn);
+        r->capv = n;
+    }
+    if (r->nv > t->nmsgs) r->nv = r->nvchg = 0;
+    if (r->nvchg) {
+        *old = qarena_alloc(scratch, (size_t)r->nvchg * sizeof **old);
+        *oldb = qarena_alloc(scratch, (size_t)r->nvchg * sizeof **oldb);
+        if (!*old || !*oldb) return false;
+    }
+    for (uint32_t q = 0; q < r->nvchg; q++) {
+        uint32_t k = r->vchg[q];
+        (*old)[q] = k;
+        (*oldb)[q] = k < r->nv ? r->vmsgs[k].blocks : NULL;
+        if (k < r->nv) r->vmsgs[k] = t->msgs[k];
+    }
+    *nold = r->nvchg;
+    r->nvchg = 0;
+    if (t->nmsgs > r->nv) memcpy(r->vmsgs + r->nv, t->msgs + r->nv, (size_t)(t->nmsgs - r->nv) * sizeof *r->vmsgs);
+    r->nv = t->nmsgs;
+    r->vt = *t;
+    r->vt.msgs = r->vmsgs;
+    return true;
+}
+
+bool qr_rules_view_set(qr_memo *m, uint32_t k, qblock *kept, uint32_t nk, bool pure) {
+    qr_rules *r = &m->rules;
+    if (k >= r->nv) return false;
+    qblock *b = kept;
+    if (pure) {
+        /* what the rules drop from a message depends on the message and the
+         * target only: one copy for the memo's life (it goes with the
+         * encodings that may name its address) */
+        b = r->kblk[k];
+        if (!(b && r->knb[k] == nk)) {
+            b = qarena_alloc(&r->karena, (size_t)(nk ? nk : 1) * sizeof *b);
+            if (!b) return false;
+            if (nk) memcpy(b, kept, (size_t)nk * sizeof *b);
+            /* a tool result's parts the rules rewrote are in the render's scratch: copied too */
+            for (uint32_t q = 0; q < nk; q++) {
+                if (b[q].type != QB_TOOL_RESULT || !b[q].nparts || !b[q].parts) continue;
+                qblock *parts = qarena_alloc(&r->karena, (size_t)b[q].nparts * sizeof *parts);
+                if (!parts) return false;
+                memcpy(parts, b[q].parts, (size_t)b[q].nparts * sizeof *parts);
+                b[q].parts = parts;
+            }
+            r->kblk[k] = b;
+            r->knb[k] = nk;
+        }
+    }
+    if (r->nvchg == r->capvchg) {
+        uint32_t ncap = r->capvchg ? r->capvchg * 2 : 16;
+        uint32_t *nv = q_realloc(m->a, r->vchg, (size_t)r->capvchg * sizeof *nv, (size_t)ncap * sizeof *nv);
+        if (!nv) return false;
+        r->vchg = nv;
+        r->capvchg = ncap;
+    }
+    r->vchg[r->nvchg++] = k;
+    qmsg *vm = &r->vmsgs[k];
+    vm->blocks = b;
+    vm->nblocks = nk;
+    vm->content_is_string = vm->content_is_string && nk == 1;
     return true;
 }
 

@@ -23,7 +23,9 @@
  * last render took or wrote one after another right after the head (the
  * reused prefix, qr_memo_prefix) are taken as they are, without a look, up
  * to the first new message, breakpoint that appeared or went, anchored
- * reminder group or message the provider rules changed. Their pieces stay
+ * reminder group or message whose view the provider rules changed since the
+ * last render (qr_rules: a message they change the same way every turn keeps
+ * the same blocks). Their pieces stay
  * in place, and qr_memo_same tells the consumers of the body (the running
  * digest, the contiguous body, the segments, the validation window) how
  * much of the last body is unchanged.
@@ -135,6 +137,18 @@ typedef struct qr_rules {
     char provider[64];
     uint32_t *chg;
     uint32_t nchg, cap;
+    /* the view the encoders see: t with the messages the rules changed, in
+     * the memo (kept up to date with what changed), so that a message the
+     * rules change the same way every turn keeps the same blocks (its stored
+     * encoding stays usable) */
+    quire_transcript vt;
+    qmsg *vmsgs;
+    uint32_t nv, capv;       /* vmsgs[0, nv) mirror t->msgs[0, nv) but for vchg */
+    uint32_t *vchg;          /* the messages changed in the view, in order */
+    uint32_t nvchg, capvchg;
+    qblock **kblk;           /* per message: its last kept blocks (in karena) */
+    uint32_t *knb;
+    qarena karena;           /* kept blocks: freed only with the memo's encodings */
 } qr_rules;
 qr_rules *qr_memo_rules(qr_memo *m);
 bool qr_rules_push(qr_memo *m, uint32_t k);
@@ -154,6 +168,18 @@ typedef struct qr_details {
 } qr_details;
 qr_details *qr_memo_details(qr_memo *m);
 bool qr_details_push(qr_memo *m, uint32_t k, uint32_t b, int32_t part);
+/* Brings the view in line with t (the messages changed last time restored,
+ * the new ones copied); old, oldb, nold: the messages the view had changed and
+ * their blocks then (in c->scratch). False on OOM. */
+bool qr_rules_view_sync(qr_memo *m, const quire_transcript *t, qarena *scratch, uint32_t **old, qblock ***oldb,
+                        uint32_t *nold);
+/* Message k of the view becomes kept[0, nk). pure: kept is what the rules
+ * make of the message whatever else the transcript holds (blocks dropped, a
+ * tool result's blank parts taken out; not the trimmed final message): the
+ * view keeps one copy of it (tool result parts too), the same blocks every
+ * turn; otherwise the view holds kept (in c->scratch) for this render.
+ * False on OOM. */
+bool qr_rules_view_set(qr_memo *m, uint32_t k, qblock *kept, uint32_t nk, bool pure);
 /* Empties the id set; false when growing it failed. */
 void qr_checked_reset(qr_memo *m);
 bool qr_checked_grow(qr_memo *m, uint32_t want);

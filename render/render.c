@@ -665,6 +665,10 @@ static void ev_drop_system(qr_ctx *c, uint32_t i, const char *reason, const char
 /* The view of the transcript the encoders see (made on the first change). */
 static quire_status view_of(qr_ctx *c, quire_transcript **viewp) {
     if (*viewp) return QUIRE_OK;
+    if (c->memo_view) { /* the memo's, in line with the transcript already (memo.h) */
+        *viewp = c->memo_view;
+        return QUIRE_OK;
+    }
     const quire_transcript *t = c->t;
     quire_transcript *view = qarena_alloc(&c->scratch, sizeof *view);
     qmsg *msgs = qarena_alloc(&c->scratch, (size_t)(t->nmsgs ? t->nmsgs : 1) * sizeof(qmsg));
@@ -878,7 +882,7 @@ static quire_status rules_msg(qr_ctx *c, uint32_t k, quire_transcript **viewp, b
     const qmsg *m = &t->msgs[k];
     qblock *kept = NULL;
     uint32_t nk = 0;
-    bool changed = false;
+    bool changed = false, pure = true; /* pure: the same kept blocks every turn (no trim, no id map) */
     for (uint32_t b = 0; b < m->nblocks; b++) {
         const qblock *bl = &m->blocks[b];
         const char *reason = NULL, *detail = NULL;
@@ -917,6 +921,7 @@ static quire_status rules_msg(qr_ctx *c, uint32_t k, quire_transcript **viewp, b
             }
         }
         if (oom) return q_oom(c->err);
+        if (mod && !reason && map_ids) pure = false;
         if (reason) ev_drop(c, k, b, reason, detail);
         if ((reason || mod) && !changed) {
             changed = true;
@@ -962,6 +967,7 @@ static quire_status rules_msg(qr_ctx *c, uint32_t k, quire_transcript **viewp, b
                 nk = m->nblocks;
             }
             kept[nk - 1].text = qstr_plain(p.p, n);
+            pure = false;
             qr_event_adjusted(c, "trimmed_trailing_whitespace", k,
                               "the final assistant message may not end with whitespace: its last text block is trimmed");
         }
@@ -970,10 +976,14 @@ static quire_status rules_msg(qr_ctx *c, uint32_t k, quire_transcript **viewp, b
     *chg = true;
     quire_status vst = view_of(c, viewp);
     if (vst) return vst;
-    qmsg *vm = &(*viewp)->msgs[k];
-    vm->blocks = kept;
-    vm->nblocks = nk;
-    vm->content_is_string = vm->content_is_string && nk == 1;
+    if (c->memo_view) {
+        if (!qr_rules_view_set(c->memo, k, kept, nk, pure)) return q_oom(c->err);
+    } else {
+        qmsg *vm = &(*viewp)->msgs[k];
+        vm->blocks = kept;
+        vm->nblocks = nk;
+        vm->content_is_string = vm->content_is_string && nk == 1;
+    }
     if (nk == 0) {
         /* provider artefacts go with an event whatever --lossy says, and so does
          * a message they alone made up */
@@ -1041,6 +1051,8 @@ static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
               ru->dialect == (int)c->caps.dialect && ru->thinking == thinking && strcmp(ru->provider, c->ro->provider) == 0)) {
             ru->t = NULL;
             ru->n = ru->nchg = 0;
+            /* other rules: other kept blocks (the old copies stay allocated) */
+            if (ru->capv) memset(ru->kblk, 0, (size_t)ru->capv * sizeof *ru->kblk);
             if (strlen(c->ro->provider) < sizeof ru->provider) {
                 ru->t = t;
                 ru->dialect = (int)c->caps.dialect;
@@ -1050,9 +1062,37 @@ static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
         }
         if (!ru->t) ru = NULL;
     }
+    /* the memo's view: the messages changed last time are restored first;
+     * the first message whose blocks differ from last time's view is where
+     * the memo's reused prefix ends (qr_memo_prefix) */
+    uint32_t *old = NULL, nold = 0;
+    qblock **oldb = NULL;
+    c->memo_view = NULL;
+    if (ru) {
+        if (!qr_rules_view_sync(c->memo, t, &c->scratch, &old, &oldb, &nold)) {
+            ru->t = NULL;
+            return q_oom(c->err);
+        }
+        c->memo_view = &ru->vt;
+    }
     quire_status st = apply_rules_from(c, viewp, ru);
+    c->memo_view = NULL;
     if (st && ru) ru->t = NULL; /* forget: the next render applies them to every message */
-    return st;
+    if (st || !ru) return st;
+    c->changed_from = UINT32_MAX;
+    uint32_t q = 0;
+    for (uint32_t p = 0; p < ru->nvchg; p++) {
+        uint32_t k = ru->vchg[p];
+        while (q < nold && old[q] < k) { /* changed then, not now */
+            if (old[q] < c->changed_from) c->changed_from = old[q];
+            q++;
+        }
+        bool same = q < nold && old[q] == k && oldb[q] == ru->vmsgs[k].blocks && ru->kblk[k] == ru->vmsgs[k].blocks;
+        if (q < nold && old[q] == k) q++;
+        if (!same && k < c->changed_from) c->changed_from = k;
+    }
+    if (q < nold && old[q] < c->changed_from) c->changed_from = old[q];
+    return QUIRE_OK;
 }
 
 typedef quire_status (*qr_encoder)(qr_ctx *c);

@@ -63,6 +63,7 @@ typedef struct qr_ctx {
     uint32_t first_user;      /* first user-role message (system folding), UINT32_MAX = none */
     struct qr_memo *memo;     /* a live session's stored encodings (render/memo.h); NULL = stateless */
     uint32_t changed_from;    /* first message the provider rules changed (UINT32_MAX: none) */
+    quire_transcript *memo_view; /* the memo's view of the transcript (render.c apply_rules), or NULL */
     /* request parameters (DESIGN 13); never NULL (an empty set when none given) */
     const qparams *params;
     const char *betas[4];     /* anthropic-beta features the body needs (envelope) */
