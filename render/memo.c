@@ -818,14 +818,27 @@ bool qr_rules_view_sync(qr_memo *m, const quire_transcript *t, qarena *scratch, 
     *nold = 0;
     if (r->capv < t->nmsgs) {
         uint32_t n = t->nmsgs + t->nmsgs / 2 + 16;
-        qmsg *nm = q_realloc(m->a, r->vmsgs, (size_t)r->capv * sizeof *nm, (size_t)n * sizeof *nm);
-        if (!nm) return false;
+        /* the three arrays share capv: all three are allocated before any
+         * is replaced, so a failure leaves them as they were */
+        qmsg *nm = q_malloc(m->a, (size_t)n * sizeof *nm);
+        qblock **nk = q_malloc(m->a, (size_t)n * sizeof *nk);
+        uint32_t *nn = q_malloc(m->a, (size_t)n * sizeof *nn);
+        if (!nm || !nk || !nn) {
+            q_free(m->a, nm, nm ? (size_t)n * sizeof *nm : 0);
+            q_free(m->a, nk, nk ? (size_t)n * sizeof *nk : 0);
+            q_free(m->a, nn, nn ? (size_t)n * sizeof *nn : 0);
+            return false;
+        }
+        if (r->capv) {
+            memcpy(nm, r->vmsgs, (size_t)r->capv * sizeof *nm);
+            memcpy(nk, r->kblk, (size_t)r->capv * sizeof *nk);
+            memcpy(nn, r->knb, (size_t)r->capv * sizeof *nn);
+        }
+        q_free(m->a, r->vmsgs, (size_t)r->capv * sizeof *nm);
+        q_free(m->a, r->kblk, (size_t)r->capv * sizeof *nk);
+        q_free(m->a, r->knb, (size_t)r->capv * sizeof *nn);
         r->vmsgs = nm;
-        qblock **nk = q_realloc(m->a, r->kblk, (size_t)r->capv * sizeof *nk, (size_t)n * sizeof *nk);
-        if (!nk) return false;
         r->kblk = nk;
-        uint32_t *nn = q_realloc(m->a, r->knb, (size_t)r->capv * sizeof *nn, (size_t)n * sizeof *nn);
-        if (!nn) return false;
         r->knb = nn;
         memset(r->kblk + r->capv, 0, (size_t)(n - r->capv) * sizeof *nk);
         memset(r->knb + r->capv, 0, (size_t)(n - r->capv) * sizeof *nn);
