@@ -55,19 +55,28 @@ function lines(b) {
   return b.toString('utf8').split('\n').filter((l) => l.length > 0);
 }
 
-/** Renders a transcript into the request body for a provider (DESIGN 5). */
+const NO_EVENTS = Buffer.alloc(0);
+
+/**
+ * Renders a transcript into the request body for a provider (DESIGN 5). The body is the
+ * library's own buffer (no copy), valid for as long as the Buffer is referenced; events and
+ * state are parsed only when read.
+ */
 function render(transcript, opts = {}) {
-  const r = addon.render(bytes(transcript), {
-    provider: opts.provider, model: opts.model, state: bytes(opts.state), caps: bytes(opts.caps),
-    policy: bytes(opts.policy), pretty: !!opts.pretty, maxTokens: opts.maxTokens, lossy: !!opts.lossy,
-    from: opts.from,
-  });
-  return {
-    body: r.body,
-    get events() { return jsonl(r.events); },
-    get state() { return JSON.parse(r.state); },
-    stateJson: r.state,
-  };
+  const r = addon.render(typeof transcript === 'string' || transcript instanceof Uint8Array ? transcript : bytes(transcript),
+    opts.provider, opts.model, bytes(opts.state), bytes(opts.caps), bytes(opts.policy), !!opts.pretty,
+    opts.maxTokens, !!opts.lossy, opts.from);
+  return new RenderResult(r[0], r[1], r[2] === undefined ? NO_EVENTS : r[2]);
+}
+
+class RenderResult {
+  constructor(body, stateJson, events) {
+    this.body = body;
+    this.stateJson = stateJson;
+    this._events = events;
+  }
+  get events() { return jsonl(this._events); }
+  get state() { return JSON.parse(this.stateJson); }
 }
 
 /** Compacts a transcript to a token budget (DESIGN 6). */
