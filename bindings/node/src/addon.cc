@@ -278,15 +278,28 @@ Napi::Value StateBytes(Napi::Env env, const quire_state *s) {
     return Take(env, &b);
 }
 
-// A short string argument (provider, model, dialect) into a fixed buffer; false when absent.
-bool ShortString(Napi::Env env, napi_value v, char *out, size_t cap) {
-    napi_valuetype t;
-    if (napi_typeof(env, v, &t) != napi_ok || t != napi_string) return false;
-    size_t n = 0;
-    if (napi_get_value_string_utf8(env, v, out, cap, &n) != napi_ok) throw Napi::Error::New(env);
-    if (n + 1 >= cap) ThrowInvalid(env, "render: provider, model or from is too long");
-    return true;
-}
+// A string argument (provider, model, dialect) without a heap allocation when it is short;
+// c() is null when the argument is not a string.
+class ArgString {
+  public:
+    ArgString(Napi::Env env, napi_value v) {
+        napi_valuetype t;
+        if (napi_typeof(env, v, &t) != napi_ok || t != napi_string) return;
+        size_t n = 0;
+        if (napi_get_value_string_utf8(env, v, buf_, sizeof buf_, &n) != napi_ok) throw Napi::Error::New(env);
+        p_ = buf_;
+        if (n + 1 >= sizeof buf_) {  // maybe cut: the whole string
+            big_ = Napi::String(env, v).Utf8Value();
+            p_ = big_.c_str();
+        }
+    }
+    const char *c() const { return p_; }
+
+  private:
+    char buf_[128];
+    std::string big_;
+    const char *p_ = nullptr;
+};
 
 // render(transcript, provider, model, state, caps, policy, pretty, maxTokens, lossy, from)
 //   -> [body, stateJson, events | undefined]
@@ -295,9 +308,8 @@ bool ShortString(Napi::Env env, napi_value v, char *out, size_t cap) {
 // parsed borrowing it (the request owns its bytes, so nothing points into the scratch after).
 Napi::Value Render(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
-    char provider[128], model[256], from[64];
-    if (!ShortString(env, info[1], provider, sizeof provider)) ThrowInvalid(env, "render: provider is required");
-    bool hm = ShortString(env, info[2], model, sizeof model), hf = ShortString(env, info[9], from, sizeof from);
+    ArgString provider(env, info[1]), model(env, info[2]), from(env, info[9]);
+    if (!provider.c()) ThrowInvalid(env, "render: provider is required");
     std::unique_ptr<StringScratch> str;
     Input t;
     if (info[0].IsString()) str.reset(new StringScratch(env, info[0]));
@@ -309,8 +321,8 @@ Napi::Value Render(const Napi::CallbackInfo &info) {
     LoadState(env, sb, nullptr, &own.s);
     LoadCaps(env, cb, &own.caps);
     quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
-    ro.provider = provider;
-    ro.model = hm ? model : nullptr;
+    ro.provider = provider.c();
+    ro.model = model.c();
     ro.pretty = info[6].ToBoolean().Value() ? 1 : 0;
     if (info[7].IsNumber()) ro.max_tokens = info[7].As<Napi::Number>().Uint32Value();
     ro.caps = own.caps;
@@ -320,7 +332,7 @@ Napi::Value Render(const Napi::CallbackInfo &info) {
     if (info[8].ToBoolean().Value()) ro.lossy = 1;
     quire_options qo = QUIRE_OPTIONS_INIT;
     qo.flags = QUIRE_PARSE_BORROW;
-    st = hf ? quire_transcript_parse_dialect(from, td, tl, &qo, &own.t, &e)
+    st = from.c() ? quire_transcript_parse_dialect(from.c(), td, tl, &qo, &own.t, &e)
             : quire_transcript_parse(td, tl, &qo, &own.t, &e);
     if (st) Throw(env, st, e);
     quire_render_result res;

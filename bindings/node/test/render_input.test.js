@@ -1,0 +1,84 @@
+'use strict';
+// render() from a JS string is transcoded UTF-16 -> UTF-8 inside the addon (a reused scratch);
+// these pin that it gives the same bytes as the UTF-8 Buffer Node itself makes, on every shape
+// of text, and that a returned body owns its bytes (later renders and GC leave it intact).
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const v8 = require('v8');
+const vm = require('vm');
+const quire = require('..');
+
+function transcript(text) {
+  return JSON.stringify({ messages: [{ role: 'user', content: text }] });
+}
+
+const TEXTS = {
+  ascii: 'plain ascii '.repeat(40),
+  latin1: 'café déjà vu — naïve ' + 'é'.repeat(37),
+  bmp: '日本語のテキスト ' + 'ü€'.repeat(20) + ' end',
+  pairs: '😀 emoji 🚀 pairs 𝄞 ' + '🙂'.repeat(17),
+  // ASCII runs of every length around the 16-unit blocks, then a multi-byte unit
+  boundaries: Array.from({ length: 40 }, (_, i) => 'x'.repeat(i) + 'é😀').join('|'),
+  pairAtBlock: 'a'.repeat(15) + '😀' + 'b'.repeat(14) + '😀' + 'c'.repeat(33),
+};
+
+test('a string transcript renders to the same body as its UTF-8 bytes', () => {
+  for (const [name, text] of Object.entries(TEXTS)) {
+    const src = transcript(text);
+    for (const provider of ['anthropic', 'openai']) {
+      const fromString = quire.render(src, { provider }).body;
+      const fromBytes = quire.render(Buffer.from(src, 'utf8'), { provider }).body;
+      assert.ok(fromString.equals(fromBytes), `${name} / ${provider}`);
+      assert.ok(fromString.toString('utf8').includes(text), name);
+    }
+  }
+});
+
+test('a lone surrogate becomes U+FFFD, as Node\'s own UTF-8 encoding does', () => {
+  for (const text of ['a\ud800b', 'end\udc00', '\udbff', 'x'.repeat(20) + '\ud83d' + 'y'.repeat(20)]) {
+    // raw in the JSON text (JSON.stringify would escape it as \udXXX)
+    const src = '{"messages":[{"role":"user","content":"' + text + '"}]}';
+    const a = quire.render(src, { provider: 'anthropic' }).body;
+    const b = quire.render(Buffer.from(src, 'utf8'), { provider: 'anthropic' }).body;
+    assert.ok(a.equals(b));
+    assert.ok(a.includes('\ufffd'));
+  }
+});
+
+test('a long string after a short one, and a short one after a long one (scratch reuse)', () => {
+  const long = transcript('é😀 long '.repeat(50000));
+  const short = transcript('short');
+  const s1 = quire.render(short, { provider: 'anthropic' }).body.toString();
+  const l1 = quire.render(long, { provider: 'anthropic' }).body;
+  const s2 = quire.render(short, { provider: 'anthropic' }).body.toString();
+  assert.equal(s1, s2);
+  assert.ok(l1.equals(quire.render(Buffer.from(long), { provider: 'anthropic' }).body));
+});
+
+test('a body stays valid after later renders and after GC of everything else', () => {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc');
+  const src = transcript('keep me ' + '🙂'.repeat(1000));
+  const body = quire.render(src, { provider: 'anthropic' }).body;  // the result object is dropped
+  const copy = Buffer.from(body);
+  const slice = body.subarray(10, 60);
+  const sliceCopy = Buffer.from(slice);
+  for (let i = 0; i < 50; i++) {
+    quire.render(transcript('other ' + i + ' 😀'.repeat(500)), { provider: 'anthropic' });
+    quire.render(Buffer.from(transcript('bytes ' + i)), { provider: 'openai' });
+  }
+  gc();
+  gc();
+  assert.ok(body.equals(copy));
+  assert.ok(slice.equals(sliceCopy));
+});
+
+test('render results: events and state read lazily, stateJson a Buffer', () => {
+  const r = quire.render(transcript('hi'), { provider: 'anthropic' });
+  assert.deepEqual(r.events, []);
+  assert.ok(Buffer.isBuffer(r.stateJson));
+  assert.equal(r.state.turn, 1);
+  // a long model name goes through whole (the addon reads short ones into a fixed buffer)
+  const long = 'claude-' + 'x'.repeat(300);
+  assert.ok(JSON.parse(quire.render(transcript('hi'), { provider: 'anthropic', model: long }).body).model === long);
+});
