@@ -35,64 +35,74 @@ struct AddonData {
     }
 };
 
+// One UTF-16 unit (or surrogate pair) at in[*i] as UTF-8; a lone surrogate becomes U+FFFD.
+inline unsigned char *PutUnit(const char16_t *in, size_t n, size_t *i, unsigned char *o) {
+    uint32_t c = in[(*i)++];
+    if (c < 0x80) {
+        *o++ = static_cast<unsigned char>(c);
+    } else if (c < 0x800) {
+        *o++ = static_cast<unsigned char>(0xC0 | (c >> 6));
+        *o++ = static_cast<unsigned char>(0x80 | (c & 0x3F));
+    } else if (c >= 0xD800 && c <= 0xDFFF) {
+        if (c <= 0xDBFF && *i < n && in[*i] >= 0xDC00 && in[*i] <= 0xDFFF) {
+            uint32_t cp = 0x10000 + ((c - 0xD800) << 10) + (static_cast<uint32_t>(in[(*i)++]) - 0xDC00);
+            *o++ = static_cast<unsigned char>(0xF0 | (cp >> 18));
+            *o++ = static_cast<unsigned char>(0x80 | ((cp >> 12) & 0x3F));
+            *o++ = static_cast<unsigned char>(0x80 | ((cp >> 6) & 0x3F));
+            *o++ = static_cast<unsigned char>(0x80 | (cp & 0x3F));
+        } else {
+            *o++ = 0xEF;
+            *o++ = 0xBF;
+            *o++ = 0xBD;
+        }
+    } else {
+        *o++ = static_cast<unsigned char>(0xE0 | (c >> 12));
+        *o++ = static_cast<unsigned char>(0x80 | ((c >> 6) & 0x3F));
+        *o++ = static_cast<unsigned char>(0x80 | (c & 0x3F));
+    }
+    return o;
+}
+
 // UTF-16 -> UTF-8, V8's way (a lone surrogate becomes U+FFFD). out holds 3 bytes per unit.
-// ASCII runs go 16 units at a time (SSE2 on x86-64, 64-bit words elsewhere).
+// ASCII goes 16 units at a time (SSE2 on x86-64): a block's ASCII prefix is stored packed, the
+// non-ASCII run after it one unit at a time, then back to blocks. Elsewhere, 4-unit words.
 size_t Utf16ToUtf8(const char16_t *in, size_t n, char *out) {
     unsigned char *o = reinterpret_cast<unsigned char *>(out);
     size_t i = 0;
-    while (i < n) {
 #if defined(__SSE2__)
-        if (i + 16 <= n) {
-            __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i *>(in + i));
-            __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i *>(in + i + 8));
-            __m128i hi = _mm_and_si128(_mm_or_si128(a, b), _mm_set1_epi16(static_cast<short>(0xFF80)));
-            if (_mm_movemask_epi8(_mm_cmpeq_epi16(hi, _mm_setzero_si128())) == 0xFFFF) {
-                _mm_storeu_si128(reinterpret_cast<__m128i *>(o), _mm_packus_epi16(a, b));
-                o += 16;
-                i += 16;
-                continue;
-            }
+    const __m128i high = _mm_set1_epi16(static_cast<short>(0xFF80));
+    while (i + 16 <= n) {
+        __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i *>(in + i));
+        __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i *>(in + i + 8));
+        uint32_t m = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(a, high), _mm_setzero_si128()))) |
+                     static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(b, high), _mm_setzero_si128())))
+                         << 16;
+        // 16 bytes fit: at least 16 units remain, and out holds 3 bytes for each
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(o), _mm_packus_epi16(a, b));
+        if (m == 0xFFFFFFFFu) {
+            o += 16;
+            i += 16;
+            continue;
         }
-#else
-        if (i + 4 <= n) {
-            uint64_t w;
-            std::memcpy(&w, in + i, 8);
-            if ((w & 0xFF80FF80FF80FF80ull) == 0) {
-                for (int k = 0; k < 4; k++) o[k] = static_cast<unsigned char>(in[i + k]);
-                o += 4;
-                i += 4;
-                continue;
-            }
-        }
-#endif
-        // one unit (or a surrogate pair) at a time, up to the next block boundary
-        size_t stop = i + 16 < n ? i + 16 : n;
-        while (i < stop) {
-            uint32_t c = in[i++];
-            if (c < 0x80) {
-                *o++ = static_cast<unsigned char>(c);
-            } else if (c < 0x800) {
-                *o++ = static_cast<unsigned char>(0xC0 | (c >> 6));
-                *o++ = static_cast<unsigned char>(0x80 | (c & 0x3F));
-            } else if (c >= 0xD800 && c <= 0xDFFF) {
-                if (c <= 0xDBFF && i < n && in[i] >= 0xDC00 && in[i] <= 0xDFFF) {
-                    uint32_t cp = 0x10000 + ((c - 0xD800) << 10) + (static_cast<uint32_t>(in[i++]) - 0xDC00);
-                    *o++ = static_cast<unsigned char>(0xF0 | (cp >> 18));
-                    *o++ = static_cast<unsigned char>(0x80 | ((cp >> 12) & 0x3F));
-                    *o++ = static_cast<unsigned char>(0x80 | ((cp >> 6) & 0x3F));
-                    *o++ = static_cast<unsigned char>(0x80 | (cp & 0x3F));
-                } else {  // lone surrogate
-                    *o++ = 0xEF;
-                    *o++ = 0xBF;
-                    *o++ = 0xBD;
-                }
-            } else {
-                *o++ = static_cast<unsigned char>(0xE0 | (c >> 12));
-                *o++ = static_cast<unsigned char>(0x80 | ((c >> 6) & 0x3F));
-                *o++ = static_cast<unsigned char>(0x80 | (c & 0x3F));
-            }
-        }
+        size_t k = static_cast<size_t>(__builtin_ctz(~m)) / 2;  // the ASCII prefix
+        o += k;
+        i += k;
+        while (i < n && in[i] >= 0x80) o = PutUnit(in, n, &i, o);
     }
+#else
+    while (i + 4 <= n) {
+        uint64_t w;
+        std::memcpy(&w, in + i, 8);
+        if ((w & 0xFF80FF80FF80FF80ull) == 0) {
+            for (int k = 0; k < 4; k++) o[k] = static_cast<unsigned char>(in[i + k]);
+            o += 4;
+            i += 4;
+            continue;
+        }
+        o = PutUnit(in, n, &i, o);
+    }
+#endif
+    while (i < n) o = PutUnit(in, n, &i, o);
     return static_cast<size_t>(o - reinterpret_cast<unsigned char *>(out));
 }
 
