@@ -93,6 +93,12 @@ export interface RenderOptions {
   lossy?: boolean;
   /** Read a request body in this dialect instead of a transcript. */
   from?: 'anthropic' | 'openai_chat' | 'openai_responses' | 'gemini';
+  /**
+   * A buffer the caller reuses across renders: when the body fits, it is written there and
+   * `body` is a view of its first bytes (no fresh allocation; the next render into the same
+   * buffer overwrites it). When it does not fit, `body` is a new Buffer as without it.
+   */
+  into?: Uint8Array<ArrayBuffer>;
 }
 
 export interface RenderResult {

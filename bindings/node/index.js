@@ -58,15 +58,21 @@ function lines(b) {
 const NO_EVENTS = Buffer.alloc(0);
 
 /**
- * Renders a transcript into the request body for a provider (DESIGN 5). The body is the
- * library's own buffer (no copy), valid for as long as the Buffer is referenced; events and
- * state are parsed only when read.
+ * Renders a transcript into the request body for a provider (DESIGN 5). The body is a new
+ * Buffer (one copy of the library's bytes) unless opts.into is given and large enough: then
+ * it is a view of into's first bytes, overwritten by whatever next writes into that buffer.
+ * Events and state are parsed only when read.
  */
 function render(transcript, opts = {}) {
   const r = addon.render(typeof transcript === 'string' || transcript instanceof Uint8Array ? transcript : bytes(transcript),
     opts.provider, opts.model, bytes(opts.state), bytes(opts.caps), bytes(opts.policy), !!opts.pretty,
-    opts.maxTokens, !!opts.lossy, opts.from);
-  return new RenderResult(r[0], r[1], r[2] === undefined ? NO_EVENTS : r[2]);
+    opts.maxTokens, !!opts.lossy, opts.from, opts.into);
+  let body = r[0];
+  if (typeof body === 'number') {  // written into opts.into: a view of its first bytes
+    const into = opts.into;
+    body = Buffer.isBuffer(into) ? into.subarray(0, body) : Buffer.from(into.buffer, into.byteOffset, body);
+  }
+  return new RenderResult(body, r[1], r[2] === undefined ? NO_EVENTS : r[2]);
 }
 
 class RenderResult {

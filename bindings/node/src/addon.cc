@@ -311,8 +311,8 @@ class ArgString {
     const char *p_ = nullptr;
 };
 
-// render(transcript, provider, model, state, caps, policy, pretty, maxTokens, lossy, from)
-//   -> [body, stateJson, events | undefined]
+// render(transcript, provider, model, state, caps, policy, pretty, maxTokens, lossy, from, into)
+//   -> [body (or its length, written into `into`), stateJson, events | undefined]
 // Positional, so no options object is built and read per call; the body is the library's own
 // Buffer filled by one copy; a string transcript is transcoded into the env's scratch and
 // parsed borrowing it (the request owns its bytes, so nothing points into the scratch after).
@@ -351,7 +351,19 @@ Napi::Value Render(const Napi::CallbackInfo &info) {
     Napi::Array r = Napi::Array::New(env, 3);
     try {
         r.Set(1u, StateBytes(env, res.state));
-        r.Set(0u, Take(env, &res.request));
+        // into: the caller's buffer, written when the body fits; its length comes back instead
+        bool wrote = false;
+        if (info.Length() > 10 && info[10].IsTypedArray()) {
+            Napi::TypedArray into = info[10].As<Napi::TypedArray>();
+            size_t cap = into.ByteLength();
+            if (res.request.len <= cap) {
+                char *dst = static_cast<char *>(into.ArrayBuffer().Data()) + into.ByteOffset();
+                if (res.request.len) std::memcpy(dst, res.request.data, res.request.len);
+                r.Set(0u, Napi::Number::New(env, static_cast<double>(res.request.len)));
+                wrote = true;
+            }
+        }
+        if (!wrote) r.Set(0u, Take(env, &res.request));
         if (res.events.len) r.Set(2u, Take(env, &res.events));
     } catch (...) {
         quire_render_result_free(&res);

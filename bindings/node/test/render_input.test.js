@@ -82,3 +82,28 @@ test('render results: events and state read lazily, stateJson a Buffer', () => {
   const long = 'claude-' + 'x'.repeat(300);
   assert.ok(JSON.parse(quire.render(transcript('hi'), { provider: 'anthropic', model: long }).body).model === long);
 });
+
+test('into: the body is written into the caller\'s buffer when it fits', () => {
+  const src = transcript('into me 😀 ' + 'x'.repeat(3000));
+  const fresh = quire.render(src, { provider: 'anthropic' }).body;
+  const into = Buffer.alloc(fresh.length + 100, 0x2a);
+  const a = quire.render(src, { provider: 'anthropic', into });
+  assert.ok(Buffer.isBuffer(a.body));
+  assert.equal(a.body.buffer, into.buffer);
+  assert.equal(a.body.byteOffset, into.byteOffset);
+  assert.ok(a.body.equals(fresh));
+  assert.equal(into[fresh.length], 0x2a);  // nothing written past the body
+  // a plain Uint8Array works too, and a second render overwrites the first body in place
+  const u8 = new Uint8Array(fresh.length + 10);
+  const b1 = quire.render(transcript('one'), { provider: 'openai', into: u8 }).body;
+  const one = Buffer.from(b1);
+  const b2 = quire.render(transcript('two'), { provider: 'openai', into: u8 }).body;
+  assert.ok(Buffer.isBuffer(b2) && b2.buffer === u8.buffer);
+  assert.ok(b2.toString().includes('two') && one.toString().includes('one'));
+  // too small: a new Buffer, the given one untouched
+  const small = Buffer.alloc(8, 0x2a);
+  const c = quire.render(src, { provider: 'anthropic', into: small });
+  assert.notEqual(c.body.buffer, small.buffer);
+  assert.ok(c.body.equals(fresh));
+  assert.ok(small.equals(Buffer.alloc(8, 0x2a)));
+});
