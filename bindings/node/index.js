@@ -255,10 +255,17 @@ class Session {
   /**
    * The next request; the turn stays pending until accept(). params: the request parameters of
    * DESIGN 13 (maxTokens, temperature, toolChoice, responseFormat, reasoning, stream, ...).
+   * opts.into: a buffer the caller reuses; when the body fits it is written there and the
+   * request's body (and segments) are views of it, overwritten by the next render into it.
    */
-  render(target, params) {
-    const r = new Request(this._s.render(target ? JSON.stringify(target) : null,
-      params === undefined || params === null ? null : bytes(params)));
+  render(target, params, opts) {
+    const into = opts ? opts.into : undefined;
+    const n = this._s.render(target ? JSON.stringify(target) : null,
+      params === undefined || params === null ? null : bytes(params), into);
+    if (typeof n.body === 'number') {  // written into opts.into: a view of its first bytes
+      n.body = Buffer.isBuffer(into) ? into.subarray(0, n.body) : Buffer.from(into.buffer, into.byteOffset, n.body);
+    }
+    const r = new Request(n);
     this._target = [r.provider, r.model];
     return r;
   }

@@ -107,3 +107,21 @@ test('into: the body is written into the caller\'s buffer when it fits', () => {
   assert.ok(c.body.equals(fresh));
   assert.ok(small.equals(Buffer.alloc(8, 0x2a)));
 });
+
+test('Session.render into a reused buffer: body and segments are views of it', () => {
+  const s = new quire.Session({ provider: 'anthropic', model: 'claude-sonnet-4-5', system: 'be brief' });
+  s.append({ role: 'user', content: 'hello 😀' });
+  const fresh = Buffer.from(s.render().body);
+  const into = Buffer.alloc(fresh.length + 64);
+  const r = s.render(null, null, { into });
+  assert.equal(r.body.buffer, into.buffer);
+  assert.ok(r.body.equals(fresh));
+  assert.ok(Buffer.concat(r.segments).equals(fresh));
+  assert.equal(r.json().model, 'claude-sonnet-4-5');
+  s.accept({ role: 'assistant', content: 'hi' });
+  s.append({ role: 'user', content: 'more' });
+  const small = Buffer.alloc(4);
+  const r2 = s.render(null, null, { into: small });  // does not fit: a new Buffer
+  assert.notEqual(r2.body.buffer, small.buffer);
+  assert.ok(r2.body.includes('more'));
+});
