@@ -125,3 +125,19 @@ test('Session.render into a reused buffer: body and segments are views of it', (
   assert.notEqual(r2.body.buffer, small.buffer);
   assert.ok(r2.body.includes('more'));
 });
+
+test('seeded random strings: the addon\'s UTF-8 equals Node\'s for every mix of units', () => {
+  let seed = 12345;
+  const rnd = (n) => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed % n; };
+  const units = [0x61, 0x20, 0x7e, 0x7f, 0x80, 0xe9, 0x7ff, 0x800, 0x65e5, 0xfffd, 0xffff,
+    0xd83d, 0xde00, 0xd800, 0xdfff, 0xdbff, 0xdc00];
+  for (let it = 0; it < 300; it++) {
+    const n = rnd(120);
+    let text = '';
+    for (let k = 0; k < n; k++) text += String.fromCharCode(rnd(4) ? 0x61 + rnd(26) : units[rnd(units.length)]);
+    const src = '{"messages":[{"role":"user","content":"' + text + '"}]}';
+    const a = quire.render(src, { provider: 'openai' }).body;
+    const b = quire.render(Buffer.from(src, 'utf8'), { provider: 'openai' }).body;
+    assert.ok(a.equals(b), `case ${it}`);
+  }
+});
