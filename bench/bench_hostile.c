@@ -1,10 +1,11 @@
-/* Hostile inputs (issue 14): time for n and 10n of each input an outsider can
+/* Hostile inputs: time for n and 10n of each input an outsider can
  * grow, so the growth is visible (linear: ~10x; quadratic: ~100x).
  *
  *   bench_hostile [RUNS [CASE]]      (CASE: render, ingest, state, keys)
  *
  * Each row: medians of RUNS runs at n and at 10n, as wall time and as the
- * process's CPU time (user + system), with the growth 10n / n of each.
+ * process's CPU time (user + system), with the growth 10n / n of each. Every
+ * run is measured in a fresh child process (see measure()).
  *
  *   render   n live reminders from n distinct ACP sessions, one render
  *   ingest   n MCP servers (initialize + one reminder each), one apply_lines
@@ -18,6 +19,8 @@
 
 #include <stdarg.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 typedef struct sbuf {
     char *p;
@@ -180,6 +183,37 @@ static double run_keys(int n) {
     return dt;
 }
 
+/* One measurement in a fresh child process: each size starts from the same
+ * empty heap, as one CLI invocation does (in one process the allocator keeps
+ * the heap an earlier, larger case grew, and a later small case runs without
+ * the page faults its first run in a process pays). */
+static void measure(double (*fn)(int), int n, double *wall, double *cpu) {
+    int fd[2];
+    if (pipe(fd) != 0) { perror("bench_hostile: pipe"); exit(1); }
+    pid_t pid = fork();
+    if (pid < 0) { perror("bench_hostile: fork"); exit(1); }
+    if (pid == 0) {
+        close(fd[0]);
+        double v[2];
+        v[0] = fn(n);
+        v[1] = last_cpu;
+        ssize_t w = write(fd[1], v, sizeof v);
+        _exit(w == (ssize_t)sizeof v ? 0 : 1);
+    }
+    close(fd[1]);
+    double v[2];
+    ssize_t r = read(fd[0], v, sizeof v);
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (r != (ssize_t)sizeof v || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "bench_hostile: the measuring child failed\n");
+        exit(1);
+    }
+    *wall = v[0];
+    *cpu = v[1];
+}
+
 int main(int argc, char **argv) {
     int runs = bench_runs(argc, argv, 1, 3);
     static const struct {
@@ -202,10 +236,7 @@ int main(int argc, char **argv) {
             int n = cases[c].n * (k ? 10 : 1);
             double r[16], q[16];
             int rr = runs > 16 ? 16 : runs;
-            for (int i = 0; i < rr; i++) {
-                r[i] = cases[c].fn(n);
-                q[i] = last_cpu;
-            }
+            for (int i = 0; i < rr; i++) measure(cases[c].fn, n, &r[i], &q[i]);
             t[k] = bench_median(r, rr);
             u[k] = bench_median(q, rr);
         }

@@ -12,8 +12,8 @@
  *                        memcpy of that body (the one copy it costs)
  *   replay_digest_ms     quire_replay_run with QUIRE_REPLAY_DIGEST of each log
  *                        given (CPU time of the process, the best of three
- *                        runs), and their ratio
- * usage: bench_session LOG [LONGER_LOG] */
+ *                        runs), and their ratio to the first
+ * usage: bench_session LOG [LONGER_LOG [LONGEST_LOG]] */
 #include "bench/bench_common.h"
 #include "quire.h"
 
@@ -80,7 +80,7 @@ static double replay_digest_ms(const char *path) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: %s LOG [LONGER_LOG]\n", argv[0]); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: %s LOG [LONGER_LOG [LONGEST_LOG]]\n", argv[0]); return 2; }
     size_t flen;
     char *buf = bench_slurp(argv[1], &flen);
     enum { MAXT = 100000 };
@@ -199,6 +199,10 @@ int main(int argc, char **argv) {
     if (argc > 2) {
         double r2 = replay_digest_ms(argv[2]);
         printf(",\"replay_digest_ms_longer\":%.1f,\"replay_ratio\":%.2f", r2, r1 > 0 ? r2 / r1 : 0);
+    }
+    if (argc > 3) {
+        double r3 = replay_digest_ms(argv[3]);
+        printf(",\"replay_digest_ms_longest\":%.1f,\"replay_ratio_longest\":%.2f", r3, r1 > 0 ? r3 / r1 : 0);
     }
     printf("}\n");
     free(tt);

@@ -93,12 +93,14 @@ for k, f in inputs.items():
         n, nerr = node_peer("bench/peers/aisdk_render.mjs", ["--provider", "anthropic", "--quire-node", os.path.abspath(f"{B}/node")],
                             f, 10 if quick else 100, 10)
         if n:
-            row("2c. Render -> Anthropic from Node, same process: quire's Node package (from the bytes / from a JS string)", k,
-                f"{n['quire_node_buffer_ms']:.3f} ms / {n['quire_node_string_ms']:.3f} ms", f"AI SDK: {n['median_ms']:.2f} ms",
-                f"{n['median_ms'] / n['quire_node_buffer_ms']:.1f}x / {n['median_ms'] / n['quire_node_string_ms']:.1f}x")
-            row("2d. One loop turn from Node on the same transcript: a quire Session (append, render, accept) vs the AI SDK converting it", k,
-                f"{n['quire_node_session_turn_ms']:.3f} ms", f"AI SDK: {n['median_ms']:.2f} ms",
-                f"{n['median_ms'] / n['quire_node_session_turn_ms']:.1f}x")
+            row("2c. Render -> Anthropic from Node, same process: quire's Node package (from the bytes / from a JS string / bytes into a reused buffer)", k,
+                f"{n['quire_node_buffer_ms']:.3f} ms / {n['quire_node_string_ms']:.3f} ms / {n['quire_node_into_ms']:.3f} ms",
+                f"AI SDK: {n['median_ms']:.2f} ms",
+                f"{n['median_ms'] / n['quire_node_buffer_ms']:.1f}x / {n['median_ms'] / n['quire_node_string_ms']:.1f}x / "
+                f"{n['median_ms'] / n['quire_node_into_ms']:.1f}x")
+            row("2d. One loop turn from Node on the same transcript: a quire Session (append, render, accept) vs the AI SDK converting it (new body / into a reused buffer)", k,
+                f"{n['quire_node_session_turn_ms']:.3f} ms / {n['quire_node_session_into_ms']:.3f} ms", f"AI SDK: {n['median_ms']:.2f} ms",
+                f"{n['median_ms'] / n['quire_node_session_turn_ms']:.1f}x / {n['median_ms'] / n['quire_node_session_into_ms']:.1f}x")
         else:
             row("2c. Render -> Anthropic from Node, same process", k, f"n/a: {nerr}")
     row("2b. Render -> Anthropic, whole process", k, fmt_ms(qw) if qw else f"n/a: {err}",
@@ -178,19 +180,23 @@ for prov, model, f, chunk, peer in (("anthropic", "claude-sonnet-4-5", "anthropi
     ps = ("AI SDK: " + (f"{p['mb_per_s']:.0f} MB/s, {p['median_ms']:.2f} ms" if p else f"n/a: {perr}")) if peer else ""
     row(what, f"{os.path.getsize(path) // 1000} KB", qs, ps, f"{p['median_ms'] / q['median_ms']:.0f}x" if q and p else "")
 
-# 8. Sessions: incremental rendering (bench_session), replay --digest 1,000 vs 4,000 turns
+# 8. Sessions: incremental rendering (bench_session), replay --digest 1,000 vs 4,000 vs 10,000 turns
 session4 = f"{data}/session-4000.jsonl"
 if not os.path.exists(session4):
     subprocess.run([PY, "bench/gen.py", "--session", "4000", "--out", session4], check=True)
-j, err = run_json([f"{B}/bench/bench_session", session, session4])
+session10 = f"{data}/session-10000.jsonl"
+if not os.path.exists(session10):
+    subprocess.run([PY, "bench/gen.py", "--session", "10000", "--out", session10], check=True)
+j, err = run_json([f"{B}/bench/bench_session", session, session4, session10])
 if j:
     row("8a. Session render per turn at turn 10 / 100 / 1000, segments (body size)", "session",
         " / ".join(f"{j.get(f'render_us_at_{n}', 0):.0f} us ({j.get(f'body_bytes_at_{n}', 0) / 1e6:.2f} MB)" for n in (10, 100, 1000)))
     row("8b. Last turn again: segments / contiguous body; stateless quire_render of the same turn", "session",
         f"{j['segments_us_last']:.0f} us / {j['contiguous_us_last']:.0f} us (memcpy of the body: {j['memcpy_us_last']:.0f} us)",
         f"stateless: {j['stateless_us_last']:.0f} us", f"{j['stateless_us_last'] / max(j['segments_us_last'], 1e-3):.1f}x")
-    row("8c. Replay --digest in-process (CPU): 1,000 turns / 4,000 turns", "session",
-        f"{j['replay_digest_ms']:.0f} ms / {j['replay_digest_ms_longer']:.0f} ms = {j['replay_ratio']:.2f}x")
+    row("8c. Replay --digest in-process (CPU): 1,000 turns / 4,000 turns / 10,000 turns", "session",
+        f"{j['replay_digest_ms']:.0f} ms / {j['replay_digest_ms_longer']:.0f} ms = {j['replay_ratio']:.2f}x"
+        + (f" / {j['replay_digest_ms_longest']:.0f} ms = {j['replay_ratio_longest']:.2f}x" if 'replay_ratio_longest' in j else ""))
 else:
     row("8. Sessions", "session", f"n/a: {err[:60]}")
 

@@ -562,7 +562,7 @@ static uint32_t sub_filter(qserver *sv, const char *uri, size_t len, const char 
     uint32_t o = 0, removed = 0;
     for (uint32_t i = 0; i < sv->nsubs; i++) {
         bool drop = uri ? strncmp(sv->subs[i], uri, len) == 0 && sv->subs[i][len] == '\0'
-                        : sv->sub_listen[i] && strcmp(sv->sub_listen[i], listen) == 0;
+                        : listen && sv->sub_listen[i] && strcmp(sv->sub_listen[i], listen) == 0;
         if (drop) { removed++; continue; }
         sv->subs[o] = sv->subs[i];
         sv->sub_listen[o++] = sv->sub_listen[i];

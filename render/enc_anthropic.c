@@ -422,7 +422,10 @@ quire_status qr_encode_anthropic(qr_ctx *c) {
     }
     qr_seg_opts so = {true, true, c->caps.developer != QDEV_NONE, true};
     uint32_t nr = 0;
-    qr_run *runs = qr_segment(c, &so, &nr);
+    /* the memo's reused prefix (memo.h): its runs are not cut again */
+    qr_run pf_first, pf_last;
+    uint32_t pf_msgs = 0, pf = qr_memo_prefix(c, &pf_first, &pf_last, &pf_msgs);
+    qr_run *runs = qr_segment_after(c, &so, pf, &pf_first, &pf_last, &nr);
     if (!runs) return q_oom(c->err);
     qw_key(w, "messages");
     qw_arr_begin(w);
@@ -451,7 +454,17 @@ quire_status qr_encode_anthropic(qr_ctx *c) {
             }
         }
     }
-    for (uint32_t r = 0; r < nr; r++) {
+    uint32_t r0 = 0;
+    if (pf) {
+        uint32_t pw = 0;
+        if (qr_memo_skip(c, pf, &pw)) {
+            nwire += pw;
+            r0 = pf;
+        } else if (!(runs = qr_segment(c, &so, &nr))) {
+            return q_oom(c->err);
+        }
+    }
+    for (uint32_t r = r0; r < nr; r++) {
         const qr_run *run = &runs[r];
         bool last = r + 1 == nr;
         uint32_t prev_anchor = UINT32_MAX;

@@ -501,9 +501,17 @@ static quire_status encode(qr_ctx *c, bool mistral) {
         x.fold = false;
         nwire++;
     }
+    /* the memo's reused prefix (memo.h): its units are not looked at */
+    qr_run pf_first, pf_last;
+    uint32_t pf_msgs = 0, pf = qr_memo_prefix(c, &pf_first, &pf_last, &pf_msgs);
     qr_memo_head(c);
     bool tail_done = !qr_has_tail_user(c);
-    for (uint32_t k = 0; k < t->nmsgs; k++) {
+    uint32_t k0 = 0, pw = 0;
+    if (pf && qr_memo_skip(c, pf, &pw)) {
+        nwire += pw;
+        k0 = pf_msgs;
+    }
+    for (uint32_t k = k0; k < t->nmsgs; k++) {
         const qmsg *m = &t->msgs[k];
         bool last = k + 1 == t->nmsgs;
         /* the unit: the message, or the tool run and what it absorbs; it keeps

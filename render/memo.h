@@ -7,13 +7,28 @@
  * messages [i, j) (by identity), the run's role and variant bits, whether an
  * element precedes it in the array (the separator is part of the bytes) and
  * the cache breakpoints that fall in [i, j). A unit that touches a reminder
- * group, the folded system prompt or the tail, or that reports an event, is
- * never kept: it is encoded every turn. The request head (model, system,
- * tools) is encoded every turn and interned: equal bytes reuse the stored copy.
+ * group, the folded system prompt or the tail is never kept: it is encoded
+ * every turn. A kept unit keeps the events its encoding reported (a dropped
+ * artefact, a merge: they depend on its messages and the target only) and
+ * the anthropic-beta features it needed (qr_need_beta): a reuse writes the
+ * events again and names the features again, in their order.
+ * The request head (model, system, tools) is encoded every turn and
+ * interned: equal bytes reuse the stored copy.
  *
  * The context (dialect row, model, transcript, placement, pretty) is checked
  * at every render: any change (a target switch, a compaction that replaced
  * the transcript, a policy or caps change) empties the memo.
+ *
+ * A render starts at the first unit that can have changed: the units the
+ * last render took or wrote one after another right after the head (the
+ * reused prefix, qr_memo_prefix) are taken as they are, without a look, up
+ * to the first new message, breakpoint that appeared or went, anchored
+ * reminder group or message whose view the provider rules changed since the
+ * last render (qr_rules: a message they change the same way every turn keeps
+ * the same blocks). Their pieces stay
+ * in place, and qr_memo_same tells the consumers of the body (the running
+ * digest, the contiguous body, the segments, the validation window) how
+ * much of the last body is unchanged.
  *
  * The body of a memo render is a list of pieces: bytes written this turn
  * (in the memo's fresh buffer) and stored units (in the memo's storage,
@@ -24,6 +39,7 @@
 #define QUIRE_RENDER_MEMO_H
 
 #include "render/render.h"
+#include "render/wire.h"
 
 typedef struct qr_memo qr_memo;
 
@@ -59,14 +75,25 @@ const quire_segment *qr_memo_segments(qr_memo *m, size_t *n);
 uint64_t qr_memo_epoch(const qr_memo *m);
 /* Counters for tests and benchmarks: units reused and encoded by the last render. */
 void qr_memo_counts(const qr_memo *m, uint32_t *reused, uint32_t *encoded);
+/* Units the last render looked at one by one (its key checked or encoded);
+ * the units of the reused prefix are not among them (tests). */
+uint32_t qr_memo_visited(const qr_memo *m);
+/* The last body's leading pieces that are the pieces of the body before it
+ * (same pointers, same bytes: the reused prefix and an unchanged head); 0
+ * when unknown. *gen: successful renders so far (a consumer that kept
+ * something of the body of render gen - 1 may keep that much of it);
+ * *bytes: their length. */
+size_t qr_memo_same(const qr_memo *m, uint64_t *gen, size_t *bytes);
 
 /* The body with stretches of stored units left out, for a validation that
  * costs what changed: never the head, the first element, a unit with a
  * breakpoint, what was written this turn or the two units on each side of
  * those; a stretch [s, e) goes only when the units before s and before e are
  * closed units of one role (so the unit at e follows a unit like the one it
- * followed, and no call is left open). False when nothing would be left out. */
-bool qr_memo_window(const qr_memo *m, qbuf *out);
+ * followed, and no call is left open). The bytes are the memo's (valid until
+ * the next render); the scan resumes where the last body's was still the
+ * same. False when nothing would be left out. */
+bool qr_memo_window(qr_memo *m, const char **p, size_t *n);
 
 /* What the transcript checks of render.c have verified for a transcript:
  * messages [0, n) (the last one's blocks identify it) and, for the dialects
@@ -97,6 +124,62 @@ typedef struct qr_inmarks {
 } qr_inmarks;
 qr_inmarks *qr_memo_inmarks(qr_memo *m);
 bool qr_inmarks_push(qr_memo *m, uint32_t k, uint32_t b);
+/* What the provider rules (render.c apply_rules) found in messages [0, n)
+ * of transcript t (the last one's blocks identify it) for one target: the
+ * messages they changed (in order). A render applies them to the messages
+ * after n and to those only. */
+typedef struct qr_rules {
+    const quire_transcript *t;
+    uint32_t n;
+    const qblock *last;
+    int dialect;
+    bool thinking;
+    char provider[64];
+    uint32_t *chg;
+    uint32_t nchg, cap;
+    /* the view the encoders see: t with the messages the rules changed, in
+     * the memo (kept up to date with what changed), so that a message the
+     * rules change the same way every turn keeps the same blocks (its stored
+     * encoding stays usable) */
+    quire_transcript vt;
+    qmsg *vmsgs;
+    uint32_t nv, capv;       /* vmsgs[0, nv) mirror t->msgs[0, nv) but for vchg */
+    uint32_t *vchg;          /* the messages changed in the view, in order */
+    uint32_t nvchg, capvchg;
+    qblock **kblk;           /* per message: its last kept blocks (in karena) */
+    uint32_t *knb;
+    qarena karena;           /* kept blocks: freed only with the memo's encodings */
+} qr_rules;
+qr_rules *qr_memo_rules(qr_memo *m);
+bool qr_rules_push(qr_memo *m, uint32_t k);
+/* The blocks (or tool result parts) of messages [0, n) of transcript t whose
+ * image detail level the target drops (render.c): a render reports them
+ * again and scans only the messages after n. */
+typedef struct qr_noted {
+    uint32_t k, b;
+    int32_t part;
+} qr_noted;
+typedef struct qr_details {
+    const quire_transcript *t;
+    uint32_t n;
+    const qblock *last;
+    qr_noted *v;
+    uint32_t cnt, cap;
+} qr_details;
+qr_details *qr_memo_details(qr_memo *m);
+bool qr_details_push(qr_memo *m, uint32_t k, uint32_t b, int32_t part);
+/* Brings the view in line with t (the messages changed last time restored,
+ * the new ones copied); old, oldb, nold: the messages the view had changed and
+ * their blocks then (in c->scratch). False on OOM. */
+bool qr_rules_view_sync(qr_memo *m, const quire_transcript *t, qarena *scratch, uint32_t **old, qblock ***oldb,
+                        uint32_t *nold);
+/* Message k of the view becomes kept[0, nk). pure: kept is what the rules
+ * make of the message whatever else the transcript holds (blocks dropped, a
+ * tool result's blank parts taken out; not the trimmed final message): the
+ * view keeps one copy of it (tool result parts too), the same blocks every
+ * turn; otherwise the view holds kept (in c->scratch) for this render.
+ * False on OOM. */
+bool qr_rules_view_set(qr_memo *m, uint32_t k, qblock *kept, uint32_t nk, bool pure);
 /* Empties the id set; false when growing it failed. */
 void qr_checked_reset(qr_memo *m);
 bool qr_checked_grow(qr_memo *m, uint32_t want);
@@ -125,5 +208,17 @@ void qr_unit_end(qr_ctx *c, qr_unit *u);
 bool qr_groups_in(const qr_ctx *c, uint32_t i, uint32_t j);
 /* The request head written so far (from offset 0): interned. */
 void qr_memo_head(qr_ctx *c);
+
+/* The reused prefix: the units from the first that the last render took or
+ * wrote one after another right after the head. A render may take the first
+ * K of them without looking at them when nothing they depend on can have
+ * changed: the same transcript and context, no breakpoint, anchored reminder
+ * group or provider-rule change before their end, their last message the
+ * same and followed (then) by a message that is no instruction.
+ * qr_memo_prefix (before qr_memo_head) finds K and the runs it starts and
+ * ends with, *msgs = the first message after them; qr_memo_skip (right
+ * after the head, before any unit) takes them: false when it cannot. */
+uint32_t qr_memo_prefix(qr_ctx *c, qr_run *first, qr_run *last, uint32_t *msgs);
+bool qr_memo_skip(qr_ctx *c, uint32_t k, uint32_t *nwire);
 
 #endif

@@ -103,14 +103,38 @@ static bool detail_lost(const qr_ctx *c, const qblock *b) {
 }
 static void note_image_detail(qr_ctx *c) {
     static const char what[] = "the detail level of an image: no form in this dialect (the image is kept)";
-    for (uint32_t k = 0; k < c->t->nmsgs; k++) {
-        const qmsg *m = &c->t->msgs[k];
+    const quire_transcript *t = c->t;
+    /* with a memo: the messages it has scanned are reported from its list
+     * (memo.h) and only the new ones are scanned */
+    qr_details *d = c->memo ? qr_memo_details(c->memo) : NULL;
+    uint32_t from = 0;
+    if (d) {
+        if (d->t == t && d->n <= t->nmsgs && (d->n == 0 || t->msgs[d->n - 1].blocks == d->last)) {
+            from = d->n;
+        } else {
+            d->t = t;
+            d->n = d->cnt = 0;
+        }
+        for (uint32_t q = 0; q < d->cnt; q++) ev_content_dropped(c, d->v[q].k, (int32_t)d->v[q].b, d->v[q].part, "not_renderable", what);
+    }
+    for (uint32_t k = from; k < t->nmsgs; k++) {
+        const qmsg *m = &t->msgs[k];
         for (uint32_t b = 0; b < m->nblocks; b++) {
             const qblock *bl = &m->blocks[b];
-            if (detail_lost(c, bl)) ev_content_dropped(c, k, (int32_t)b, -1, "not_renderable", what);
+            if (detail_lost(c, bl)) {
+                ev_content_dropped(c, k, (int32_t)b, -1, "not_renderable", what);
+                if (d && !qr_details_push(c->memo, k, b, -1)) d->t = NULL;
+            }
             for (uint32_t i = 0; bl->type == QB_TOOL_RESULT && i < bl->nparts; i++)
-                if (detail_lost(c, &bl->parts[i])) ev_content_dropped(c, k, (int32_t)b, (int32_t)i, "not_renderable", what);
+                if (detail_lost(c, &bl->parts[i])) {
+                    ev_content_dropped(c, k, (int32_t)b, (int32_t)i, "not_renderable", what);
+                    if (d && !qr_details_push(c->memo, k, b, (int32_t)i)) d->t = NULL;
+                }
         }
+    }
+    if (d && d->t == t && t->nmsgs) {
+        d->n = t->nmsgs;
+        d->last = t->msgs[t->nmsgs - 1].blocks;
     }
 }
 
@@ -174,7 +198,17 @@ void qr_write_stop(qr_ctx *c) {
     qw_arr_end(c->w);
 }
 
+static const char *const k_betas[] = {"extended-cache-ttl-2025-04-11", "mid-conversation-system-2026-04-07"};
+
+const char *qr_beta_name(uint8_t id) { return id < Q_COUNTOF(k_betas) ? k_betas[id] : NULL; }
+
 void qr_need_beta(qr_ctx *c, const char *beta) {
+    /* what the memo unit being encoded needs (memo.h): a stored unit names it again when reused */
+    uint8_t id = 0;
+    while (id < Q_COUNTOF(k_betas) && strcmp(k_betas[id], beta) != 0) id++;
+    bool seen = false;
+    for (uint32_t i = 0; i < c->nunit_betas && !seen; i++) seen = c->unit_betas[i] == id + 1;
+    if (!seen && c->nunit_betas < Q_COUNTOF(c->unit_betas)) c->unit_betas[c->nunit_betas++] = (uint8_t)(id + 1);
     for (uint32_t i = 0; i < c->nbetas; i++) if (strcmp(c->betas[i], beta) == 0) return;
     if (c->nbetas < Q_COUNTOF(c->betas)) c->betas[c->nbetas++] = beta;
 }
@@ -631,6 +665,10 @@ static void ev_drop_system(qr_ctx *c, uint32_t i, const char *reason, const char
 /* The view of the transcript the encoders see (made on the first change). */
 static quire_status view_of(qr_ctx *c, quire_transcript **viewp) {
     if (*viewp) return QUIRE_OK;
+    if (c->memo_view) { /* the memo's, in line with the transcript already (memo.h) */
+        *viewp = c->memo_view;
+        return QUIRE_OK;
+    }
     const quire_transcript *t = c->t;
     quire_transcript *view = qarena_alloc(&c->scratch, sizeof *view);
     qmsg *msgs = qarena_alloc(&c->scratch, (size_t)(t->nmsgs ? t->nmsgs : 1) * sizeof(qmsg));
@@ -835,141 +873,231 @@ static quire_status ids_init(qr_ctx *c, qr_ids *m) {
     return QUIRE_OK;
 }
 
-static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
+/* The rules for message k (one step of a full pass); *chg: it changed (the
+ * view *viewp holds it). */
+static quire_status rules_msg(qr_ctx *c, uint32_t k, quire_transcript **viewp, bool claude_rules, uint32_t last,
+                              bool final_assistant, bool map_ids, qr_ids *ids, bool *chg) {
+    const quire_transcript *t = c->t;
+    *chg = false;
+    const qmsg *m = &t->msgs[k];
+    qblock *kept = NULL;
+    uint32_t nk = 0;
+    bool changed = false, pure = true; /* pure: the same kept blocks every turn (no trim, no id map) */
+    for (uint32_t b = 0; b < m->nblocks; b++) {
+        const qblock *bl = &m->blocks[b];
+        const char *reason = NULL, *detail = NULL;
+        if (claude_rules && bl->type == QB_TEXT && !qr_is_instruction(m) && is_blank(bl->text)) {
+            reason = "blank_text";
+            detail = "a text block with no visible character is rejected by this provider";
+        } else if (c->caps.dialect == QD_GEMINI && bl->type == QB_TEXT && bl->text.len == 0 && !qr_is_instruction(m) &&
+                   !(b > 0 && m->blocks[b - 1].type == QB_THINKING && m->blocks[b - 1].text.len == 0 &&
+                     qstr_present(m->blocks[b - 1].signature))) {
+            /* Gemini: an empty text part is rejected unless it carries a thoughtSignature */
+            reason = "blank_text";
+            detail = "an empty text part is rejected by this provider";
+        } else if ((bl->type == QB_THINKING || bl->type == QB_REDACTED_THINKING) && qstr_present(bl->provider) &&
+                   !qstr_eq(bl->provider, c->ro->provider)) {
+            reason = "foreign_signature";
+            detail = "thinking signed by another provider is only sent back to that provider";
+        } else if (unrecorded_foreign(c, bl)) {
+            reason = "foreign_signature";
+            detail = "thinking without a recorded provider: its signature has the form of another provider's";
+        } else if (claude_rules && (bl->type == QB_THINKING || bl->type == QB_REDACTED_THINKING) && !c->caps.thinking) {
+            reason = "not_renderable";
+            detail = "thinking block: the row has no thinking";
+        } else if (claude_rules && bl->type == QB_THINKING && !qstr_present(bl->signature)) {
+            reason = "unsigned_thinking";
+            detail = "a thinking block without its signature is rejected by this provider";
+        }
+        qblock nb; /* the block as changed: copied only when a rule may change it */
+        bool mod = false, oom = false, copied = false;
+        if (!reason && claude_rules && bl->type == QB_TOOL_RESULT) {
+            nb = *bl;
+            copied = true;
+            mod = rules_tool_result(c, bl, &nb, k, b, &oom);
+        }
+        if (!reason && map_ids && (bl->type == QB_TOOL_CALL || bl->type == QB_TOOL_RESULT)) {
+            const char *to = ids_map(c, ids, bl->type == QB_TOOL_CALL ? bl->id : bl->tool_call_id, &oom);
+            if (to) {
+                if (!copied) nb = *bl;
+                copied = true;
+                if (bl->type == QB_TOOL_CALL) nb.id = qstr_plain(to, 9);
+                else nb.tool_call_id = qstr_plain(to, 9);
+                mod = true;
+            }
+        }
+        if (oom) return q_oom(c->err);
+        if (mod && !reason && map_ids) pure = false;
+        if (reason) ev_drop(c, k, b, reason, detail);
+        if ((reason || mod) && !changed) {
+            changed = true;
+            kept = qarena_alloc(&c->scratch, (size_t)(m->nblocks ? m->nblocks : 1) * sizeof(qblock));
+            if (!kept) return q_oom(c->err);
+            if (b) memcpy(kept, m->blocks, (size_t)b * sizeof(qblock));
+            nk = b;
+        }
+        if (reason) continue;
+        if (changed) kept[nk++] = copied ? nb : *bl;
+    }
+    /* what is left only the encoder would drop (opaque and server tool blocks
+     * of another provider, which no rule above touches): dropped here, so
+     * that the message is left out or refused, never written empty */
+    uint32_t nart = 0;
+    for (uint32_t b = 0; b < m->nblocks; b++) nart += artefact_dropped(c, &m->blocks[b]);
+    bool artefacts_only = nart && nart == (changed ? nk : m->nblocks);
+    if (artefacts_only) {
+        for (uint32_t b = 0; b < m->nblocks; b++)
+            if (artefact_dropped(c, &m->blocks[b]))
+                ev_drop(c, k, b, "not_renderable",
+                        m->blocks[b].type == QB_OPAQUE ? "opaque item of another provider"
+                                                       : "server tool block of another provider: no form in this dialect");
+        if (!changed) {
+            kept = qarena_alloc(&c->scratch, sizeof(qblock));
+            if (!kept) return q_oom(c->err);
+        }
+        changed = true;
+        nk = 0;
+    }
+    const qblock *blocks = changed ? kept : m->blocks;
+    uint32_t nb = changed ? nk : m->nblocks;
+    if (k == last && final_assistant && nb && blocks[nb - 1].type == QB_TEXT) {
+        qstr p = qr_plain(c, blocks[nb - 1].text);
+        uint32_t n = p.len;
+        while (n && (p.p[n - 1] == ' ' || p.p[n - 1] == '\n' || p.p[n - 1] == '\t' || p.p[n - 1] == '\r')) n--;
+        if (n != p.len) {
+            if (!changed) {
+                changed = true;
+                kept = qarena_alloc(&c->scratch, (size_t)m->nblocks * sizeof(qblock));
+                if (!kept) return q_oom(c->err);
+                memcpy(kept, m->blocks, (size_t)m->nblocks * sizeof(qblock));
+                nk = m->nblocks;
+            }
+            kept[nk - 1].text = qstr_plain(p.p, n);
+            pure = false;
+            qr_event_adjusted(c, "trimmed_trailing_whitespace", k,
+                              "the final assistant message may not end with whitespace: its last text block is trimmed");
+        }
+    }
+    if (!changed) return QUIRE_OK;
+    *chg = true;
+    quire_status vst = view_of(c, viewp);
+    if (vst) return vst;
+    if (c->memo_view) {
+        if (!qr_rules_view_set(c->memo, k, kept, nk, pure)) return q_oom(c->err);
+    } else {
+        qmsg *vm = &(*viewp)->msgs[k];
+        vm->blocks = kept;
+        vm->nblocks = nk;
+        vm->content_is_string = vm->content_is_string && nk == 1;
+    }
+    if (nk == 0) {
+        /* provider artefacts go with an event whatever --lossy says, and so does
+         * a message they alone made up */
+        if (m->role != QR_ASSISTANT && !c->ro->lossy && !artefacts_only) {
+            char ptr[64];
+            snprintf(ptr, sizeof ptr, "/messages/%u/content", m->src_index);
+            return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, ptr,
+                            "no block of this %s message can be carried to %s (%s): nothing would be left "
+                            "(use --lossy to drop the message with an event)",
+                            qrole_name(m->role), qdialect_name(c->caps.dialect), c->model);
+        }
+        qr_event_adjusted(c, "dropped_empty_message", k,
+                          "no block of this message can be carried: the message is left out");
+    }
+    return QUIRE_OK;
+}
+
+static quire_status apply_rules_from(qr_ctx *c, quire_transcript **viewp, qr_rules *ru) {
     const quire_transcript *t = c->t;
     bool claude_rules = c->caps.dialect == QD_ANTHROPIC_MESSAGES || c->caps.dialect == QD_BEDROCK_CONVERSE;
-    quire_transcript *view = NULL;
     *viewp = NULL;
-    quire_status st0 = claude_rules ? rules_system(c, &view) : QUIRE_OK;
-    if (st0) return st0;
+    quire_status st = claude_rules ? rules_system(c, viewp) : QUIRE_OK;
+    if (st) return st;
     qr_ids ids = {0};
     bool map_ids = c->caps.tool_ids == QIDS_ALNUM9;
-    if (map_ids && (st0 = ids_init(c, &ids))) return st0;
+    if (map_ids && (st = ids_init(c, &ids))) return st;
     uint32_t last = t->nmsgs ? t->nmsgs - 1 : 0;
     uint32_t gf;
     bool final_assistant = claude_rules && t->nmsgs && t->msgs[last].role == QR_ASSISTANT &&
                            qr_groups_at(c, last, &gf) == 0 && qr_groups_at(c, QR_TAIL, &gf) == 0;
-    for (uint32_t k = 0; k < t->nmsgs; k++) {
-        const qmsg *m = &t->msgs[k];
-        qblock *kept = NULL;
-        uint32_t nk = 0;
-        bool changed = false;
-        for (uint32_t b = 0; b < m->nblocks; b++) {
-            const qblock *bl = &m->blocks[b];
-            const char *reason = NULL, *detail = NULL;
-            if (claude_rules && bl->type == QB_TEXT && !qr_is_instruction(m) && is_blank(bl->text)) {
-                reason = "blank_text";
-                detail = "a text block with no visible character is rejected by this provider";
-            } else if (c->caps.dialect == QD_GEMINI && bl->type == QB_TEXT && bl->text.len == 0 && !qr_is_instruction(m) &&
-                       !(b > 0 && m->blocks[b - 1].type == QB_THINKING && m->blocks[b - 1].text.len == 0 &&
-                         qstr_present(m->blocks[b - 1].signature))) {
-                /* Gemini: an empty text part is rejected unless it carries a thoughtSignature */
-                reason = "blank_text";
-                detail = "an empty text part is rejected by this provider";
-            } else if ((bl->type == QB_THINKING || bl->type == QB_REDACTED_THINKING) && qstr_present(bl->provider) &&
-                       !qstr_eq(bl->provider, c->ro->provider)) {
-                reason = "foreign_signature";
-                detail = "thinking signed by another provider is only sent back to that provider";
-            } else if (unrecorded_foreign(c, bl)) {
-                reason = "foreign_signature";
-                detail = "thinking without a recorded provider: its signature has the form of another provider's";
-            } else if (claude_rules && (bl->type == QB_THINKING || bl->type == QB_REDACTED_THINKING) && !c->caps.thinking) {
-                reason = "not_renderable";
-                detail = "thinking block: the row has no thinking";
-            } else if (claude_rules && bl->type == QB_THINKING && !qstr_present(bl->signature)) {
-                reason = "unsigned_thinking";
-                detail = "a thinking block without its signature is rejected by this provider";
-            }
-            qblock nb; /* the block as changed: copied only when a rule may change it */
-            bool mod = false, oom = false, copied = false;
-            if (!reason && claude_rules && bl->type == QB_TOOL_RESULT) {
-                nb = *bl;
-                copied = true;
-                mod = rules_tool_result(c, bl, &nb, k, b, &oom);
-            }
-            if (!reason && map_ids && (bl->type == QB_TOOL_CALL || bl->type == QB_TOOL_RESULT)) {
-                const char *to = ids_map(c, &ids, bl->type == QB_TOOL_CALL ? bl->id : bl->tool_call_id, &oom);
-                if (to) {
-                    if (!copied) nb = *bl;
-                    copied = true;
-                    if (bl->type == QB_TOOL_CALL) nb.id = qstr_plain(to, 9);
-                    else nb.tool_call_id = qstr_plain(to, 9);
-                    mod = true;
-                }
-            }
-            if (oom) return q_oom(c->err);
-            if (reason) ev_drop(c, k, b, reason, detail);
-            if ((reason || mod) && !changed) {
-                changed = true;
-                kept = qarena_alloc(&c->scratch, (size_t)(m->nblocks ? m->nblocks : 1) * sizeof(qblock));
-                if (!kept) return q_oom(c->err);
-                if (b) memcpy(kept, m->blocks, (size_t)b * sizeof(qblock));
-                nk = b;
-            }
-            if (reason) continue;
-            if (changed) kept[nk++] = copied ? nb : *bl;
+    /* with a memo: the messages it has seen are final but the last one, and
+     * only those the rules changed are visited again (in order, so events
+     * keep the order of a full pass) */
+    uint32_t from = 0;
+    bool chg;
+    if (ru) {
+        for (uint32_t q = 0; q < ru->nchg; q++) {
+            if ((st = rules_msg(c, ru->chg[q], viewp, claude_rules, last, final_assistant, map_ids, &ids, &chg))) return st;
+            if (chg && ru->chg[q] < c->changed_from) c->changed_from = ru->chg[q];
         }
-        /* what is left only the encoder would drop (opaque and server tool blocks
-         * of another provider, which no rule above touches): dropped here, so
-         * that the message is left out or refused, never written empty */
-        uint32_t nart = 0;
-        for (uint32_t b = 0; b < m->nblocks; b++) nart += artefact_dropped(c, &m->blocks[b]);
-        bool artefacts_only = nart && nart == (changed ? nk : m->nblocks);
-        if (artefacts_only) {
-            for (uint32_t b = 0; b < m->nblocks; b++)
-                if (artefact_dropped(c, &m->blocks[b]))
-                    ev_drop(c, k, b, "not_renderable",
-                            m->blocks[b].type == QB_OPAQUE ? "opaque item of another provider"
-                                                           : "server tool block of another provider: no form in this dialect");
-            if (!changed) {
-                kept = qarena_alloc(&c->scratch, sizeof(qblock));
-                if (!kept) return q_oom(c->err);
-            }
-            changed = true;
-            nk = 0;
-        }
-        const qblock *blocks = changed ? kept : m->blocks;
-        uint32_t nb = changed ? nk : m->nblocks;
-        if (k == last && final_assistant && nb && blocks[nb - 1].type == QB_TEXT) {
-            qstr p = qr_plain(c, blocks[nb - 1].text);
-            uint32_t n = p.len;
-            while (n && (p.p[n - 1] == ' ' || p.p[n - 1] == '\n' || p.p[n - 1] == '\t' || p.p[n - 1] == '\r')) n--;
-            if (n != p.len) {
-                if (!changed) {
-                    changed = true;
-                    kept = qarena_alloc(&c->scratch, (size_t)m->nblocks * sizeof(qblock));
-                    if (!kept) return q_oom(c->err);
-                    memcpy(kept, m->blocks, (size_t)m->nblocks * sizeof(qblock));
-                    nk = m->nblocks;
-                }
-                kept[nk - 1].text = qstr_plain(p.p, n);
-                qr_event_adjusted(c, "trimmed_trailing_whitespace", k,
-                                  "the final assistant message may not end with whitespace: its last text block is trimmed");
-            }
-        }
-        if (!changed) continue;
-        quire_status vst = view_of(c, &view);
-        if (vst) return vst;
-        qmsg *vm = &view->msgs[k];
-        vm->blocks = kept;
-        vm->nblocks = nk;
-        vm->content_is_string = vm->content_is_string && nk == 1;
-        if (nk == 0) {
-            /* provider artefacts go with an event whatever --lossy says, and so does
-             * a message they alone made up */
-            if (m->role != QR_ASSISTANT && !c->ro->lossy && !artefacts_only) {
-                char ptr[64];
-                snprintf(ptr, sizeof ptr, "/messages/%u/content", m->src_index);
-                return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, ptr,
-                                "no block of this %s message can be carried to %s (%s): nothing would be left "
-                                "(use --lossy to drop the message with an event)",
-                                qrole_name(m->role), qdialect_name(c->caps.dialect), c->model);
-            }
-            qr_event_adjusted(c, "dropped_empty_message", k,
-                              "no block of this message can be carried: the message is left out");
-        }
+        from = ru->n;
     }
-    *viewp = view;
+    for (uint32_t k = from; k < t->nmsgs; k++) {
+        if ((st = rules_msg(c, k, viewp, claude_rules, last, final_assistant, map_ids, &ids, &chg))) return st;
+        if (!chg) continue;
+        if (k < c->changed_from) c->changed_from = k;
+        if (ru && k < last && !qr_rules_push(c->memo, k)) return q_oom(c->err);
+    }
+    if (ru && t->nmsgs > 1) {
+        ru->n = last;
+        ru->last = t->msgs[last - 1].blocks;
+    }
+    return QUIRE_OK;
+}
+
+static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
+    const quire_transcript *t = c->t;
+    c->changed_from = UINT32_MAX;
+    /* the memo's record of the rules (memo.h); not for rows that map tool
+     * call ids (the map is built over the whole transcript, in order) */
+    qr_rules *ru = c->memo && c->caps.tool_ids != QIDS_ALNUM9 ? qr_memo_rules(c->memo) : NULL;
+    if (ru) {
+        bool thinking = c->caps.thinking != 0;
+        if (!(ru->t == t && ru->n <= t->nmsgs && (ru->n == 0 || t->msgs[ru->n - 1].blocks == ru->last) &&
+              ru->dialect == (int)c->caps.dialect && ru->thinking == thinking && strcmp(ru->provider, c->ro->provider) == 0)) {
+            ru->t = NULL;
+            ru->n = ru->nchg = 0;
+            /* other rules: other kept blocks (the old copies stay allocated) */
+            if (ru->capv) memset(ru->kblk, 0, (size_t)ru->capv * sizeof *ru->kblk);
+            if (strlen(c->ro->provider) < sizeof ru->provider) {
+                ru->t = t;
+                ru->dialect = (int)c->caps.dialect;
+                ru->thinking = thinking;
+                snprintf(ru->provider, sizeof ru->provider, "%s", c->ro->provider);
+            }
+        }
+        if (!ru->t) ru = NULL;
+    }
+    /* the memo's view: the messages changed last time are restored first;
+     * the first message whose blocks differ from last time's view is where
+     * the memo's reused prefix ends (qr_memo_prefix) */
+    uint32_t *old = NULL, nold = 0;
+    qblock **oldb = NULL;
+    c->memo_view = NULL;
+    if (ru) {
+        if (!qr_rules_view_sync(c->memo, t, &c->scratch, &old, &oldb, &nold)) {
+            ru->t = NULL;
+            return q_oom(c->err);
+        }
+        c->memo_view = &ru->vt;
+    }
+    quire_status st = apply_rules_from(c, viewp, ru);
+    c->memo_view = NULL;
+    if (st && ru) ru->t = NULL; /* forget: the next render applies them to every message */
+    if (st || !ru) return st;
+    c->changed_from = UINT32_MAX;
+    uint32_t q = 0;
+    for (uint32_t p = 0; p < ru->nvchg; p++) {
+        uint32_t k = ru->vchg[p];
+        while (q < nold && old[q] < k) { /* changed then, not now */
+            if (old[q] < c->changed_from) c->changed_from = old[q];
+            q++;
+        }
+        bool same = q < nold && old[q] == k && oldb[q] == ru->vmsgs[k].blocks && ru->kblk[k] == ru->vmsgs[k].blocks;
+        if (q < nold && old[q] == k) q++;
+        if (!same && k < c->changed_from) c->changed_from = k;
+    }
+    if (q < nold && old[q] < c->changed_from) c->changed_from = old[q];
     return QUIRE_OK;
 }
 
@@ -985,7 +1113,7 @@ static const qr_encoder k_encoders[QD_COUNT_] = {
 };
 
 void qr_memo_prepare(qr_memo *m, qr_ctx *c, bool use);
-bool qr_memo_finish(qr_memo *m, qbuf *out);
+bool qr_memo_finish(qr_memo *m, qr_ctx *c, qbuf *out);
 
 static quire_status render_impl(const quire_transcript *t, const quire_state *state, const quire_render_options *ro,
                                 const quire_options *opts, qr_memo *memo, quire_render_result *res,
@@ -1121,9 +1249,10 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
     qbuf env;
     qbuf_init(&env, a);
     if (st == QUIRE_OK) write_envelope(&c, &env);
+    /* the memo reads the transcript (a view in scratch) to seal its prefix */
+    if (st == QUIRE_OK && memo && !qr_memo_finish(memo, &c, &out)) st = q_oom(err);
     qarena_free(&c.scratch);
     qp_free(&params);
-    if (st == QUIRE_OK && memo && !qr_memo_finish(memo, &out)) st = q_oom(err);
     if (st == QUIRE_OK && (out.oom || events.oom || env.oom || (!memo && !qbuf_take(&out, &res->request)) ||
                            !qbuf_take(&events, &res->events) || !qbuf_take(&env, &res->envelope)))
         st = q_oom(err);
@@ -1254,12 +1383,23 @@ static qwrole base_role(const qmsg *m) {
 }
 
 qr_run *qr_segment(qr_ctx *c, const qr_seg_opts *o, uint32_t *nruns) {
+    return qr_segment_after(c, o, 0, NULL, NULL, nruns);
+}
+
+qr_run *qr_segment_after(qr_ctx *c, const qr_seg_opts *o, uint32_t k0, const qr_run *first, const qr_run *lastr,
+                         uint32_t *nruns) {
     const quire_transcript *t = c->t;
-    qr_run *r = qarena_calloc(&c->scratch, t->nmsgs ? t->nmsgs : 1, sizeof(qr_run));
+    qr_run *r = qarena_alloc(&c->scratch, (size_t)(t->nmsgs ? t->nmsgs : 1) * sizeof(qr_run));
     *nruns = 0;
     if (!r) { c->w->b->oom = true; return NULL; }
-    uint32_t n = 0;
-    for (uint32_t k = 0; k < t->nmsgs; k++) {
+    uint32_t n = 0, from = 0;
+    if (k0) {
+        r[0] = *first;
+        r[k0 - 1] = *lastr;
+        n = k0;
+        from = lastr->j;
+    }
+    for (uint32_t k = from; k < t->nmsgs; k++) {
         if (t->msgs[k].nblocks == 0) { /* left out by the provider rules: no wire message */
             if (n > 0) r[n - 1].j = k + 1;
             continue;

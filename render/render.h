@@ -62,10 +62,14 @@ typedef struct qr_ctx {
     uint32_t nmarks;
     uint32_t first_user;      /* first user-role message (system folding), UINT32_MAX = none */
     struct qr_memo *memo;     /* a live session's stored encodings (render/memo.h); NULL = stateless */
+    uint32_t changed_from;    /* first message the provider rules changed (UINT32_MAX: none) */
+    quire_transcript *memo_view; /* the memo's view of the transcript (render.c apply_rules), or NULL */
     /* request parameters (DESIGN 13); never NULL (an empty set when none given) */
     const qparams *params;
     const char *betas[4];     /* anthropic-beta features the body needs (envelope) */
     uint32_t nbetas;
+    uint8_t unit_betas[4];    /* the features the memo unit being encoded needed, in order (qr_beta_id + 1) */
+    uint8_t nunit_betas;
 } qr_ctx;
 
 /* Dialect encoders: write the whole request body with c->w. */
@@ -118,6 +122,9 @@ bool qr_param_above(qr_ctx *c, const char *name, qval v, double max);
 void qr_write_stop(qr_ctx *c);
 /* Records an anthropic-beta feature the body needs. */
 void qr_need_beta(qr_ctx *c, const char *beta);
+/* The anthropic-beta features the encoders name, by number (the memo keeps
+ * the ones a stored unit needs): NULL past the last. */
+const char *qr_beta_name(uint8_t id);
 
 /* ---- vocabulary helpers (render.c) ---- */
 /* Whether p names the provider being rendered for (file ids, provider tools,

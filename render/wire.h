@@ -28,6 +28,11 @@ typedef struct qr_seg_opts {
 
 /* Cuts the transcript into runs (allocated in c->scratch). */
 qr_run *qr_segment(qr_ctx *c, const qr_seg_opts *o, uint32_t *nruns);
+/* The same when runs [0, k0) are known (the memo's reused prefix, memo.h):
+ * only runs 0 and k0 - 1 (first, lastr) are filled among them, and the
+ * messages after lastr->j are cut. */
+qr_run *qr_segment_after(qr_ctx *c, const qr_seg_opts *o, uint32_t k0, const qr_run *first, const qr_run *lastr,
+                         uint32_t *nruns);
 
 /* True when transcript message k renders as a wrapped user text (a system or
  * developer message the row cannot carry). */

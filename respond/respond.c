@@ -732,9 +732,9 @@ quire_status qresp_map_message(const char *provider, const char *model, const qu
     memset(out, 0, sizeof *out);
     quire_response_options ro = QUIRE_RESPONSE_OPTIONS_INIT;
     ro.caps = caps;
-    const rdec *dec;
+    const rdec *dec = NULL;
     quire_status st = pick(provider, model, &ro, &dec, err);
-    if (st || !dec->tool_name || !names || !names->n) return st;
+    if (st || !dec || !dec->tool_name || !names || !names->n) return st;
     qarena ar;
     qarena_init(&ar, a);
     bool oom = false;

@@ -67,9 +67,11 @@ struct quire_replay {
     bool req_flat;
     bool restoring;             /* quire_session_restore: render lines write no stream line */
     uint32_t nwindow, nfull;    /* bodies validated on a window / in full (tests) */
+    size_t flat_written;        /* bytes the last qrp_flatten wrote (tests) */
+    size_t req_keep;            /* leading bytes of req that are the current body's too */
     struct qrp_dlink *dchain;
     size_t ndchain, capdchain;
-    uint64_t dchain_epoch;
+    uint64_t dchain_epoch, dchain_gen;
     qbuf env_path, env_headers; /* the pending turn's request path (NUL-terminated) and headers (JSON) */
 };
 

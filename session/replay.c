@@ -415,22 +415,43 @@ static quire_status ev_message(lctx *c, uint32_t root) {
     return QUIRE_OK;
 }
 
-/* The body's pieces in one buffer (r->req), once per render. */
+/* The body's pieces in one buffer (r->req), once per render. The first
+ * req_keep bytes there are the same in this body (memo.h, qr_memo_same):
+ * only what follows them is written. */
 bool qrp_flatten(quire_replay *r) {
     if (r->req_flat) return true;
-    size_t np = 0, n = 0, len = 0;
-    if (r->memo) qr_memo_pieces(r->memo, &np, &len);
-    const quire_segment *sg = np ? qr_memo_segments(r->memo, &n) : NULL;
-    if (np && !sg) return false;
-    r->req.len = 0;
-    if (!qbuf_grow(&r->req, len + 1)) return false;
-    for (size_t k = 0; k < n; k++) {
-        memcpy(r->req.data + r->req.len, sg[k].data, sg[k].len);
-        r->req.len += sg[k].len;
+    size_t np = 0, len = 0;
+    const qr_piece *pc = r->memo ? qr_memo_pieces(r->memo, &np, &len) : NULL;
+    size_t keep = r->req_keep <= r->req.len && r->req_keep <= len ? r->req_keep : 0;
+    size_t k = 0, at = 0;
+    if (keep) {
+        size_t sbytes = 0, same = qr_memo_same(r->memo, NULL, &sbytes);
+        if (keep == sbytes) {
+            k = same;
+            at = sbytes;
+        } else {
+            /* an earlier body: find the piece the kept bytes end in */
+            while (k < np && at + pc[k].n <= keep) at += pc[k++].n;
+        }
+    }
+    r->req.len = at;
+    r->flat_written = len - keep;
+    if (!qbuf_grow(&r->req, len - at + 1)) return false;
+    if (k < np && at < keep) {
+        /* the rest of a piece the kept bytes end inside */
+        size_t off = keep - at;
+        memcpy(r->req.data + keep, pc[k].p + off, pc[k].n - off);
+        r->req.len = at + pc[k].n;
+        k++;
+    }
+    for (; k < np; k++) {
+        memcpy(r->req.data + r->req.len, pc[k].p, pc[k].n);
+        r->req.len += pc[k].n;
     }
     if (r->req.oom) return false;
     r->req.data[r->req.len] = '\0';
     r->req_flat = true;
+    r->req_keep = r->req.len;
     return true;
 }
 
@@ -450,11 +471,21 @@ static void running_digest(quire_replay *r, char hex[33], size_t *blen) {
     uint64_t hi, lo;
     q_fnv1a128_begin(&hi, &lo);
     size_t k = 0;
-    if (r->dchain_epoch == qr_memo_epoch(r->memo))
+    uint64_t gen = 0;
+    size_t same = qr_memo_same(r->memo, &gen, NULL);
+    if (r->dchain_epoch == qr_memo_epoch(r->memo)) {
+        /* the pieces the last body shares from its start are known (the
+         * memo's reused prefix) when the chain is of that body: no look */
+        if (r->dchain_gen + 1 == gen && same) k = same < r->ndchain ? same : r->ndchain;
+        if (k) {
+            hi = r->dchain[k - 1].hi;
+            lo = r->dchain[k - 1].lo;
+        }
         for (; k < n && k < r->ndchain && p[k].stable && r->dchain[k].p == p[k].p && r->dchain[k].n == p[k].n; k++) {
             hi = r->dchain[k].hi;
             lo = r->dchain[k].lo;
         }
+    }
     if (r->capdchain < n) {
         size_t ncap = n + n / 2 + 16;
         struct qrp_dlink *nd = q_realloc(r->a, r->dchain, r->capdchain * sizeof *nd, ncap * sizeof *nd);
@@ -470,6 +501,7 @@ static void running_digest(quire_replay *r, char hex[33], size_t *blen) {
         }
     }
     r->dchain_epoch = qr_memo_epoch(r->memo);
+    r->dchain_gen = gen;
     q_digest_hex(hi, lo, hex);
 }
 
@@ -549,8 +581,14 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
     quire_render_result res;
     if (!r->memo && !(r->memo = qr_memo_new(r->a))) return q_oom(c->err);
     r->req_flat = false;
-    r->req.len = 0;
     st = qr_render_memo(r->t, r->state, &ro, &r->opts, r->memo, &res, c->err);
+    {
+        /* what r->req still holds of this body: the bytes it shares with the
+         * last body, at most (qrp_flatten) */
+        size_t sbytes = 0;
+        if (st || !qr_memo_same(r->memo, NULL, &sbytes)) sbytes = 0;
+        if (sbytes < r->req_keep) r->req_keep = sbytes;
+    }
     if (st) {
         /* render errors point into the transcript, not this line: keep the
          * message and pointer, locate them at this render line */
@@ -572,14 +610,13 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
         /* the window first (what changed and its neighbours, memo.h); the
          * whole body when the window fails, for the errors of the body */
         quire_status vs = QUIRE_E_VALIDATE;
-        qbuf win;
-        qbuf_init(&win, r->a);
-        if (qr_memo_window(r->memo, &win)) {
-            vs = quire_validate(win.data, win.len, &vro, &vo, &rep, &verr);
+        const char *win = NULL;
+        size_t winlen = 0;
+        if (qr_memo_window(r->memo, &win, &winlen)) {
+            vs = quire_validate(win, winlen, &vro, &vo, &rep, &verr);
             if (vs == QUIRE_E_VALIDATE) quire_bytes_free(&rep);
             if (vs == QUIRE_OK) r->nwindow++;
         }
-        qbuf_free(&win);
         if (vs != QUIRE_OK) {
             if (!qrp_flatten(r)) { quire_render_result_free(&res); return q_oom(c->err); }
             r->nfull++;

@@ -194,7 +194,7 @@ quire_status quire_session_open(const char *config, size_t len, const quire_caps
     qw_dispose(&w);
     qj_doc_free(&d);
     if (!st && s->work.oom) st = q_oom(err);
-    qline l;
+    qline l = {0};
     if (!st && (st = apply_text(s, s->work.data, s->work.len, NULL, &l, err)) && err) {
         /* the line is the configuration rewritten: keep the pointer, locate nothing */
         err->offset = SIZE_MAX;
@@ -260,7 +260,7 @@ static quire_status append_one(quire_session *s, qline raw, const char *prefix, 
     qbuf_put(&s->work, raw.p, raw.n);
     qbuf_putc(&s->work, '}');
     if (s->work.oom) return q_oom(err);
-    qline l;
+    qline l = {0};
     quire_status st = apply_text(s, s->work.data, s->work.len, NULL, &l, err);
     if (st) {
         err_onto_input(err, "/message", prefix, sizeof MSG_PREFIX - 1, elem_off, src, srclen);
@@ -364,7 +364,7 @@ static quire_status apply_one(quire_session *s, const qj_doc *d, uint32_t v, con
         return st;
     }
     qline raw = raw_of(d, v);
-    qline l;
+    qline l = {0};
     quire_status st = apply_text(s, raw.p, raw.n, NULL, &l, err);
     (void)lineno;
     if (st) {
@@ -483,7 +483,7 @@ quire_status quire_session_render(quire_session *s, const char *target, size_t t
     qbuf_putc(&s->work, '}');
     if (s->work.oom) return q_oom(err);
     quire_replay_step step;
-    qline l;
+    qline l = {0};
     quire_status st = apply_text(s, s->work.data, s->work.len, &step, &l, err);
     if (st) {
         if (err && strncmp(err->pointer, "/target", 7) == 0) {
@@ -714,7 +714,7 @@ quire_status quire_session_compact(quire_session *s, const char *policy, size_t 
     }
     qbuf_putc(&s->work, '}');
     if (s->work.oom) return q_oom(err);
-    qline l;
+    qline l = {0};
     if ((st = apply_text(s, s->work.data, s->work.len, NULL, &l, err))) {
         if (err) { err->offset = SIZE_MAX; err->line = err->column = 0; }
         return st;

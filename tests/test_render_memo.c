@@ -3,7 +3,10 @@
  * markers) equals the stateless quire_render of the same transcript and state,
  * for each dialect with a memo path; a steady turn encodes only a few units;
  * the storage is compacted (slack 0) without changing a byte; the running
- * digest of --digest equals quire_digest128 of the body. */
+ * digest of --digest equals quire_digest128 of the body; a later turn looks
+ * at a few units only, however long the history (the reused prefix), its
+ * body shares its leading pieces with the body before and the body in one
+ * buffer is written from the first byte that changed. */
 #include "render/memo.h"
 #include "session/engine.h"
 #include "quire.h"
@@ -31,7 +34,7 @@ static void put(sbuf *b, const char *s) {
 /* A session log: turns of user text (some with an input cache marker), a
  * render, an assistant answer with a tool call and its result; a reminder
  * every 7 turns; a compaction after turn `compact_at`. */
-static char *make_log(int turns, int compact_at, size_t *len) {
+static char *make_log(int turns, int compact_at, bool extras, size_t *len) {
     sbuf b = {0};
     char line[1024];
     put(&b, "{\"type\":\"session\",\"sessionId\":\"memo\",\"target\":{\"provider\":\"anthropic\",\"model\":\"claude-sonnet-4-5\"},"
@@ -53,10 +56,39 @@ static char *make_log(int turns, int compact_at, size_t *len) {
                  "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"reading %d\"},"
                  "{\"type\":\"toolCall\",\"id\":\"c%d\",\"name\":\"read\",\"input\":{\"path\":\"f%d\"}}]}}\n", t, t, t);
         put(&b, line);
-        snprintf(line, sizeof line,
-                 "{\"type\":\"message\",\"message\":{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"c%d\","
-                 "\"content\":\"contents of f%d\"}]}}\n", t, t);
+        if (extras && t % 23 == 0) /* a blank text part the rules take out of a tool result (Anthropic) */
+            snprintf(line, sizeof line,
+                     "{\"type\":\"message\",\"message\":{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"c%d\","
+                     "\"content\":[{\"type\":\"text\",\"text\":\" \"},{\"type\":\"text\",\"text\":\"contents of f%d\"}]}]}}\n", t, t);
+        else
+            snprintf(line, sizeof line,
+                     "{\"type\":\"message\",\"message\":{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"c%d\","
+                     "\"content\":\"contents of f%d\"}]}}\n", t, t);
         put(&b, line);
+        if (extras && t % 13 == 0) {
+            /* a system message in the middle of the conversation */
+            snprintf(line, sizeof line, "{\"type\":\"message\",\"message\":{\"role\":\"system\",\"content\":\"rule %d\"}}\n", t);
+            put(&b, line);
+        }
+        if (extras && t % 19 == 0) {
+            /* an image with a detail level: only OpenAI's dialects carry it */
+            snprintf(line, sizeof line,
+                     "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"see %d\"},"
+                     "{\"type\":\"image\",\"url\":\"https://example.com/%d.png\",\"detail\":\"original\"}]}}\n", t, t);
+            put(&b, line);
+        }
+        if (extras && t % 17 == 0) {
+            /* blocks the provider rules drop on some targets: blank text, unsigned thinking */
+            snprintf(line, sizeof line,
+                     "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"  \"},"
+                     "{\"type\":\"text\",\"text\":\"also %d\"}]}}\n", t);
+            put(&b, line);
+            put(&b, "{\"type\":\"render\"}\n");
+            snprintf(line, sizeof line,
+                     "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"text\":\"hm\"},"
+                     "{\"type\":\"text\",\"text\":\"noted %d\"}]}}\n", t);
+            put(&b, line);
+        }
         if (t == compact_at)
             put(&b, "{\"type\":\"compact\",\"policy\":{\"keepFirstTurns\":0,\"keepLastTurns\":3},\"summary\":\"Earlier: reads.\"}\n");
     }
@@ -64,10 +96,23 @@ static char *make_log(int turns, int compact_at, size_t *len) {
     return b.p;
 }
 
-static void run(const char *log, size_t len, const char *provider, const char *model, bool digest, size_t slack) {
+/* extras: the log has mid-conversation system messages, images with a
+ * detail level and blocks the provider rules or the encoders drop (with
+ * events, on every turn); with a digest, the run uses append_only placement
+ * (reminder blocks stay in the history and their units are encoded every
+ * turn: costs are not checked) */
+static void run(const char *log, size_t len, const char *provider, const char *model, bool digest, size_t slack,
+                bool extras) {
     quire_replay_options ro = QUIRE_REPLAY_OPTIONS_INIT;
     ro.provider = provider;
     ro.model = model;
+    /* extras with a digest: reminders stay in the history where they were
+     * (append_only), so stored units after them are looked at one by one */
+    quire_render_options over = QUIRE_RENDER_OPTIONS_INIT;
+    if (extras && digest) {
+        over.placement = QUIRE_PLACEMENT_APPEND_ONLY;
+        ro.render = &over;
+    }
     ro.flags = digest ? QUIRE_REPLAY_DIGEST : 0u;
     quire_replay *r = NULL;
     quire_error err;
@@ -75,7 +120,8 @@ static void run(const char *log, size_t len, const char *provider, const char *m
     if (!r) return;
     r->memo = qr_memo_new(r->a);
     qr_memo_set_slack(r->memo, slack);
-    int renders = 0, checked = 0, steady = 0, small = 0;
+    int renders = 0, checked = 0, steady = 0, small = 0, prefixed = 0, few = 0, tail_small = 0, tail_turns = 0, evturns = 0;
+    uint32_t max_visited = 0, max_units = 0;
     uint64_t epoch0 = qr_memo_epoch(r->memo);
     for (;;) {
         quire_state *before = qs_clone(r->state);
@@ -90,6 +136,7 @@ static void run(const char *log, size_t len, const char *provider, const char *m
             quire_render_options rop = QUIRE_RENDER_OPTIONS_INIT;
             rop.provider = provider;
             rop.model = model;
+            rop.placement = over.placement;
             quire_render_result res;
             CHECK_INT(quire_render(r->t, before, &rop, NULL, &res, &err), QUIRE_OK);
             size_t np, blen;
@@ -111,41 +158,164 @@ static void run(const char *log, size_t len, const char *provider, const char *m
                 CHECK(step.request == NULL && step.request_len == blen);
             } else {
                 CHECK(step.request && step.request_len == blen && memcmp(step.request, body, blen) == 0);
+                /* the body in one buffer: only what follows the first changed byte is written */
+                if (step.turn > 20 && blen > 20000) tail_small += r->flat_written * 4 <= blen;
+                if (step.turn > 20 && blen > 20000) tail_turns++;
             }
+            /* the same events, as the stream's event lines after the request */
+            sbuf want = {0};
+            put(&want, "");
+            for (const char *e = res.events.data, *end = e ? e + res.events.len : NULL; e && e < end;) {
+                const char *nl = memchr(e, '\n', (size_t)(end - e));
+                size_t n = nl ? (size_t)(nl - e) : (size_t)(end - e);
+                if (n) {
+                    put(&want, "{\"type\":\"event\",\"event\":");
+                    char *l = malloc(n + 1);
+                    memcpy(l, e, n);
+                    l[n] = '\0';
+                    put(&want, l);
+                    free(l);
+                    put(&want, "}\n");
+                }
+                e = nl ? nl + 1 : end;
+            }
+            const char *req_end = step.output ? strchr(step.output, '\n') : NULL;
+            CHECK_MSG(req_end && strncmp(req_end + 1, want.p, want.n) == 0, "%s turn %lld: the events differ from the stateless "
+                      "render's", provider, (long long)step.turn);
+            evturns += strstr(want.p, "content_dropped") != NULL;
+            free(want.p);
             checked++;
             uint32_t reused, encoded;
             qr_memo_counts(r->memo, &reused, &encoded);
             if (step.turn > 20) {
                 steady++;
                 small += encoded <= 4 && reused >= 10;
+                /* units looked at one by one: the new ones and their
+                 * neighbours, not the history */
+                uint32_t v = qr_memo_visited(r->memo);
+                if (v > max_visited) max_visited = v;
+                few += v <= 8;
+                if (reused + encoded > max_units) max_units = reused + encoded;
+                size_t sbytes = 0, same = qr_memo_same(r->memo, NULL, &sbytes);
+                CHECK(same <= np && sbytes <= blen);
+                prefixed += same > 10;
             }
             free(body);
             quire_render_result_free(&res);
         }
         quire_state_free(before);
     }
-    printf("%s%s slack %zu: %d renders checked, %d of %d later turns encoded <= 4 units, storage epochs %llu\n", provider,
-           digest ? " (digest)" : "", slack, checked, small, steady,
+    printf("%s%s%s slack %zu: %d renders checked, %d of %d later turns encoded <= 4 units, storage epochs %llu\n", provider,
+           digest ? " (digest)" : "", extras ? " (extras)" : "", slack, checked, small, steady,
            (unsigned long long)(qr_memo_epoch(r->memo) - epoch0));
     CHECK(checked == renders && renders >= 200);
+    if (extras) {
+        /* the dropped blocks are reported on every turn, stored units or not */
+        printf("  events checked; %d turns report dropped content\n", evturns);
+        CHECK(evturns > 150);
+        if (digest) { /* append_only: reminder blocks stay in the history, encoded every turn */
+            quire_replay_free(r);
+            return;
+        }
+    }
     /* validation on a window of the body, not the whole body, once it is long */
     printf("  validated on a window: %u, in full: %u\n", r->nwindow, r->nfull);
     CHECK(r->nwindow > 200 && r->nfull < 40);
     /* a turn costs what changed: nearly every later turn reuses its history */
     CHECK_MSG(small * 10 >= steady * 9, "%s: %d of %d turns encoded few units", provider, small, steady);
+    printf("  units per body up to %u, looked at one by one up to %u (<= 8 in %d of %d later turns); %d kept the last body's "
+           "start\n", max_units, max_visited, few, steady, prefixed);
+    if (slack) {
+        /* the reused prefix: a later turn visits the units from the first
+         * that can have changed (new messages, here and there an input cache
+         * marker 11 turns back that the newer one drops), not the history */
+        CHECK_MSG(max_units >= 200 && max_visited <= 30, "%s: a later turn visited %u units of %u", provider, max_visited,
+                  max_units);
+        CHECK_MSG(few * 10 >= steady * 9, "%s: %d of %d later turns visited <= 8 units", provider, few, steady);
+        if (!digest) {
+            printf("  contiguous body: %d of %d later turns wrote <= a quarter of it\n", tail_small, tail_turns);
+            CHECK_MSG(tail_turns > 50 && tail_small * 10 >= tail_turns * 9, "%s: %d of %d contiguous bodies wrote <= a quarter",
+                      provider, tail_small, tail_turns);
+        }
+        CHECK_MSG(prefixed * 10 >= steady * 8, "%s: %d of %d later bodies reused the last one's start", provider,
+                  prefixed, steady);
+    }
     /* anthropic's moving breakpoint re-encodes a unit every turn: with slack 0
      * its storage is compacted again and again (epochs), bytes unchanged */
     if (slack == 0 && strcmp(provider, "anthropic") == 0) CHECK(qr_memo_epoch(r->memo) - epoch0 > 100);
     quire_replay_free(r);
 }
 
+/* The anthropic-beta features a stored unit needed (a mid-conversation
+ * system message, a one-hour cache marker) are in the headers of every later
+ * turn, as in the stateless render's envelope. */
+static void beta_headers(void) {
+    const char *cfg = "{\"sessionId\":\"b\",\"target\":{\"provider\":\"anthropic\",\"model\":\"claude-opus-4-8\"},"
+                      "\"system\":\"S\"}";
+    quire_session *s = NULL;
+    quire_error err;
+    CHECK_INT(quire_session_open(cfg, strlen(cfg), NULL, NULL, &s, &err), QUIRE_OK);
+    if (!s) return;
+    const char *first[] = {
+        "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\",\"cacheControl\":{\"type\":\"ephemeral\",\"ttl\":\"1h\"}}]}",
+        "{\"role\":\"system\",\"content\":\"be brief\"}", "{\"role\":\"assistant\",\"content\":\"yo\"}",
+        "{\"role\":\"user\",\"content\":\"more\"}"};
+    for (size_t k = 0; k < sizeof first / sizeof *first; k++)
+        CHECK_INT(quire_session_append(s, first[k], strlen(first[k]), &err), QUIRE_OK);
+    int both = 0;
+    for (int turn = 0; turn < 12; turn++) {
+        quire_session_turn t;
+        CHECK_INT(quire_session_render(s, NULL, 0, NULL, 0, 0, &t, &err), QUIRE_OK);
+        quire_bytes tj, sj;
+        CHECK_INT(quire_session_transcript(s, 0, &tj, &err), QUIRE_OK);
+        CHECK_INT(quire_session_state(s, 0, &sj, &err), QUIRE_OK);
+        quire_transcript *tr = NULL;
+        quire_state *st = NULL;
+        CHECK_INT(quire_transcript_parse(tj.data, tj.len, NULL, &tr, &err), QUIRE_OK);
+        CHECK_INT(quire_state_parse(sj.data, sj.len, NULL, &st, &err), QUIRE_OK);
+        quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
+        ro.provider = "anthropic";
+        ro.model = "claude-opus-4-8";
+        quire_render_result res;
+        CHECK_INT(quire_render(tr, st, &ro, NULL, &res, &err), QUIRE_OK);
+        char *h = malloc(t.headers_len + 1);
+        memcpy(h, t.headers, t.headers_len);
+        h[t.headers_len] = '\0';
+        CHECK_MSG(res.envelope.data && strstr(res.envelope.data, h) != NULL, "turn %d: headers %s, stateless envelope %s",
+                  turn, h, res.envelope.data ? res.envelope.data : "");
+        both += strstr(h, "mid-conversation-system") && strstr(h, "extended-cache-ttl");
+        free(h);
+        quire_render_result_free(&res);
+        quire_transcript_free(tr);
+        quire_state_free(st);
+        quire_bytes_free(&tj);
+        quire_bytes_free(&sj);
+        const char *a = "{\"role\":\"assistant\",\"content\":\"ok\"}";
+        CHECK_INT(quire_session_accept_message(s, a, strlen(a), &err), QUIRE_OK);
+        const char *u = "{\"role\":\"user\",\"content\":\"again\"}";
+        CHECK_INT(quire_session_append(s, u, strlen(u), &err), QUIRE_OK);
+    }
+    printf("beta headers: %d of 12 turns name both features\n", both);
+    CHECK(both == 12);
+    quire_session_free(s);
+}
+
 int main(void) {
+    beta_headers();
     size_t len;
-    char *log = make_log(240, 120, &len);
+    char *log = make_log(240, 120, false, &len);
     const char *provs[][2] = {{"anthropic", "claude-sonnet-4-5"}, {"openai", "gpt-4o"}, {"openai", "gpt-5"}, {"deepseek", NULL}};
     for (size_t i = 0; i < sizeof provs / sizeof *provs; i++) {
-        run(log, len, provs[i][0], provs[i][1], false, (size_t)1 << 20);
-        run(log, len, provs[i][0], provs[i][1], true, 0);
+        run(log, len, provs[i][0], provs[i][1], false, (size_t)1 << 20, false);
+        run(log, len, provs[i][0], provs[i][1], true, 0, false);
+    }
+    free(log);
+    /* mid-conversation system messages, blocks the rules drop: the prefix
+     * ends before what the rules change and before what may regroup */
+    log = make_log(240, 120, true, &len);
+    for (size_t i = 0; i < sizeof provs / sizeof *provs; i++) {
+        run(log, len, provs[i][0], provs[i][1], false, (size_t)1 << 20, true);
+        run(log, len, provs[i][0], provs[i][1], true, (size_t)1 << 20, true);
     }
     free(log);
     TEST_MAIN_END();

@@ -245,7 +245,7 @@ static void test_hygiene(void) {
     /* near misses stay */
     HYG("a < b, <system>, </system-remind, <//system-reminder, <div>",
         "a < b, <system>, </system-remind, <//system-reminder, <div>", 0, 0, 0);
-    /* near variants (issue 14): separators, case folding, NFKC, look-alikes */
+    /* near variants: separators, case folding, NFKC, look-alikes */
     HYG("</system reminder>", "&lt;/system reminder>", 0, 0, 1);
     HYG("</system_reminder>", "&lt;/system_reminder>", 0, 0, 1);
     HYG("</systemreminder>", "&lt;/systemreminder>", 0, 0, 1);

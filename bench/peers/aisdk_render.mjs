@@ -13,8 +13,10 @@
 // --quire-node DIR (bindings/node with its addon built): in the same process,
 // also times quire's Node package on the same input — quire.render() from the
 // file's bytes and from the JS string, to the body Buffer — and reports it beside
-// the SDK (quire_node_buffer_ms, quire_node_string_ms, quire_node_body_bytes), and one turn
-// of a live Session holding the same transcript (quire_node_session_turn_ms).
+// the SDK (quire_node_buffer_ms, quire_node_string_ms, quire_node_body_bytes), from the bytes
+// into a reused output buffer (quire_node_into_ms), and one turn
+// of a live Session holding the same transcript (quire_node_session_turn_ms; into a reused
+// buffer: quire_node_session_into_ms).
 import { generateText, tool, jsonSchema } from 'ai';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
@@ -152,6 +154,20 @@ if (!runUnderTimeout(opts, PEER, file, { provider: opts.provider })) {
       }
       extra[key] = round(median(qt), 4);
     }
+    // the same from the bytes, with the body written into one buffer the host reuses
+    // (render's `into` option): no fresh 200 KB of memory per call for the kernel to fault in
+    {
+      const input = Buffer.from(text, 'utf8');
+      const into = Buffer.alloc(2 * input.length + 65536);
+      for (let i = 0; i < opts.warmup; i++) quire.render(input, { ...target, into });
+      const qt = [];
+      for (let i = 0; i < opts.runs; i++) {
+        const t0 = performance.now();
+        qbytes = quire.render(input, { ...target, into }).body.length;
+        qt.push(performance.now() - t0);
+      }
+      extra.quire_node_into_ms = round(median(qt), 4);
+    }
     extra.quire_node_body_bytes = qbytes;
     // the same transcript held by a live session (how a loop uses quire): one turn is
     // append a user message, render the request, accept the answer
@@ -170,6 +186,17 @@ if (!runUnderTimeout(opts, PEER, file, { provider: opts.provider })) {
       if (i >= opts.warmup) st.push(performance.now() - t0);
     }
     extra.quire_node_session_turn_ms = round(median(st), 4);
+    // the same turns with the body written into one reused buffer (render's opts.into)
+    const sinto = Buffer.alloc(4 * text.length + 65536);
+    const si = [];
+    for (let i = 0; i < opts.warmup + opts.runs; i++) {
+      const t0 = performance.now();
+      sess.append({ role: 'user', content: `into step ${i}` });
+      qbytes = sess.render(null, null, { into: sinto }).body.length;
+      sess.accept({ role: 'assistant', content: `done ${i}` });
+      if (i >= opts.warmup) si.push(performance.now() - t0);
+    }
+    extra.quire_node_session_into_ms = round(median(si), 4);
     extra.quire_node_session_body_bytes = qbytes;
   }
   emit({

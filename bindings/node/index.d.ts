@@ -93,6 +93,12 @@ export interface RenderOptions {
   lossy?: boolean;
   /** Read a request body in this dialect instead of a transcript. */
   from?: 'anthropic' | 'openai_chat' | 'openai_responses' | 'gemini';
+  /**
+   * A buffer the caller reuses across renders: when the body fits, it is written there and
+   * `body` is a view of its first bytes (no fresh allocation; the next render into the same
+   * buffer overwrites it). When it does not fit, `body` is a new Buffer as without it.
+   */
+  into?: Uint8Array<ArrayBuffer>;
 }
 
 export interface RenderResult {
@@ -182,7 +188,9 @@ export class Session {
   apply(line: ApplyLine | ApplyLine[] | Uint8Array | string): { events: SessionUpdate[]; responses: JSONValue[] };
   /** The next request; the turn stays pending until accept(). */
   /** The next request; params are DESIGN 13's request parameters (docs/params.md). */
-  render(target?: { provider?: string; model?: string } | null, params?: RequestParams | string): Request;
+  /** opts.into: a reused buffer the body is written into when it fits (see RenderOptions.into). */
+  render(target?: { provider?: string; model?: string } | null, params?: RequestParams | string | null,
+    opts?: { into?: Uint8Array<ArrayBuffer> }): Request;
   /** Commits the pending turn with the assistant message (transcript form). */
   accept(message: Message | Uint8Array | string): void;
   /** The provider's raw answer (a whole body, or the whole stream with {stream: true}), decoded by the library. */

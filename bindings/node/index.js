@@ -55,19 +55,34 @@ function lines(b) {
   return b.toString('utf8').split('\n').filter((l) => l.length > 0);
 }
 
-/** Renders a transcript into the request body for a provider (DESIGN 5). */
+const NO_EVENTS = Buffer.alloc(0);
+
+/**
+ * Renders a transcript into the request body for a provider (DESIGN 5). The body is a new
+ * Buffer (one copy of the library's bytes) unless opts.into is given and large enough: then
+ * it is a view of into's first bytes, overwritten by whatever next writes into that buffer.
+ * Events and state are parsed only when read.
+ */
 function render(transcript, opts = {}) {
-  const r = addon.render(bytes(transcript), {
-    provider: opts.provider, model: opts.model, state: bytes(opts.state), caps: bytes(opts.caps),
-    policy: bytes(opts.policy), pretty: !!opts.pretty, maxTokens: opts.maxTokens, lossy: !!opts.lossy,
-    from: opts.from,
-  });
-  return {
-    body: r.body,
-    get events() { return jsonl(r.events); },
-    get state() { return JSON.parse(r.state); },
-    stateJson: r.state,
-  };
+  const r = addon.render(typeof transcript === 'string' || transcript instanceof Uint8Array ? transcript : bytes(transcript),
+    opts.provider, opts.model, bytes(opts.state), bytes(opts.caps), bytes(opts.policy), !!opts.pretty,
+    opts.maxTokens, !!opts.lossy, opts.from, opts.into);
+  let body = r[0];
+  if (typeof body === 'number') {  // written into opts.into: a view of its first bytes
+    const into = opts.into;
+    body = Buffer.isBuffer(into) ? into.subarray(0, body) : Buffer.from(into.buffer, into.byteOffset, body);
+  }
+  return new RenderResult(body, r[1], r[2] === undefined ? NO_EVENTS : r[2]);
+}
+
+class RenderResult {
+  constructor(body, stateJson, events) {
+    this.body = body;
+    this.stateJson = stateJson;
+    this._events = events;
+  }
+  get events() { return jsonl(this._events); }
+  get state() { return JSON.parse(this.stateJson); }
 }
 
 /** Compacts a transcript to a token budget (DESIGN 6). */
@@ -240,10 +255,17 @@ class Session {
   /**
    * The next request; the turn stays pending until accept(). params: the request parameters of
    * DESIGN 13 (maxTokens, temperature, toolChoice, responseFormat, reasoning, stream, ...).
+   * opts.into: a buffer the caller reuses; when the body fits it is written there and the
+   * request's body (and segments) are views of it, overwritten by the next render into it.
    */
-  render(target, params) {
-    const r = new Request(this._s.render(target ? JSON.stringify(target) : null,
-      params === undefined || params === null ? null : bytes(params)));
+  render(target, params, opts) {
+    const into = opts ? opts.into : undefined;
+    const n = this._s.render(target ? JSON.stringify(target) : null,
+      params === undefined || params === null ? null : bytes(params), into);
+    if (typeof n.body === 'number') {  // written into opts.into: a view of its first bytes
+      n.body = Buffer.isBuffer(into) ? into.subarray(0, n.body) : Buffer.from(into.buffer, into.byteOffset, n.body);
+    }
+    const r = new Request(n);
     this._target = [r.provider, r.model];
     return r;
   }

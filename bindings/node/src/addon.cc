@@ -7,15 +7,178 @@
 #include <napi.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "quire.h"
 
 namespace {
 
+// Per-env instance data: the error class, and the scratch a JS string argument of render() is
+// transcoded into (grown once to the largest input, reused by every later call on this env).
 struct AddonData {
     Napi::FunctionReference errorClass;
+    char16_t *u16 = nullptr;  // the string's UTF-16 code units (napi_get_value_string_utf16)
+    size_t u16cap = 0;
+    char *u8 = nullptr;       // their UTF-8 (at most 3 bytes per unit)
+    size_t u8cap = 0;
+    bool scratchBusy = false;  // a nested call (from a JS callback) takes a private copy instead
+    ~AddonData() {
+        std::free(u16);
+        std::free(u8);
+    }
+};
+
+// One UTF-16 unit (or surrogate pair) at in[*i] as UTF-8; a lone surrogate becomes U+FFFD.
+inline unsigned char *PutUnit(const char16_t *in, size_t n, size_t *i, unsigned char *o) {
+    uint32_t c = in[(*i)++];
+    if (c < 0x80) {
+        *o++ = static_cast<unsigned char>(c);
+    } else if (c < 0x800) {
+        *o++ = static_cast<unsigned char>(0xC0 | (c >> 6));
+        *o++ = static_cast<unsigned char>(0x80 | (c & 0x3F));
+    } else if (c >= 0xD800 && c <= 0xDFFF) {
+        if (c <= 0xDBFF && *i < n && in[*i] >= 0xDC00 && in[*i] <= 0xDFFF) {
+            uint32_t cp = 0x10000 + ((c - 0xD800) << 10) + (static_cast<uint32_t>(in[(*i)++]) - 0xDC00);
+            *o++ = static_cast<unsigned char>(0xF0 | (cp >> 18));
+            *o++ = static_cast<unsigned char>(0x80 | ((cp >> 12) & 0x3F));
+            *o++ = static_cast<unsigned char>(0x80 | ((cp >> 6) & 0x3F));
+            *o++ = static_cast<unsigned char>(0x80 | (cp & 0x3F));
+        } else {
+            *o++ = 0xEF;
+            *o++ = 0xBF;
+            *o++ = 0xBD;
+        }
+    } else {
+        *o++ = static_cast<unsigned char>(0xE0 | (c >> 12));
+        *o++ = static_cast<unsigned char>(0x80 | ((c >> 6) & 0x3F));
+        *o++ = static_cast<unsigned char>(0x80 | (c & 0x3F));
+    }
+    return o;
+}
+
+// UTF-16 -> UTF-8, V8's way (a lone surrogate becomes U+FFFD). out holds 3 bytes per unit.
+// ASCII goes 16 units at a time (SSE2 on x86-64): a block's ASCII prefix is stored packed, the
+// non-ASCII run after it one unit at a time, then back to blocks. Elsewhere, 4-unit words.
+size_t Utf16ToUtf8(const char16_t *in, size_t n, char *out) {
+    unsigned char *o = reinterpret_cast<unsigned char *>(out);
+    size_t i = 0;
+#if defined(__SSE2__)
+    const __m128i high = _mm_set1_epi16(static_cast<short>(0xFF80));
+    while (i + 16 <= n) {
+        __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i *>(in + i));
+        __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i *>(in + i + 8));
+        uint32_t m = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(a, high), _mm_setzero_si128()))) |
+                     static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(b, high), _mm_setzero_si128())))
+                         << 16;
+        // 16 bytes fit: at least 16 units remain, and out holds 3 bytes for each
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(o), _mm_packus_epi16(a, b));
+        if (m == 0xFFFFFFFFu) {
+            o += 16;
+            i += 16;
+            continue;
+        }
+        size_t k = static_cast<size_t>(__builtin_ctz(~m)) / 2;  // the ASCII prefix
+        o += k;
+        i += k;
+        while (i < n && in[i] >= 0x80) o = PutUnit(in, n, &i, o);
+    }
+#else
+    while (i + 4 <= n) {
+        uint64_t w;
+        std::memcpy(&w, in + i, 8);
+        if ((w & 0xFF80FF80FF80FF80ull) == 0) {
+            for (int k = 0; k < 4; k++) o[k] = static_cast<unsigned char>(in[i + k]);
+            o += 4;
+            i += 4;
+            continue;
+        }
+        o = PutUnit(in, n, &i, o);
+    }
+#endif
+    while (i < n) o = PutUnit(in, n, &i, o);
+    return static_cast<size_t>(o - reinterpret_cast<unsigned char *>(out));
+}
+
+bool Grow(void **p, size_t *cap, size_t need) {
+    if (*cap >= need) return true;
+    size_t c = need < 4096 ? 4096 : need + need / 4;
+    void *np = std::realloc(*p, c);
+    if (!np) return false;
+    *p = np;
+    *cap = c;
+    return true;
+}
+
+// A JS string argument as UTF-8 in the env's scratch (no std::string, no second V8 pass to
+// measure the UTF-8 length): one copy of the UTF-16 units, one SIMD-assisted transcode. The
+// bytes stay valid until the scratch is released (the end of the call that took it).
+class StringScratch {
+  public:
+    StringScratch(Napi::Env env, napi_value v) : env_(env) {
+        ad_ = env.GetInstanceData<AddonData>();
+        size_t n = 0;
+        napi_status s = napi_get_value_string_utf16(env, v, nullptr, 0, &n);
+        if (s != napi_ok) throw Napi::Error::New(env);
+        char16_t *u16;
+        char *u8;
+        if (ad_ && !ad_->scratchBusy) {
+            if (!Grow(reinterpret_cast<void **>(&ad_->u16), &ad_->u16cap, (n + 1) * sizeof(char16_t)) ||
+                !Grow(reinterpret_cast<void **>(&ad_->u8), &ad_->u8cap, 3 * n + 1))
+                throw Napi::Error::New(env, "out of memory");
+            ad_->scratchBusy = true;
+            owns_ = true;
+            u16 = ad_->u16;
+            u8 = ad_->u8;
+        } else {
+            priv16_.resize(n + 1);
+            priv8_.resize(3 * n + 1);
+            u16 = priv16_.data();
+            u8 = &priv8_[0];
+        }
+        size_t got = 0;
+        s = napi_get_value_string_utf16(env, v, u16, n + 1, &got);
+        if (s != napi_ok) {
+            Release();
+            throw Napi::Error::New(env);
+        }
+        data_ = u8;
+        len_ = Utf16ToUtf8(u16, got, u8);
+    }
+    ~StringScratch() { Release(); }
+    StringScratch(const StringScratch &) = delete;
+    StringScratch &operator=(const StringScratch &) = delete;
+    const char *data() const { return data_; }
+    size_t len() const { return len_; }
+
+  private:
+    void Release() {
+        if (owns_) {
+            ad_->scratchBusy = false;
+            owns_ = false;
+            // a one-off huge input does not pin its scratch for the life of the process
+            if (ad_->u8cap > (size_t(64) << 20)) {
+                std::free(ad_->u16);
+                std::free(ad_->u8);
+                ad_->u16 = nullptr;
+                ad_->u8 = nullptr;
+                ad_->u16cap = ad_->u8cap = 0;
+            }
+        }
+    }
+    Napi::Env env_;
+    AddonData *ad_ = nullptr;
+    bool owns_ = false;
+    std::u16string priv16_;
+    std::string priv8_;
+    const char *data_ = "";
+    size_t len_ = 0;
 };
 
 // Bytes of a Buffer / TypedArray / string argument; owns a copy only for strings.
@@ -125,47 +288,87 @@ Napi::Value StateBytes(Napi::Env env, const quire_state *s) {
     return Take(env, &b);
 }
 
-// render(transcript, {provider, model, state, caps, policy, pretty, maxTokens, lossy, from})
+// A string argument (provider, model, dialect) without a heap allocation when it is short;
+// c() is null when the argument is not a string.
+class ArgString {
+  public:
+    ArgString(Napi::Env env, napi_value v) {
+        napi_valuetype t;
+        if (napi_typeof(env, v, &t) != napi_ok || t != napi_string) return;
+        size_t n = 0;
+        if (napi_get_value_string_utf8(env, v, buf_, sizeof buf_, &n) != napi_ok) throw Napi::Error::New(env);
+        p_ = buf_;
+        if (n + 1 >= sizeof buf_) {  // maybe cut: the whole string
+            big_ = Napi::String(env, v).Utf8Value();
+            p_ = big_.c_str();
+        }
+    }
+    const char *c() const { return p_; }
+
+  private:
+    char buf_[128];
+    std::string big_;
+    const char *p_ = nullptr;
+};
+
+// render(transcript, provider, model, state, caps, policy, pretty, maxTokens, lossy, from, into)
+//   -> [body (or its length, written into `into`), stateJson, events | undefined]
+// Positional, so no options object is built and read per call; the body is the library's own
+// Buffer filled by one copy; a string transcript is transcoded into the env's scratch and
+// parsed borrowing it (the request owns its bytes, so nothing points into the scratch after).
 Napi::Value Render(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
-    Input t(info[0]);
-    Napi::Object o = info[1].As<Napi::Object>();
-    bool hp, hm, hf;
-    std::string provider = OptString(o, "provider", &hp), model = OptString(o, "model", &hm),
-                from = OptString(o, "from", &hf);
-    if (!hp) ThrowInvalid(env, "render: provider is required");
-    Input sb(o.Get("state")), cb(o.Get("caps")), pb(o.Get("policy"));
+    ArgString provider(env, info[1]), model(env, info[2]), from(env, info[9]);
+    if (!provider.c()) ThrowInvalid(env, "render: provider is required");
+    std::unique_ptr<StringScratch> str;
+    Input t;
+    if (info[0].IsString()) str.reset(new StringScratch(env, info[0]));
+    else t.Set(info[0]);
+    const char *td = str ? str->data() : t.data();
+    size_t tl = str ? str->len() : t.len();
+    Input sb(info[3]), cb(info[4]), pb(info[5]);
     Owned own;
     LoadState(env, sb, nullptr, &own.s);
     LoadCaps(env, cb, &own.caps);
     quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
-    ro.provider = provider.c_str();
-    ro.model = hm ? model.c_str() : nullptr;
-    ro.pretty = o.Get("pretty").ToBoolean().Value() ? 1 : 0;
-    Napi::Value mt = o.Get("maxTokens");
-    if (mt.IsNumber()) ro.max_tokens = mt.As<Napi::Number>().Uint32Value();
+    ro.provider = provider.c();
+    ro.model = model.c();
+    ro.pretty = info[6].ToBoolean().Value() ? 1 : 0;
+    if (info[7].IsNumber()) ro.max_tokens = info[7].As<Napi::Number>().Uint32Value();
     ro.caps = own.caps;
     quire_error e;
     quire_status st;
     if (pb.have() && (st = quire_render_policy_apply(pb.data(), pb.len(), &ro, &e))) Throw(env, st, e);
-    if (o.Get("lossy").ToBoolean().Value()) ro.lossy = 1;
+    if (info[8].ToBoolean().Value()) ro.lossy = 1;
     quire_options qo = QUIRE_OPTIONS_INIT;
     qo.flags = QUIRE_PARSE_BORROW;
-    st = hf ? quire_transcript_parse_dialect(from.c_str(), t.data(), t.len(), &qo, &own.t, &e)
-            : quire_transcript_parse(t.data(), t.len(), &qo, &own.t, &e);
+    st = from.c() ? quire_transcript_parse_dialect(from.c(), td, tl, &qo, &own.t, &e)
+            : quire_transcript_parse(td, tl, &qo, &own.t, &e);
     if (st) Throw(env, st, e);
     quire_render_result res;
     st = quire_render(own.t, own.s, &ro, &qo, &res, &e);
     if (st) Throw(env, st, e);
-    Napi::Object r = Napi::Object::New(env);
+    Napi::Array r = Napi::Array::New(env, 3);
     try {
-        r.Set("state", StateBytes(env, res.state));
+        r.Set(1u, StateBytes(env, res.state));
+        // into: the caller's buffer, written when the body fits; its length comes back instead
+        bool wrote = false;
+        if (info.Length() > 10 && info[10].IsTypedArray()) {
+            Napi::TypedArray into = info[10].As<Napi::TypedArray>();
+            size_t cap = into.ByteLength();
+            if (res.request.len <= cap) {
+                char *dst = static_cast<char *>(into.ArrayBuffer().Data()) + into.ByteOffset();
+                if (res.request.len) std::memcpy(dst, res.request.data, res.request.len);
+                r.Set(0u, Napi::Number::New(env, static_cast<double>(res.request.len)));
+                wrote = true;
+            }
+        }
+        if (!wrote) r.Set(0u, Take(env, &res.request));
+        if (res.events.len) r.Set(2u, Take(env, &res.events));
     } catch (...) {
         quire_render_result_free(&res);
         throw;
     }
-    r.Set("body", Take(env, &res.request));
-    r.Set("events", Take(env, &res.events));
     quire_render_result_free(&res);
     return r;
 }
