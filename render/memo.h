@@ -123,6 +123,11 @@ typedef struct qr_inmarks {
     uint32_t cnt, cap;
 } qr_inmarks;
 qr_inmarks *qr_memo_inmarks(qr_memo *m);
+/* Whether message k of t (the transcript or the rules view a render reads)
+ * has blocks whose address may identify it in a later render: the
+ * transcript's own or the view's kept copy, never the render's scratch
+ * (memo.c, next to qr_unit_begin). */
+bool qr_memo_stable(const qr_memo *m, const quire_transcript *t, uint32_t k);
 bool qr_inmarks_push(qr_memo *m, uint32_t k, uint32_t b);
 /* What the provider rules (render.c apply_rules) found in messages [0, n)
  * of transcript t (the last one's blocks identify it) for one target: the
