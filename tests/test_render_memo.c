@@ -304,9 +304,10 @@ static void beta_headers(void) {
 /* ---- stale keys: a stored unit's key names messages by the address of
  * their blocks (memo.c, qr_memo_stable). The provider rules rewrite some
  * messages into the render's scratch, freed when the render ends; an
- * allocator that hands freed blocks back at once (last freed, first given)
- * makes a later render find other bytes at such an address. Every render
- * must still equal the stateless render of the same transcript. ---- */
+ * allocator that hands freed blocks back at once (the last freed that fits,
+ * a random one, or one a few frees back) lets a later render find other
+ * bytes at such an address. Every render must still equal the stateless
+ * render of the same transcript. ---- */
 
 typedef struct rblk {
     void *p;
@@ -315,10 +316,19 @@ typedef struct rblk {
 static rblk g_freed[8192];
 static size_t g_nfreed, g_handed_back;
 
+static size_t g_skip; /* with g_pick: the fitting block this far back from the last freed */
+static uint64_t g_pick; /* 0: the last freed block that fits; else a random one of those (a seed) */
 static void *rc_malloc(size_t n, void *ud) {
     (void)ud;
+    size_t fit = 0, want = 0;
+    if (g_pick) {
+        for (size_t k = 0; k < g_nfreed; k++) fit += g_freed[k].n >= n && g_freed[k].n <= n * 4 + 64;
+        g_pick = g_pick * 6364136223846793005ull + 1442695040888963407ull;
+        want = fit ? (size_t)((g_pick >> 33) % fit) : 0;
+        if (g_skip) want = fit > g_skip ? g_skip : 0;
+    }
     for (size_t k = g_nfreed; k-- > 0;)
-        if (g_freed[k].n >= n && g_freed[k].n <= n * 4 + 64) {
+        if (g_freed[k].n >= n && g_freed[k].n <= n * 4 + 64 && (!g_pick || want-- == 0)) {
             void *p = g_freed[k].p;
             memset(p, 0xA5, g_freed[k].n); /* the stale bytes differ from what a stale key expects */
             g_freed[k] = g_freed[--g_nfreed];
@@ -357,7 +367,7 @@ static void rc_drain(void) {
  * a detail level; a render after every message. */
 static char *make_stale_log(int seed, int turns, size_t *len) {
     sbuf b = {0};
-    char line[1024];
+    char line[2048];
     uint64_t x = (uint64_t)(uint32_t)seed * 0x9e3779b97f4a7c15ull + 1;
 #define RND(n) (x = x * 6364136223846793005ull + 1442695040888963407ull, (uint32_t)((x >> 33) % (n)))
     put(&b, "{\"type\":\"session\",\"sessionId\":\"stale\",\"target\":{\"provider\":\"anthropic\",\"model\":\"claude-sonnet-4-5\"},"
@@ -382,7 +392,18 @@ static char *make_stale_log(int seed, int turns, size_t *len) {
         put(&b, "{\"type\":\"render\"}\n");
         /* the answer: its text ends with whitespace, some blocks the rules drop */
         const char *pre = RND(2) ? "{\"type\":\"thinking\",\"text\":\"hm\"}," : "";
-        const char *blank = RND(3) == 0 ? "{\"type\":\"text\",\"text\":\"\\n\"}," : "";
+        /* blank text, or (more than a scratch chunk holds) a run of text blocks */
+        const char *blank = "";
+        switch (RND(4)) {
+        case 0: blank = "{\"type\":\"text\",\"text\":\"\\n\"},"; break;
+        case 1:
+            blank = "{\"type\":\"text\",\"text\":\"a\"},{\"type\":\"text\",\"text\":\"b\"},{\"type\":\"text\",\"text\":\"c\"},"
+                    "{\"type\":\"text\",\"text\":\"d\"},{\"type\":\"text\",\"text\":\"e\"},{\"type\":\"text\",\"text\":\"f\"},"
+                    "{\"type\":\"text\",\"text\":\"g\"},{\"type\":\"text\",\"text\":\"h\"},{\"type\":\"text\",\"text\":\"i\"},"
+                    "{\"type\":\"text\",\"text\":\"j\"},{\"type\":\"text\",\"text\":\"k\"},{\"type\":\"text\",\"text\":\"l\"},";
+            break;
+        default: break;
+        }
         static const char *const pads[] = {"", " ", "  ", "\\n", " \\t\\n ", "\\r\\n"};
         const char *pad = pads[RND(6)];
         snprintf(line, sizeof line, "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[%s%s"
@@ -416,7 +437,9 @@ static void stale_keys(void) {
     opts.allocator = &al;
     int renders = 0, trimmed = 0;
     size_t handed0 = g_handed_back;
-    for (int seed = 1; seed <= 40; seed++) {
+    for (int seed = 1; seed <= 120; seed++) {
+        g_pick = seed > 40 ? (uint64_t)seed : 0;
+        g_skip = seed > 80 ? (size_t)(seed % 4 + 1) : 0;
         size_t len;
         char *log = make_stale_log(seed, 40, &len);
         quire_replay_options ro = QUIRE_REPLAY_OPTIONS_INIT;
