@@ -4,7 +4,9 @@
  * The memo holds, for the current target, the encoded bytes of each wire
  * unit (one loop step of a dialect encoder: a run of transcript messages and
  * what it writes) under a key of everything those bytes depend on: the
- * messages [i, j) (by identity), the run's role and variant bits, whether an
+ * messages [i, j) (by identity: the address of their blocks, only where it
+ * cannot be handed out again while the key lives, see qr_memo_stable), the
+ * run's role and variant bits, whether an
  * element precedes it in the array (the separator is part of the bytes) and
  * the cache breakpoints that fall in [i, j). A unit that touches a reminder
  * group, the folded system prompt or the tail is never kept: it is encoded
@@ -114,7 +116,9 @@ typedef struct qr_checked {
 } qr_checked;
 qr_checked *qr_memo_checked(qr_memo *m);
 /* The blocks of messages [0, n) of transcript t that carry an input cache
- * marker (cache.c), in order: a render scans only the messages after n. */
+ * marker (cache.c), in order: a render scans only the messages after n.
+ * t is the rules view, whose blocks depend on the target: emptying the memo
+ * (a target switch) forgets them. */
 typedef struct qr_inmarks {
     const quire_transcript *t;
     uint32_t n;
