@@ -156,14 +156,18 @@ quire_status qr_plan_cache(qr_ctx *c) {
     }
     (void)capin;
     if (im) {
+        /* the messages recorded end with one whose blocks identify it in a
+         * later render: not the render's scratch (qr_memo_stable) */
+        uint32_t upto = t->nmsgs;
+        if (upto && !qr_memo_stable(c->memo, t, upto - 1)) upto--;
         for (uint32_t j = 0; j < nin; j++)
-            if (in[j].site == QRS_BLOCK && in[j].a >= from && !qr_inmarks_push(c->memo, in[j].a, in[j].b)) {
+            if (in[j].site == QRS_BLOCK && in[j].a >= from && in[j].a < upto && !qr_inmarks_push(c->memo, in[j].a, in[j].b)) {
                 im->t = NULL; /* forget: the next render scans everything */
                 break;
             }
-        if (im->t == t && t->nmsgs) {
-            im->n = t->nmsgs;
-            im->last = t->msgs[t->nmsgs - 1].blocks;
+        if (im->t == t && upto >= im->n) {
+            im->n = upto;
+            im->last = upto ? t->msgs[upto - 1].blocks : NULL;
         }
     }
     /* input markers on sites this dialect cannot mark are dropped with an event */

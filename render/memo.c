@@ -144,6 +144,8 @@ void qr_memo_clear(qr_memo *m) {
     m->nchain = 0;
     m->rules.t = NULL;
     m->details.t = NULL;
+    /* its key may name a kept copy freed below (qr_memo_stable) */
+    m->inm.t = NULL;
     /* the view's kept blocks go with the encodings that may name them */
     m->rules.nv = m->rules.nvchg = 0;
     if (m->rules.capv) memset(m->rules.kblk, 0, (size_t)m->rules.capv * sizeof *m->rules.kblk);
@@ -495,6 +497,30 @@ static void chain_push(qr_memo *m, const qr_ctx *c, const qr_unit *u, size_t n, 
     m->nchain++;
 }
 
+/* The identity keys (mentry bi/bj, mlink.last, qr_inmarks.last) name a
+ * message by the address of its blocks. Two messages at one index with
+ * blocks at one address are the same bytes only when that address cannot
+ * have been freed and handed out again since the key was taken (the ABA
+ * case). Two kinds of address qualify, and only these are ever keys:
+ * - the transcript's own blocks: a session appends (a failed append takes
+ *   back messages no render has seen) and its compaction replaces the
+ *   transcript while the old one stays alive (the context check empties the
+ *   memo on the new transcript pointer);
+ * - the rules view's kept copies (r->kblk, in r->karena): freed only by
+ *   qr_memo_clear, with every key that may name them.
+ * What the rules rewrite into the render's scratch (the trimmed final
+ * assistant message; any rewritten message when the memo keeps no view) is
+ * freed at the end of the render, and the next render's scratch or kept
+ * copies may reuse the address for other bytes (the message untrimmed):
+ * such a message is no key, and a unit holding one is encoded, not kept. */
+bool qr_memo_stable(const qr_memo *m, const quire_transcript *t, uint32_t k) {
+    if (k >= t->nmsgs) return false;
+    const qblock *b = t->msgs[k].blocks;
+    if (!b || (m->t && k < m->t->nmsgs && b == m->t->msgs[k].blocks)) return true;
+    const qr_rules *r = &m->rules;
+    return r->t && t == &r->vt && k < r->capv && b == r->kblk[k];
+}
+
 bool qr_unit_begin(qr_ctx *c, qr_unit *u, uint32_t i, uint32_t j, uint32_t variant, bool keep) {
     memset(u, 0, sizeof *u);
     u->slot = i;
@@ -510,6 +536,7 @@ bool qr_unit_begin(qr_ctx *c, qr_unit *u, uint32_t i, uint32_t j, uint32_t varia
     u->start = w->b->len;
     u->ev_start = c->events ? c->events->len : 0;
     u->keep = keep && j > i && i < m->ne && (!c->ngroups || !qr_groups_in(c, i, j));
+    for (uint32_t k = i; u->keep && k < j; k++) u->keep = qr_memo_stable(m, c->t, k);
     if (!u->keep) { m->chain_open = false; return false; }
     u->marks = marks_in(c, i, j, &u->marked);
     const quire_transcript *t = c->t;

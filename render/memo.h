@@ -4,7 +4,9 @@
  * The memo holds, for the current target, the encoded bytes of each wire
  * unit (one loop step of a dialect encoder: a run of transcript messages and
  * what it writes) under a key of everything those bytes depend on: the
- * messages [i, j) (by identity), the run's role and variant bits, whether an
+ * messages [i, j) (by identity: the address of their blocks, only where it
+ * cannot be handed out again while the key lives, see qr_memo_stable), the
+ * run's role and variant bits, whether an
  * element precedes it in the array (the separator is part of the bytes) and
  * the cache breakpoints that fall in [i, j). A unit that touches a reminder
  * group, the folded system prompt or the tail is never kept: it is encoded
@@ -114,7 +116,9 @@ typedef struct qr_checked {
 } qr_checked;
 qr_checked *qr_memo_checked(qr_memo *m);
 /* The blocks of messages [0, n) of transcript t that carry an input cache
- * marker (cache.c), in order: a render scans only the messages after n. */
+ * marker (cache.c), in order: a render scans only the messages after n.
+ * t is the rules view, whose blocks depend on the target: emptying the memo
+ * (a target switch) forgets them. */
 typedef struct qr_inmarks {
     const quire_transcript *t;
     uint32_t n;
@@ -123,6 +127,11 @@ typedef struct qr_inmarks {
     uint32_t cnt, cap;
 } qr_inmarks;
 qr_inmarks *qr_memo_inmarks(qr_memo *m);
+/* Whether message k of t (the transcript or the rules view a render reads)
+ * has blocks whose address may identify it in a later render: the
+ * transcript's own or the view's kept copy, never the render's scratch
+ * (memo.c, next to qr_unit_begin). */
+bool qr_memo_stable(const qr_memo *m, const quire_transcript *t, uint32_t k);
 bool qr_inmarks_push(qr_memo *m, uint32_t k, uint32_t b);
 /* What the provider rules (render.c apply_rules) found in messages [0, n)
  * of transcript t (the last one's blocks identify it) for one target: the

@@ -300,7 +300,266 @@ static void beta_headers(void) {
     quire_session_free(s);
 }
 
+
+/* ---- stale keys: a stored unit's key names messages by the address of
+ * their blocks (memo.c, qr_memo_stable). The provider rules rewrite some
+ * messages into the render's scratch, freed when the render ends; an
+ * allocator that hands freed blocks back at once (the last freed that fits,
+ * a random one, or one a few frees back) lets a later render find other
+ * bytes at such an address. Every render must still equal the stateless
+ * render of the same transcript. ---- */
+
+typedef struct rblk {
+    void *p;
+    size_t n;
+} rblk;
+static rblk g_freed[8192];
+static size_t g_nfreed, g_handed_back;
+
+static size_t g_skip; /* with g_pick: the fitting block this far back from the last freed */
+static uint64_t g_pick; /* 0: the last freed block that fits; else a random one of those (a seed) */
+static void *rc_malloc(size_t n, void *ud) {
+    (void)ud;
+    size_t fit = 0, want = 0;
+    if (g_pick) {
+        for (size_t k = 0; k < g_nfreed; k++) fit += g_freed[k].n >= n && g_freed[k].n <= n * 4 + 64;
+        g_pick = g_pick * 6364136223846793005ull + 1442695040888963407ull;
+        want = fit ? (size_t)((g_pick >> 33) % fit) : 0;
+        if (g_skip) want = fit > g_skip ? g_skip : 0;
+    }
+    for (size_t k = g_nfreed; k-- > 0;)
+        if (g_freed[k].n >= n && g_freed[k].n <= n * 4 + 64 && (!g_pick || want-- == 0)) {
+            void *p = g_freed[k].p;
+            memset(p, 0xA5, g_freed[k].n); /* the stale bytes differ from what a stale key expects */
+            g_freed[k] = g_freed[--g_nfreed];
+            g_handed_back++;
+            return p;
+        }
+    return malloc(n ? n : 1);
+}
+static void rc_free(void *p, size_t n, void *ud) {
+    (void)ud;
+    if (!p) return;
+    if (g_nfreed == sizeof g_freed / sizeof *g_freed) { free(p); return; }
+    /* rblk.n: the size the block was asked with (a malloc'd block holds at least that) */
+    g_freed[g_nfreed].p = p;
+    g_freed[g_nfreed].n = n;
+    g_nfreed++;
+}
+static void *rc_realloc(void *p, size_t o, size_t n, void *ud) {
+    if (!p) return rc_malloc(n, ud);
+    if (n == 0) { rc_free(p, o, ud); return NULL; }
+    void *q = rc_malloc(n, ud);
+    if (!q) return NULL;
+    memcpy(q, p, o < n ? o : n);
+    rc_free(p, o, ud);
+    return q;
+}
+static void rc_drain(void) {
+    while (g_nfreed) free(g_freed[--g_nfreed].p);
+}
+
+/* A log whose final assistant message the rules rewrite on one render and
+ * not (or otherwise) on the next: trailing whitespace (trimmed only while
+ * it is the final message), unsigned thinking and blank text dropped, a
+ * tail reminder that turns the trimming off for a render, compactions that
+ * replace the transcript, mid-conversation system messages and images with
+ * a detail level; a render after every message. */
+static char *make_stale_log(int seed, int turns, size_t *len) {
+    sbuf b = {0};
+    char line[2048];
+    uint64_t x = (uint64_t)(uint32_t)seed * 0x9e3779b97f4a7c15ull + 1;
+#define RND(n) (x = x * 6364136223846793005ull + 1442695040888963407ull, (uint32_t)((x >> 33) % (n)))
+    put(&b, "{\"type\":\"session\",\"sessionId\":\"stale\",\"target\":{\"provider\":\"anthropic\",\"model\":\"claude-sonnet-4-5\"},"
+            "\"system\":\"You are terse.\"}\n");
+    for (int t = 1; t <= turns; t++) {
+        switch (RND(4)) {
+        case 0: snprintf(line, sizeof line, "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"q%d\"}}\n", t); break;
+        case 1:
+            snprintf(line, sizeof line, "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\" \"},"
+                     "{\"type\":\"text\",\"text\":\"q%d\"}]}}\n", t);
+            break;
+        case 2:
+            snprintf(line, sizeof line, "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"see %d\"},"
+                     "{\"type\":\"image\",\"url\":\"https://example.com/%d.png\",\"detail\":\"original\"}]}}\n", t, t);
+            break;
+        default:
+            snprintf(line, sizeof line, "{\"type\":\"message\",\"message\":{\"role\":\"system\",\"content\":\"rule %d\"}}\n", t);
+            put(&b, line);
+            snprintf(line, sizeof line, "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"q%d\"}}\n", t);
+        }
+        put(&b, line);
+        put(&b, "{\"type\":\"render\"}\n");
+        /* the answer: its text ends with whitespace, some blocks the rules drop */
+        const char *pre = RND(2) ? "{\"type\":\"thinking\",\"text\":\"hm\"}," : "";
+        /* blank text, or (more than a scratch chunk holds) a run of text blocks */
+        const char *blank = "";
+        switch (RND(4)) {
+        case 0: blank = "{\"type\":\"text\",\"text\":\"\\n\"},"; break;
+        case 1:
+            blank = "{\"type\":\"text\",\"text\":\"a\"},{\"type\":\"text\",\"text\":\"b\"},{\"type\":\"text\",\"text\":\"c\"},"
+                    "{\"type\":\"text\",\"text\":\"d\"},{\"type\":\"text\",\"text\":\"e\"},{\"type\":\"text\",\"text\":\"f\"},"
+                    "{\"type\":\"text\",\"text\":\"g\"},{\"type\":\"text\",\"text\":\"h\"},{\"type\":\"text\",\"text\":\"i\"},"
+                    "{\"type\":\"text\",\"text\":\"j\"},{\"type\":\"text\",\"text\":\"k\"},{\"type\":\"text\",\"text\":\"l\"},";
+            break;
+        default: break;
+        }
+        static const char *const pads[] = {"", " ", "  ", "\\n", " \\t\\n ", "\\r\\n"};
+        const char *pad = pads[RND(6)];
+        snprintf(line, sizeof line, "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[%s%s"
+                 "{\"type\":\"text\",\"text\":\"answer %d%s\"}]}}\n", pre, blank, t, pad);
+        put(&b, line);
+        if (RND(3) == 0) {
+            snprintf(line, sizeof line, "{\"type\":\"reminder\",\"reminder\":{\"body\":\"note %d\",\"ttlTurns\":1}}\n", t);
+            put(&b, line);
+        }
+        /* the final assistant message, trimmed: rendered once or twice */
+        put(&b, "{\"type\":\"render\"}\n");
+        if (RND(2)) put(&b, "{\"type\":\"render\"}\n");
+        if (RND(4) == 0) {
+            /* a second assistant message right after (one wire message with the first) */
+            snprintf(line, sizeof line, "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[%s{\"type\":\"text\","
+                     "\"text\":\"more %d \"}]}}\n", pre, t);
+            put(&b, line);
+            put(&b, "{\"type\":\"render\"}\n");
+        }
+        if (t % 17 == 0)
+            put(&b, "{\"type\":\"compact\",\"policy\":{\"keepFirstTurns\":0,\"keepLastTurns\":3},\"summary\":\"Earlier.\"}\n");
+    }
+#undef RND
+    *len = b.n;
+    return b.p;
+}
+
+static void stale_keys(void) {
+    quire_allocator al = {rc_malloc, rc_realloc, rc_free, NULL};
+    quire_options opts = QUIRE_OPTIONS_INIT;
+    opts.allocator = &al;
+    int renders = 0, trimmed = 0;
+    size_t handed0 = g_handed_back;
+    for (int seed = 1; seed <= 120; seed++) {
+        g_pick = seed > 40 ? (uint64_t)seed : 0;
+        g_skip = seed > 80 ? (size_t)(seed % 4 + 1) : 0;
+        size_t len;
+        char *log = make_stale_log(seed, 40, &len);
+        quire_replay_options ro = QUIRE_REPLAY_OPTIONS_INIT;
+        quire_replay *r = NULL;
+        quire_error err;
+        CHECK_INT(quire_replay_open(log, len, &ro, &opts, &r, &err), QUIRE_OK);
+        if (!r) { free(log); continue; }
+        r->memo = qr_memo_new(r->a);
+        qr_memo_set_slack(r->memo, seed % 2 ? 0 : (size_t)1 << 20);
+        for (;;) {
+            quire_state *before = qs_clone(r->state);
+            quire_replay_step step;
+            int done = 0;
+            quire_status st = quire_replay_next(r, &step, &done, &err);
+            CHECK_MSG(st == QUIRE_OK, "seed %d: line %u: %s", seed, err.line, err.message);
+            if (st || done) { quire_state_free(before); break; }
+            if (step.turn) {
+                quire_render_options rop = QUIRE_RENDER_OPTIONS_INIT;
+                rop.provider = "anthropic";
+                rop.model = "claude-sonnet-4-5";
+                quire_render_result res;
+                CHECK_INT(quire_render(r->t, before, &rop, NULL, &res, &err), QUIRE_OK);
+                size_t np, blen;
+                qr_memo_pieces(r->memo, &np, &blen);
+                CHECK_MSG(step.request && step.request_len == res.request.len &&
+                              memcmp(step.request, res.request.data, res.request.len) == 0,
+                          "seed %d turn %lld: the memo body differs from the stateless render", seed, (long long)step.turn);
+                trimmed += res.events.data && strstr(res.events.data, "trimmed_trailing_whitespace") != NULL;
+                renders++;
+                quire_render_result_free(&res);
+            }
+            quire_state_free(before);
+        }
+        quire_replay_free(r);
+        free(log);
+    }
+    printf("stale keys: %d renders equal to the stateless ones (%d with the final message trimmed), %zu freed blocks "
+           "handed back\n", renders, trimmed, g_handed_back - handed0);
+    CHECK(renders > 3000 && trimmed > 1000 && g_handed_back - handed0 > 10000);
+    rc_drain();
+}
+
+/* The input cache markers the memo recorded name blocks of the rules' view
+ * of one target: a switch to a target whose rules keep other blocks (the
+ * blank text Anthropic drops, OpenAI keeps) must not reuse them. Each
+ * render of the log (the target switching back and forth) is compared with
+ * the stateless render, events included. */
+static void switch_keys(void) {
+    static const char log[] =
+        "{\"type\":\"session\",\"sessionId\":\"sw\",\"target\":{\"provider\":\"anthropic\",\"model\":\"claude-sonnet-4-5\"},"
+        "\"system\":\"Be brief.\"}\n"
+        "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\" \"},"
+        "{\"type\":\"text\",\"text\":\"hello\",\"cacheControl\":{\"type\":\"ephemeral\"}}]}}\n"
+        "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"text\":\"hm\","
+        "\"signature\":\"c2ln\",\"provider\":\"gemini\"},{\"type\":\"text\",\"text\":\"ok\"}]}}\n"
+        "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"next\"}}\n"
+        "{\"type\":\"render\"}\n"
+        "{\"type\":\"render\",\"target\":{\"provider\":\"openai\",\"model\":\"gpt-5.6\"}}\n"
+        "{\"type\":\"render\"}\n"
+        "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":\"sure \"}}\n"
+        "{\"type\":\"render\",\"target\":{\"provider\":\"openai\",\"model\":\"gpt-5.6\"}}\n"
+        "{\"type\":\"render\"}\n"
+        "{\"type\":\"render\",\"target\":{\"provider\":\"openai\",\"model\":\"gpt-5.6\"}}\n"
+        "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"again\"}}\n"
+        "{\"type\":\"render\"}\n";
+    static const char *const prov[] = {"anthropic", "openai", "anthropic", "openai", "anthropic", "openai", "anthropic"};
+    static const char *const model[] = {"claude-sonnet-4-5", "gpt-5.6", "claude-sonnet-4-5", "gpt-5.6", "claude-sonnet-4-5",
+                                        "gpt-5.6", "claude-sonnet-4-5"};
+    quire_replay_options ro = QUIRE_REPLAY_OPTIONS_INIT;
+    quire_replay *r = NULL;
+    quire_error err;
+    CHECK_INT(quire_replay_open(log, sizeof log - 1, &ro, NULL, &r, &err), QUIRE_OK);
+    if (!r) return;
+    r->memo = qr_memo_new(r->a);
+    int n = 0;
+    for (;;) {
+        quire_state *before = qs_clone(r->state);
+        quire_replay_step step;
+        int done = 0;
+        quire_status st = quire_replay_next(r, &step, &done, &err);
+        CHECK_MSG(st == QUIRE_OK, "line %u: %s", err.line, err.message);
+        if (st || done) { quire_state_free(before); break; }
+        if (step.turn && n < 7) {
+            quire_render_options rop = QUIRE_RENDER_OPTIONS_INIT;
+            rop.provider = prov[n];
+            rop.model = model[n];
+            quire_render_result res;
+            CHECK_INT(quire_render(r->t, before, &rop, NULL, &res, &err), QUIRE_OK);
+            CHECK_MSG(step.request && step.request_len == res.request.len &&
+                          memcmp(step.request, res.request.data, res.request.len) == 0,
+                      "render %d (%s): the memo body differs from the stateless render", n, prov[n]);
+            const char *req_end = step.output ? strchr(step.output, '\n') : NULL;
+            /* the events: each stateless event line is among the step's lines, in order */
+            const char *at = req_end;
+            for (const char *e = res.events.data, *end = e ? e + res.events.len : NULL; e && e < end && at;) {
+                const char *nl = memchr(e, '\n', (size_t)(end - e));
+                size_t k = nl ? (size_t)(nl - e) : (size_t)(end - e);
+                char *l = malloc(k + 1);
+                memcpy(l, e, k);
+                l[k] = '\0';
+                at = strstr(at, l);
+                CHECK_MSG(at != NULL, "render %d (%s): event missing: %s", n, prov[n], l);
+                if (at) at += k;
+                free(l);
+                e = nl ? nl + 1 : end;
+            }
+            if (n == 0) CHECK(res.request.len && strstr(res.request.data, "cache_control") != NULL);
+            quire_render_result_free(&res);
+            n++;
+        }
+        quire_state_free(before);
+    }
+    CHECK_INT(n, 7);
+    printf("target switches: %d renders compared with the stateless ones\n", n);
+    quire_replay_free(r);
+}
+
 int main(void) {
+    switch_keys();
+    stale_keys();
     beta_headers();
     size_t len;
     char *log = make_log(240, 120, false, &len);
