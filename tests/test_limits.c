@@ -201,6 +201,7 @@ static const char *msg_template(const char *name) {
 /* ---- helpers ---- */
 typedef struct sb { char *p; size_t n, cap; } sb;
 static void sb_add(sb *b, const char *s, size_t n) {
+    if (n > ((size_t)1 << 40) || b->n > ((size_t)1 << 40)) abort(); /* (also tells -O3 the sizes are sane) */
     if (b->n + n + 1 > b->cap) {
         b->cap = (b->n + n + 1) * 2;
         b->p = realloc(b->p, b->cap);

@@ -87,8 +87,9 @@ static size_t count(const char *hay, const char *needle) {
     return n;
 }
 
-#define CHECK_HAS(h, n) CHECK_MSG(has(h, n), "missing %s in %s", n, h)
-#define CHECK_NOT(h, n) CHECK_MSG(!has(h, n), "unexpected %s in %s", n, h)
+static const char *shown(const char *s) { return s ? s : "(null)"; }
+#define CHECK_HAS(h, n) CHECK_MSG(has(h, n), "missing %s in %s", n, shown(h))
+#define CHECK_NOT(h, n) CHECK_MSG(!has(h, n), "unexpected %s in %s", n, shown(h))
 
 static const char *k_tool_tail =
     "{\"system\":\"You are a coding agent.\",\"tools\":[{\"name\":\"read\",\"description\":\"Read a file\","
