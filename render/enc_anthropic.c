@@ -165,13 +165,12 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
         qw_obj_begin(w);
         qw_key(w, "type"); qw_lit(w, "tool_result");
         qw_key(w, "tool_use_id"); qw_qstr(w, b->tool_call_id);
+        qw_key(w, "content");
         if (b->content_is_string) {
-            qw_key(w, "content");
             qw_qstr(w, b->content_text);
-        } else if (b->nparts == 0) {
-            /* no content: the field is optional (a blank result, docs/providers.md "Provider rules") */
         } else {
-            qw_key(w, "content");
+            /* an empty array when nothing is left (a blank result that is not
+             * an error; an error result got a text: docs/providers.md) */
             qw_arr_begin(w);
             for (uint32_t i = 0; i < b->nparts; i++) {
                 if (b->parts[i].type == QB_IMAGE && !c->caps.tool_result_images) {

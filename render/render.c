@@ -704,21 +704,30 @@ static quire_status rules_system(qr_ctx *c, quire_transcript **viewp) {
     return QUIRE_OK;
 }
 
-/* The text a tool result whose content is blank carries on Bedrock, where a
- * toolResult needs content (docs/providers.md, "Provider rules"). */
+/* The text a tool result whose content is empty carries where the provider
+ * needs one: any result on Bedrock (a toolResult needs content), an error
+ * result on Anthropic ("content cannot be empty if is_error is true");
+ * docs/providers.md, "Provider rules". */
 #define QR_EMPTY_RESULT_TEXT "(no output)"
 
 /* A tool result's blank text (Anthropic, Bedrock): blank text parts are
  * dropped (content_dropped blank_text, partIndex), and on Bedrock a blank
- * string content too; a result left with no content is sent without content
- * on Anthropic (content is optional there) and with the placeholder text on
- * Bedrock (request_adjusted empty_tool_result_placeholder). Returns whether
- * *nb changed. */
+ * string content too; a result left with no content is sent with an empty
+ * content on Anthropic when it is not an error, and with the placeholder
+ * text on Bedrock and for an Anthropic error result (request_adjusted
+ * empty_tool_result_placeholder). Returns whether *nb changed. */
 static bool rules_tool_result(qr_ctx *c, const qblock *bl, qblock *nb, uint32_t k, uint32_t b, bool *oom) {
     bool changed = false;
     if (bl->content_is_string) {
         /* Anthropic takes a string content as it is (Claude Code sends "" for
          * a silent tool); Converse makes a text block of it */
+        if (c->caps.dialect == QD_ANTHROPIC_MESSAGES && bl->is_error == 1 && bl->content_text.len == 0) {
+            nb->content_text = qstr_lit(QR_EMPTY_RESULT_TEXT);
+            qr_event_adjusted(c, "empty_tool_result_placeholder", k,
+                              "an error tool result with no content carries the text \"" QR_EMPTY_RESULT_TEXT
+                              "\" (this provider needs content when is_error is true)");
+            return true;
+        }
         if (c->caps.dialect != QD_BEDROCK_CONVERSE || !is_blank(bl->content_text)) return false;
         if (bl->content_text.len)
             ev_content_dropped(c, k, (int32_t)b, 0, "blank_text", "a tool result text with no visible character is rejected by this provider");
@@ -750,6 +759,13 @@ static bool rules_tool_result(qr_ctx *c, const qblock *bl, qblock *nb, uint32_t 
         nb->content_text = qstr_lit(QR_EMPTY_RESULT_TEXT);
         qr_event_adjusted(c, "empty_tool_result_placeholder", k,
                           "a tool result with no content carries the text \"" QR_EMPTY_RESULT_TEXT "\" (Converse needs content)");
+        changed = true;
+    } else if (nb->nparts == 0 && !nb->content_is_string && c->caps.dialect == QD_ANTHROPIC_MESSAGES && bl->is_error == 1) {
+        nb->content_is_string = true;
+        nb->content_text = qstr_lit(QR_EMPTY_RESULT_TEXT);
+        qr_event_adjusted(c, "empty_tool_result_placeholder", k,
+                          "an error tool result with no content carries the text \"" QR_EMPTY_RESULT_TEXT
+                          "\" (this provider needs content when is_error is true)");
         changed = true;
     }
     return changed;

@@ -223,6 +223,12 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
         } else if (ct != QJ_NONE && !is(v, ct, QJ_STRING)) {
             viol(v, PK(p, "content").s, "expected string or array");
         }
+        /* an error result must say something: the API answers 400 "content
+         * cannot be empty if is_error is true" (docs/providers.md) */
+        uint32_t ie = get(v, b, "is_error");
+        if (is(v, ie, QJ_TRUE) && (ct == QJ_NONE || (is(v, ct, QJ_ARRAY) && count_of(v, ct) == 0) ||
+                                   (is(v, ct, QJ_STRING) && qj_at(v->d, ct)->len == 0)))
+            viol(v, (ct == QJ_NONE ? p : PK(p, "content")).s, "a tool_result with is_error true needs a non-empty content");
         a_cache(v, b, p);
     } else if (str_is(v, ty, "thinking") || str_is(v, ty, "redacted_thinking")) {
         if (!assistant) viol(v, pt.s, "thinking blocks belong in assistant messages");

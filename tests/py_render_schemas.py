@@ -3,7 +3,7 @@
 
     py_render_schemas.py --quire BIN --src SRC --data SHARED
 
-For every case of golden/render and golden/caps that renders a request (a `render` command
+For every case of golden/render, golden/caps, golden/params and golden/rules that renders a request (a `render` command
 with exit status 0), the expected request body is
   - checked with `quire validate --provider P [--model M]` (all seven dialects), and
   - validated against the real schema of its dialect (tests/schemas.py): Anthropic against
@@ -49,7 +49,7 @@ def main():
 
     failures = []
     checked = schema_checked = system_taken = tool_choice_none = 0
-    for area in ("render", "caps", "params"):
+    for area in ("render", "caps", "params", "rules"):
         root = os.path.join(a.src, "golden", area)
         for name in sorted(os.listdir(root)):
             case = os.path.join(root, name)

@@ -496,6 +496,12 @@ static void test_cross(void) {
 static void session_matches_stateless(const char *provider, const char *model);
 
 /* ---- blank system and tool result text (Anthropic, Bedrock) ---- */
+static size_t count_of(const char *hay, const char *needle) {
+    size_t n = 0, l = strlen(needle);
+    for (const char *p = hay; p && (p = strstr(p, needle)); p += l) n++;
+    return n;
+}
+
 static void test_blank_system_and_results(void) {
     const char *t = "{\"system\":[{\"type\":\"text\",\"text\":\" \\n\"},{\"type\":\"text\",\"text\":\"Be brief.\"}],"
                     "\"messages\":[{\"role\":\"user\",\"content\":\"go\"},"
@@ -519,12 +525,36 @@ static void test_blank_system_and_results(void) {
     o = rend(t, "anthropic", NULL, false);
     CHECK_INT(o.st, QUIRE_OK);
     CHECK_HAS(o.req, "\"system\":[{\"type\":\"text\",\"text\":\"Be brief.\"");
-    /* Anthropic: a string content as given; an emptied array: no content (the field is optional) */
+    /* Anthropic: a string content as given; an error result emptied: the
+     * placeholder ("content cannot be empty if is_error is true") */
     CHECK_HAS(o.req, "{\"type\":\"tool_result\",\"tool_use_id\":\"a\",\"content\":\" \"}");
-    CHECK_HAS(o.req, "{\"type\":\"tool_result\",\"tool_use_id\":\"b\",\"is_error\":true}");
+    CHECK_HAS(o.req, "{\"type\":\"tool_result\",\"tool_use_id\":\"b\",\"content\":\"(no output)\",\"is_error\":true}");
     CHECK_HAS(o.req, "\"tool_use_id\":\"c\",\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]");
-    CHECK_NOT(o.ev, "placeholder");
+    CHECK_HAS(o.ev, "\"change\":\"empty_tool_result_placeholder\",\"messageIndex\":2");
     out_free(&o);
+    /* ... a result that is not an error keeps an empty content; an error
+     * result given with an empty string or array gets the placeholder too */
+    const char *e = "{\"messages\":[{\"role\":\"user\",\"content\":\"go\"},"
+                    "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"a\",\"name\":\"f\",\"input\":{}},"
+                    "{\"type\":\"toolCall\",\"id\":\"b\",\"name\":\"f\",\"input\":{}},{\"type\":\"toolCall\",\"id\":\"c\",\"name\":\"f\",\"input\":{}}]},"
+                    "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"a\",\"content\":[{\"type\":\"text\",\"text\":\" \"}]},"
+                    "{\"type\":\"toolResult\",\"toolCallId\":\"b\",\"content\":\"\",\"isError\":true},"
+                    "{\"type\":\"toolResult\",\"toolCallId\":\"c\",\"content\":[],\"isError\":true}]}]}";
+    o = rend(e, "anthropic", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "{\"type\":\"tool_result\",\"tool_use_id\":\"a\",\"content\":[]}");
+    CHECK_HAS(o.req, "{\"type\":\"tool_result\",\"tool_use_id\":\"b\",\"content\":\"(no output)\",\"is_error\":true}");
+    CHECK_HAS(o.req, "{\"type\":\"tool_result\",\"tool_use_id\":\"c\",\"content\":\"(no output)\",\"is_error\":true");
+    CHECK_INT((int)count_of(o.ev, "empty_tool_result_placeholder"), 2);
+    out_free(&o);
+    CHECK_VIOL("{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+               "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"a\",\"name\":\"f\",\"input\":{}}]},"
+               "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"a\",\"content\":[],\"is_error\":true}]}]}",
+               "anthropic", NULL, "/messages/2/content/0/content: a tool_result with is_error true needs a non-empty content");
+    CHECK_VIOL("{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+               "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"a\",\"name\":\"f\",\"input\":{}}]},"
+               "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"a\",\"is_error\":true}]}]}",
+               "anthropic", NULL, "/messages/2/content/0: a tool_result with is_error true needs a non-empty content");
     /* Chat carries whitespace: untouched */
     o = rend(t, "openai", "gpt-4o", false);
     CHECK_INT(o.st, QUIRE_OK);
