@@ -151,28 +151,33 @@ __attribute__((target("ssse3"))) static bool utf8_valid_ssse3(const unsigned cha
  * block is judged with the next block (as its prev). */
 #define U8(x) ((char)(unsigned char)(x))
 #define T16(...) _mm256_broadcastsi128_si256(_mm_setr_epi8(__VA_ARGS__))
+/* The three 16-entry lookup tables of the UTF-8 check, shared by the
+ * AVX2 and AVX-512 versions (T16 broadcasts them to every 128-bit lane). */
+#define UTF8_T1H \
+    U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), \
+    U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS), \
+    U8(U_TOO_SHORT | U_OVERLONG_2), U8(U_TOO_SHORT), U8(U_TOO_SHORT | U_OVERLONG_3 | U_SURROGATE), \
+    U8(U_TOO_SHORT | U_TOO_LARGE | U_TOO_LARGE_1000 | U_OVERLONG_4)
+#define UTF8_T1L \
+    U8(U_CARRY | U_OVERLONG_3 | U_OVERLONG_2 | U_OVERLONG_4), U8(U_CARRY | U_OVERLONG_2), U8(U_CARRY), \
+    U8(U_CARRY), U8(U_CARRY | U_TOO_LARGE), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), \
+    U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), \
+    U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), \
+    U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), \
+    U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000 | U_SURROGATE), \
+    U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000)
+#define UTF8_T2H \
+    U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), \
+    U8(U_TOO_SHORT), U8(U_TOO_SHORT), \
+    U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE_1000 | U_OVERLONG_4), \
+    U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE), \
+    U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE), \
+    U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE), \
+    U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT)
 __attribute__((target("avx2"))) static inline __m256i utf8_block_errors_avx2(__m256i in, __m256i prev) {
-    const __m256i t1h = T16(
-        U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG),
-        U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS),
-        U8(U_TOO_SHORT | U_OVERLONG_2), U8(U_TOO_SHORT), U8(U_TOO_SHORT | U_OVERLONG_3 | U_SURROGATE),
-        U8(U_TOO_SHORT | U_TOO_LARGE | U_TOO_LARGE_1000 | U_OVERLONG_4));
-    const __m256i t1l = T16(
-        U8(U_CARRY | U_OVERLONG_3 | U_OVERLONG_2 | U_OVERLONG_4), U8(U_CARRY | U_OVERLONG_2), U8(U_CARRY),
-        U8(U_CARRY), U8(U_CARRY | U_TOO_LARGE), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
-        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
-        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
-        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
-        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000 | U_SURROGATE),
-        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000));
-    const __m256i t2h = T16(
-        U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT),
-        U8(U_TOO_SHORT), U8(U_TOO_SHORT),
-        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE_1000 | U_OVERLONG_4),
-        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE),
-        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE),
-        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE),
-        U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT));
+    const __m256i t1h = T16(UTF8_T1H);
+    const __m256i t1l = T16(UTF8_T1L);
+    const __m256i t2h = T16(UTF8_T2H);
     const __m256i nib = _mm256_set1_epi8(0x0F);
     __m256i sh = _mm256_permute2x128_si256(prev, in, 0x21);
     __m256i prev1 = _mm256_alignr_epi8(in, sh, 15);
@@ -557,27 +562,9 @@ static quire_status parse_string_slow(qj_parser *ps, const unsigned char *p, con
 __attribute__((target("avx512f,avx512bw"))) static inline __m512i utf8_block_errors_avx512(__m512i in, __m512i prev,
                                                                                        __m512i k_e0, __m512i k_f0,
                                                                                        __m512i k_80) {
-    const __m512i t1h = T16(
-        U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG),
-        U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS),
-        U8(U_TOO_SHORT | U_OVERLONG_2), U8(U_TOO_SHORT), U8(U_TOO_SHORT | U_OVERLONG_3 | U_SURROGATE),
-        U8(U_TOO_SHORT | U_TOO_LARGE | U_TOO_LARGE_1000 | U_OVERLONG_4));
-    const __m512i t1l = T16(
-        U8(U_CARRY | U_OVERLONG_3 | U_OVERLONG_2 | U_OVERLONG_4), U8(U_CARRY | U_OVERLONG_2), U8(U_CARRY),
-        U8(U_CARRY), U8(U_CARRY | U_TOO_LARGE), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
-        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
-        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
-        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
-        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000 | U_SURROGATE),
-        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000));
-    const __m512i t2h = T16(
-        U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT),
-        U8(U_TOO_SHORT), U8(U_TOO_SHORT),
-        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE_1000 | U_OVERLONG_4),
-        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE),
-        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE),
-        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE),
-        U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT));
+    const __m512i t1h = T16(UTF8_T1H);
+    const __m512i t1l = T16(UTF8_T1L);
+    const __m512i t2h = T16(UTF8_T2H);
     const __m512i nib = _mm512_set1_epi8(0x0F);
     /* lane i of sh = lane i-1 of (prev:in): prev's last lane, then in's first three */
     __m512i sh = _mm512_permutex2var_epi64(prev, _mm512_set_epi64(13, 12, 11, 10, 9, 8, 7, 6), in);

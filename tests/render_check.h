@@ -1,4 +1,4 @@
-/* Helpers of the render rule tests (test_rules.c, test_render_vocab.c): parse a
+/* Helpers of the render rule tests (test_rules.c, test_render_vocab.c, test_from.c): parse a
  * transcript, render it, and check that every successful body passes
  * quire_validate for the same target (render never returns a body its own
  * validator rejects). Include after unit.h. */
@@ -29,11 +29,11 @@ typedef struct out {
     char msg[1400];  /* ... as "pointer: message" */
 } out;
 
-static out rend(const char *json, const char *provider, const char *model, bool lossy) {
+/* Renders a parsed transcript for provider/model; a successful body must
+ * pass quire_validate for the same target. */
+static out rend_t(const quire_transcript *t, const char *provider, const char *model, bool lossy) {
     out o;
     memset(&o, 0, sizeof o);
-    quire_transcript *t = tr(json);
-    if (!t) { o.st = QUIRE_E_SCHEMA; snprintf(o.msg, sizeof o.msg, "transcript did not parse"); return o; }
     o.parsed = true;
     quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
     ro.provider = provider;
@@ -41,7 +41,6 @@ static out rend(const char *json, const char *provider, const char *model, bool 
     ro.lossy = lossy;
     quire_render_result res;
     o.st = quire_render(t, NULL, &ro, NULL, &res, &o.err);
-    quire_transcript_free(t);
     if (o.st) { snprintf(o.msg, sizeof o.msg, "%s: %s", o.err.pointer, o.err.message); return o; }
     o.req = strdup(res.request.data);
     o.ev = strdup(res.events.data ? res.events.data : "");
@@ -53,6 +52,21 @@ static out rend(const char *json, const char *provider, const char *model, bool 
               vs == QUIRE_E_VALIDATE ? "" : ve.message, o.req);
     if (vs == QUIRE_E_VALIDATE) quire_bytes_free(&rep);
     quire_render_result_free(&res);
+    return o;
+}
+
+/* The same from transcript JSON. */
+static out rend(const char *json, const char *provider, const char *model, bool lossy) {
+    quire_transcript *t = tr(json);
+    if (!t) {
+        out o;
+        memset(&o, 0, sizeof o);
+        o.st = QUIRE_E_SCHEMA;
+        snprintf(o.msg, sizeof o.msg, "transcript did not parse");
+        return o;
+    }
+    out o = rend_t(t, provider, model, lossy);
+    quire_transcript_free(t);
     return o;
 }
 

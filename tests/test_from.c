@@ -23,30 +23,6 @@ static quire_transcript *from(const char *dialect, const char *body, quire_error
     return t;
 }
 
-/* Renders t for provider/model; the body must pass quire_validate. */
-static out rend_t(const quire_transcript *t, const char *provider, const char *model, bool lossy) {
-    out o;
-    memset(&o, 0, sizeof o);
-    o.parsed = true;
-    quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
-    ro.provider = provider;
-    ro.model = model;
-    ro.lossy = lossy;
-    quire_render_result res;
-    o.st = quire_render(t, NULL, &ro, NULL, &res, &o.err);
-    if (o.st) { snprintf(o.msg, sizeof o.msg, "%s: %s", o.err.pointer, o.err.message); return o; }
-    o.req = strdup(res.request.data);
-    o.ev = strdup(res.events.data ? res.events.data : "");
-    quire_bytes rep = {0};
-    quire_error ve;
-    quire_status vs = quire_validate(res.request.data, res.request.len, &ro, NULL, &rep, &ve);
-    CHECK_MSG(vs == QUIRE_OK, "%s/%s: rendered body fails validate: %.*s\n%s", provider, model ? model : "",
-              (int)(vs == QUIRE_E_VALIDATE ? rep.len : 0), vs == QUIRE_E_VALIDATE ? rep.data : "", o.req);
-    if (vs == QUIRE_E_VALIDATE) quire_bytes_free(&rep);
-    quire_render_result_free(&res);
-    return o;
-}
-
 static char *written(const quire_transcript *t) {
     quire_bytes b = {0};
     quire_error e;
