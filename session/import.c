@@ -388,6 +388,29 @@ uint32_t qcalls_answer_pending(qcalls *k, int32_t *pend, uint32_t *npend, qbuf *
     return n;
 }
 
+bool q_import_w_json_string(qw *w, const qj_doc *d, uint32_t node, const quire_allocator *a) {
+    qbuf tmp;
+    qbuf_init(&tmp, a);
+    qw w2;
+    qw_init(&w2, &tmp, false);
+    qw_node(&w2, d, node);
+    qw_dispose(&w2);
+    qw_str(w, tmp.data ? tmp.data : "", tmp.len);
+    bool ok = !tmp.oom;
+    if (!ok) w->b->oom = true; /* the output is short: its own out-of-memory mark says so */
+    qbuf_free(&tmp);
+    return ok;
+}
+
+bool q_import_w_json_text(qw *w, const qj_doc *d, uint32_t node, const quire_allocator *a) {
+    qw_obj_begin(w);
+    qw_key(w, "type"); qw_strz(w, "text");
+    qw_key(w, "text");
+    bool ok = q_import_w_json_string(w, d, node, a);
+    qw_obj_end(w);
+    return ok;
+}
+
 uint32_t q_import_get(const qj_doc *d, uint32_t obj, const char *key, qj_type t) {
     if (obj == QJ_NONE || qj_type_of(d, obj) != QJ_OBJECT) return QJ_NONE;
     uint32_t v = qj_get(d, obj, key);

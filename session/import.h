@@ -132,6 +132,13 @@ uint32_t q_import_get(const qj_doc *d, uint32_t obj, const char *key, qj_type t)
 static inline uint32_t q_import_str(const qj_doc *d, uint32_t obj, const char *key) {
     return q_import_get(d, obj, key, QJ_STRING);
 }
+/* Writes the compact JSON text of node as one JSON string (a part with no
+ * transcript form kept readable); false when out of memory (the writer's
+ * buffer is then marked out of memory too). */
+bool q_import_w_json_string(qw *w, const qj_doc *d, uint32_t node, const quire_allocator *a);
+/* The same inside a {"type":"text","text":…} block. */
+bool q_import_w_json_text(qw *w, const qj_doc *d, uint32_t node, const quire_allocator *a);
+
 /* One note of the import report: "LINE: message\n", the message cut to 400
  * bytes on a character boundary (always valid UTF-8). */
 void q_import_report(qimport_ctx *c, uint32_t lineno, const char *fmt, ...) Q_PRINTF(3, 4);

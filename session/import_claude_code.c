@@ -581,14 +581,7 @@ static void w_block(cc *s, qw *w, const cblock *cb) {
                     qw_obj_end(w);
                 } else {
                     /* no quire equivalent inside a tool result: keep its JSON as text */
-                    qbuf tmp;
-                    qbuf_init(&tmp, s->c->a);
-                    qw w2;
-                    qw_init(&w2, &tmp, false);
-                    qw_node(&w2, d, p);
-                    qw_dispose(&w2);
-                    w_text(w, NULL, 0, tmp.data ? tmp.data : "", tmp.len);
-                    qbuf_free(&tmp);
+                    (void)q_import_w_json_text(w, d, p, s->c->a);
                 }
             }
             qw_arr_end(w);

@@ -93,17 +93,7 @@ static void w_part(cx *s, qw *w, const qj_doc *d, uint32_t part) {
         w_image(s, w, d, part);
     } else {
         /* refusal and other parts: kept as their JSON text */
-        qbuf tmp;
-        qbuf_init(&tmp, s->c->a);
-        qw w2;
-        qw_init(&w2, &tmp, false);
-        qw_node(&w2, d, part);
-        qw_dispose(&w2);
-        qw_obj_begin(w);
-        qw_key(w, "type"); qw_strz(w, "text");
-        qw_key(w, "text"); qw_str(w, tmp.data ? tmp.data : "", tmp.len);
-        qw_obj_end(w);
-        qbuf_free(&tmp);
+        if (!q_import_w_json_text(w, d, part, s->c->a)) s->st = q_oom(s->c->err);
     }
 }
 
@@ -180,15 +170,8 @@ static void w_tool_result(cx *s, qw *w, const qj_doc *d, uint32_t item) {
         uint32_t ct = q_import_str(d, out, "content");
         if (ct != QJ_NONE) {
             qw_node(w, d, ct);
-        } else {
-            qbuf tmp;
-            qbuf_init(&tmp, s->c->a);
-            qw w2;
-            qw_init(&w2, &tmp, false);
-            qw_node(&w2, d, out);
-            qw_dispose(&w2);
-            qw_str(w, tmp.data ? tmp.data : "", tmp.len);
-            qbuf_free(&tmp);
+        } else if (!q_import_w_json_string(w, d, out, s->c->a)) {
+            s->st = q_oom(s->c->err);
         }
     }
     qw_obj_end(w);

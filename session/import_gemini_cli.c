@@ -85,18 +85,7 @@ static void w_part(gx *s, qw *w, uint32_t p, int k) {
     }
     if (k == 0) { /* no quire or Gemini form: its JSON as text */
         s->parts_json++;
-        qbuf tmp;
-        qbuf_init(&tmp, s->c->a);
-        qw w2;
-        qw_init(&w2, &tmp, false);
-        qw_node(&w2, d, p);
-        qw_dispose(&w2);
-        qw_obj_begin(w);
-        qw_key(w, "type"); qw_strz(w, "text");
-        qw_key(w, "text"); qw_str(w, tmp.data ? tmp.data : "", tmp.len);
-        qw_obj_end(w);
-        if (tmp.oom) s->st = q_oom(s->c->err);
-        qbuf_free(&tmp);
+        if (!q_import_w_json_text(w, d, p, s->c->a)) s->st = q_oom(s->c->err);
         return;
     }
     s->parts_opaque++;
@@ -226,16 +215,8 @@ static void w_result(gx *s, qw *w, uint32_t call, const qcall *kc) {
             if (txt != QJ_NONE) {
                 if (qj_at(d, txt)->len || !arr) qw_node(w, d, txt);
                 else qw_strz(w, "(empty)");
-            } else {
-                qbuf tmp;
-                qbuf_init(&tmp, s->c->a);
-                qw w2;
-                qw_init(&w2, &tmp, false);
-                qw_node(&w2, d, json);
-                qw_dispose(&w2);
-                qw_str(w, tmp.data ? tmp.data : "", tmp.len);
-                if (tmp.oom) s->st = q_oom(s->c->err);
-                qbuf_free(&tmp);
+            } else if (!q_import_w_json_string(w, d, json, s->c->a)) {
+                s->st = q_oom(s->c->err);
             }
             if (arr) qw_obj_end(w);
         }

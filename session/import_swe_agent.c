@@ -58,18 +58,7 @@ static void w_text(qw *w, const qj_doc *d, uint32_t tx) {
 }
 
 static void w_json_text(sw *s, qw *w, const qj_doc *d, uint32_t node) {
-    qbuf tmp;
-    qbuf_init(&tmp, s->c->a);
-    qw w2;
-    qw_init(&w2, &tmp, false);
-    qw_node(&w2, d, node);
-    qw_dispose(&w2);
-    qw_obj_begin(w);
-    qw_key(w, "type"); qw_strz(w, "text");
-    qw_key(w, "text"); qw_str(w, tmp.data ? tmp.data : "", tmp.len);
-    qw_obj_end(w);
-    if (tmp.oom) s->st = q_oom(s->c->err);
-    qbuf_free(&tmp);
+    if (!q_import_w_json_text(w, d, node, s->c->a)) s->st = q_oom(s->c->err);
 }
 
 /* image_url {url}: a data: URL -> mediaType + data, else url. */
