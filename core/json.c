@@ -69,29 +69,34 @@ enum {
     U_TWO_CONTS = 1 << 7, U_CARRY = U_TOO_SHORT | U_TOO_LONG | U_TWO_CONTS
 };
 #define U8(x) ((char)(unsigned char)(x))
+/* The three 16-entry lookup tables, shared by the SSSE3, AVX2 and AVX-512
+ * versions (the wider ones broadcast them to every 128-bit lane). */
+#define UTF8_T1H \
+    U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), \
+    U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS), \
+    U8(U_TOO_SHORT | U_OVERLONG_2), U8(U_TOO_SHORT), U8(U_TOO_SHORT | U_OVERLONG_3 | U_SURROGATE), \
+    U8(U_TOO_SHORT | U_TOO_LARGE | U_TOO_LARGE_1000 | U_OVERLONG_4)
+#define UTF8_T1L \
+    U8(U_CARRY | U_OVERLONG_3 | U_OVERLONG_2 | U_OVERLONG_4), U8(U_CARRY | U_OVERLONG_2), U8(U_CARRY), \
+    U8(U_CARRY), U8(U_CARRY | U_TOO_LARGE), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), \
+    U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), \
+    U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), \
+    U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), \
+    U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000 | U_SURROGATE), \
+    U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000)
+#define UTF8_T2H \
+    U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), \
+    U8(U_TOO_SHORT), U8(U_TOO_SHORT), \
+    U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE_1000 | U_OVERLONG_4), \
+    U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE), \
+    U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE), \
+    U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE), \
+    U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT)
 __attribute__((target("ssse3"))) static inline __m128i utf8_block_errors(__m128i in, __m128i prev) {
     const __m128i nib = _mm_set1_epi8(0x0F);
-    const __m128i t1h = _mm_setr_epi8(
-        U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG),
-        U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS),
-        U8(U_TOO_SHORT | U_OVERLONG_2), U8(U_TOO_SHORT), U8(U_TOO_SHORT | U_OVERLONG_3 | U_SURROGATE),
-        U8(U_TOO_SHORT | U_TOO_LARGE | U_TOO_LARGE_1000 | U_OVERLONG_4));
-    const __m128i t1l = _mm_setr_epi8(
-        U8(U_CARRY | U_OVERLONG_3 | U_OVERLONG_2 | U_OVERLONG_4), U8(U_CARRY | U_OVERLONG_2), U8(U_CARRY),
-        U8(U_CARRY), U8(U_CARRY | U_TOO_LARGE), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
-        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
-        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
-        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000),
-        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000 | U_SURROGATE),
-        U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000));
-    const __m128i t2h = _mm_setr_epi8(
-        U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT),
-        U8(U_TOO_SHORT), U8(U_TOO_SHORT),
-        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE_1000 | U_OVERLONG_4),
-        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE),
-        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE),
-        U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE),
-        U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT));
+    const __m128i t1h = _mm_setr_epi8(UTF8_T1H);
+    const __m128i t1l = _mm_setr_epi8(UTF8_T1L);
+    const __m128i t2h = _mm_setr_epi8(UTF8_T2H);
     __m128i prev1 = _mm_alignr_epi8(in, prev, 15);
     __m128i sc = _mm_and_si128(
         _mm_and_si128(_mm_shuffle_epi8(t1h, _mm_and_si128(_mm_srli_epi16(prev1, 4), nib)),
@@ -138,7 +143,6 @@ __attribute__((target("ssse3"))) static bool utf8_valid_ssse3(const unsigned cha
     err = _mm_or_si128(err, incomplete);
     return _mm_movemask_epi8(_mm_cmpeq_epi8(err, _mm_setzero_si128())) == 0xFFFF;
 }
-#undef U8
 #endif
 
 #if defined(QJ_SIMD_UTF8) && (defined(__x86_64__) || defined(__i386__))
@@ -149,31 +153,7 @@ __attribute__((target("ssse3"))) static bool utf8_valid_ssse3(const unsigned cha
  * byte-shifted previous input crosses the lane boundary with a permute.
  * Nonzero bytes in the result mark errors; a sequence cut by the end of the
  * block is judged with the next block (as its prev). */
-#define U8(x) ((char)(unsigned char)(x))
 #define T16(...) _mm256_broadcastsi128_si256(_mm_setr_epi8(__VA_ARGS__))
-/* The three 16-entry lookup tables of the UTF-8 check, shared by the
- * AVX2 and AVX-512 versions (T16 broadcasts them to every 128-bit lane). */
-#define UTF8_T1H \
-    U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TOO_LONG), \
-    U8(U_TOO_LONG), U8(U_TOO_LONG), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS), U8(U_TWO_CONTS), \
-    U8(U_TOO_SHORT | U_OVERLONG_2), U8(U_TOO_SHORT), U8(U_TOO_SHORT | U_OVERLONG_3 | U_SURROGATE), \
-    U8(U_TOO_SHORT | U_TOO_LARGE | U_TOO_LARGE_1000 | U_OVERLONG_4)
-#define UTF8_T1L \
-    U8(U_CARRY | U_OVERLONG_3 | U_OVERLONG_2 | U_OVERLONG_4), U8(U_CARRY | U_OVERLONG_2), U8(U_CARRY), \
-    U8(U_CARRY), U8(U_CARRY | U_TOO_LARGE), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), \
-    U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), \
-    U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), \
-    U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), \
-    U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000 | U_SURROGATE), \
-    U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000), U8(U_CARRY | U_TOO_LARGE | U_TOO_LARGE_1000)
-#define UTF8_T2H \
-    U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), \
-    U8(U_TOO_SHORT), U8(U_TOO_SHORT), \
-    U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE_1000 | U_OVERLONG_4), \
-    U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_OVERLONG_3 | U_TOO_LARGE), \
-    U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE), \
-    U8(U_TOO_LONG | U_OVERLONG_2 | U_TWO_CONTS | U_SURROGATE | U_TOO_LARGE), \
-    U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT), U8(U_TOO_SHORT)
 __attribute__((target("avx2"))) static inline __m256i utf8_block_errors_avx2(__m256i in, __m256i prev) {
     const __m256i t1h = T16(UTF8_T1H);
     const __m256i t1l = T16(UTF8_T1L);
@@ -193,7 +173,6 @@ __attribute__((target("avx2"))) static inline __m256i utf8_block_errors_avx2(__m
     return _mm256_xor_si256(must23_80, sc);
 }
 #undef T16
-#undef U8
 #endif
 
 const char *qj_type_name(qj_type t) {
@@ -555,7 +534,6 @@ static quire_status parse_string_slow(qj_parser *ps, const unsigned char *p, con
 /* The UTF-8 lookup of utf8_block_errors_avx2 on 64 bytes (AVX-512BW): the
  * tables repeat in the four 128-bit lanes, and the bytes before each lane
  * come from a permute of the previous and current blocks. */
-#define U8(x) ((char)(unsigned char)(x))
 #define T16(...) _mm512_broadcast_i32x4(_mm_setr_epi8(__VA_ARGS__))
 /* k_e0, k_f0, k_80: set1 of 0xE0 - 0x80, 0xF0 - 0x80 and 0x80, held in
  * registers by the caller's loop */
@@ -581,7 +559,6 @@ __attribute__((target("avx512f,avx512bw"))) static inline __m512i utf8_block_err
     return _mm512_xor_si512(must23_80, sc);
 }
 #undef T16
-#undef U8
 
 /* scan_string_avx2 on 64-byte blocks with mask registers (AVX-512BW): the
  * same masks and the same results, fewer instructions per byte. The input's
