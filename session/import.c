@@ -181,6 +181,14 @@ void q_log_line_begin(qw *w, qbuf *b, const char *type) {
     qw_strz(w, type);
 }
 
+void q_log_message_begin(qw *w, qbuf *b, const char *role) {
+    q_log_line_begin(w, b, "message");
+    qw_key(w, "message");
+    qw_obj_begin(w);
+    qw_key(w, "role");
+    qw_strz(w, role);
+}
+
 void q_log_line_end(qw *w, qbuf *b) {
     qw_obj_end(w);
     qw_dispose(w);
@@ -364,10 +372,7 @@ uint32_t qcalls_answer_pending(qcalls *k, int32_t *pend, uint32_t *npend, qbuf *
     *npend = 0;
     if (!n) return 0;
     qw w;
-    q_log_line_begin(&w, body, "message");
-    qw_key(&w, "message");
-    qw_obj_begin(&w);
-    qw_key(&w, "role"); qw_strz(&w, "tool");
+    q_log_message_begin(&w, body, "tool");
     qw_key(&w, "content");
     qw_arr_begin(&w);
     for (uint32_t i = 0; i < n; i++) {

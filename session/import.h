@@ -26,6 +26,9 @@ quire_status q_import_claude_code(qimport_ctx *c, const char *src, size_t len);
  * add the keys with w, end it (closes the object and adds the newline). */
 void q_log_line_begin(qw *w, qbuf *b, const char *type);
 void q_log_line_end(qw *w, qbuf *b);
+/* A message line up to its role: {"type":"message","message":{"role":role
+ * — the caller adds content (and meta), closes the message and ends the line. */
+void q_log_message_begin(qw *w, qbuf *b, const char *role);
 /* "_meta":{"line":N}: the line of the agent's own log an event comes from
  * (replay --from names it in errors); nothing when lineno is 0. */
 void q_w_meta_line(qw *w, uint32_t lineno);

@@ -691,10 +691,7 @@ static void write_log(cc *s) {
         } else {
             if (it->nblocks == 0) continue;
             written++;
-            q_log_line_begin(&w, o, "message");
-            qw_key(&w, "message");
-            qw_obj_begin(&w);
-            qw_key(&w, "role"); qw_strz(&w, it->assistant ? "assistant" : "user");
+            q_log_message_begin(&w, o, it->assistant ? "assistant" : "user");
             qw_key(&w, "content");
             if (it->string_content && it->nblocks == 1 && it->blocks[0].from_string) {
                 if (it->blocks[0].text) qw_str(&w, it->blocks[0].text, it->blocks[0].text_len);

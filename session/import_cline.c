@@ -231,10 +231,7 @@ static void message(cl *s, uint32_t m, uint32_t i, bool assistant) {
             q_import_report(s->c, ln, "note: /%u: a model response before any user message is kept as history, without a model call", i);
         }
     }
-    q_log_line_begin(&w, &s->body, "message");
-    qw_key(&w, "message");
-    qw_obj_begin(&w);
-    qw_key(&w, "role"); qw_strz(&w, assistant ? "assistant" : "user");
+    q_log_message_begin(&w, &s->body, assistant ? "assistant" : "user");
     qw_key(&w, "content");
     if (is_str) {
         qw_node(&w, d, ct);

@@ -180,10 +180,7 @@ static void w_tool_result(cx *s, qw *w, const qj_doc *d, uint32_t item) {
 static void flush(cx *s) {
     if (s->role == R_NONE || s->nblocks == 0) { s->role = R_NONE; s->nblocks = 0; return; }
     qw w;
-    q_log_line_begin(&w, &s->body, "message");
-    qw_key(&w, "message");
-    qw_obj_begin(&w);
-    qw_key(&w, "role"); qw_strz(&w, s->role == R_ASSISTANT ? "assistant" : "tool");
+    q_log_message_begin(&w, &s->body, s->role == R_ASSISTANT ? "assistant" : "tool");
     qw_key(&w, "content");
     qw_arr_begin(&w);
     for (uint32_t i = 0; i < s->nblocks; i++) {
@@ -225,10 +222,7 @@ static void answer_pending(cx *s, uint32_t lineno) {
     s->npend = 0;
     if (!n) return;
     qw w;
-    q_log_line_begin(&w, &s->body, "message");
-    qw_key(&w, "message");
-    qw_obj_begin(&w);
-    qw_key(&w, "role"); qw_strz(&w, "tool");
+    q_log_message_begin(&w, &s->body, "tool");
     qw_key(&w, "content");
     qw_arr_begin(&w);
     for (uint32_t i = 0; i < n; i++) {
@@ -315,10 +309,7 @@ static void input_message(cx *s, const qj_doc *d, uint32_t item, const char *rol
     answer_pending(s, lineno);
     s->need_render = true;
     qw w;
-    q_log_line_begin(&w, &s->body, "message");
-    qw_key(&w, "message");
-    qw_obj_begin(&w);
-    qw_key(&w, "role"); qw_strz(&w, role);
+    q_log_message_begin(&w, &s->body, role);
     qw_key(&w, "content");
     qw_arr_begin(&w);
     if (ct != QJ_NONE && qj_type_of(d, ct) == QJ_ARRAY) {
@@ -414,10 +405,7 @@ static void response_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
         answer_pending(s, lineno);
         s->need_render = true;
         qw w;
-        q_log_line_begin(&w, &s->body, "message");
-        qw_key(&w, "message");
-        qw_obj_begin(&w);
-        qw_key(&w, "role"); qw_strz(&w, "user");
+        q_log_message_begin(&w, &s->body, "user");
         qw_key(&w, "content");
         qw_arr_begin(&w);
         w_opaque(&w, d, p);

@@ -132,10 +132,7 @@ static uint32_t content_blocks(gx *s, qw *w, uint32_t ct) {
 }
 
 static void begin_message(gx *s, qw *w, const char *role, uint32_t msg) {
-    q_log_line_begin(w, &s->body, "message");
-    qw_key(w, "message");
-    qw_obj_begin(w);
-    qw_key(w, "role"); qw_strz(w, role);
+    q_log_message_begin(w, &s->body, role);
     qw_key(w, "content");
     qw_arr_begin(w);
     (void)msg;

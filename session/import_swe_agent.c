@@ -174,7 +174,7 @@ static uint32_t call_name(const qj_doc *d, uint32_t tc) {
     return nm != QJ_NONE && qj_at(d, nm)->len ? nm : QJ_NONE;
 }
 
-static void assistant(sw *s, uint32_t e, uint32_t i, const qj_doc *md, uint32_t model, uint32_t session_model) {
+static void assistant(sw *s, uint32_t e, uint32_t i) {
     const qj_doc *d = &s->d;
     uint32_t ln = line_of(s, e);
     uint32_t ct = qj_get(d, e, "content");
@@ -205,19 +205,13 @@ static void assistant(sw *s, uint32_t e, uint32_t i, const qj_doc *md, uint32_t 
         s->demos++;
     } else if (s->messages) {
         q_log_line_begin(&w, &s->body, "render");
-        (void)md;
-        (void)model;
-        (void)session_model;
         q_w_meta_line(&w, ln);
         q_log_line_end(&w, &s->body);
         s->renders++;
     } else {
         q_import_report(s->c, ln, "note: /history/%u: a model response before any message is kept as history, without a model call", i);
     }
-    q_log_line_begin(&w, &s->body, "message");
-    qw_key(&w, "message");
-    qw_obj_begin(&w);
-    qw_key(&w, "role"); qw_strz(&w, "assistant");
+    q_log_message_begin(&w, &s->body, "assistant");
     qw_key(&w, "content");
     qw_arr_begin(&w);
     s->mode = P_MODEL;
@@ -274,10 +268,7 @@ static void tool(sw *s, uint32_t e, uint32_t i) {
     const qcall *kc = &s->calls.v[ix];
     uint32_t ct = qj_get(d, e, "content");
     qw w;
-    q_log_line_begin(&w, &s->body, "message");
-    qw_key(&w, "message");
-    qw_obj_begin(&w);
-    qw_key(&w, "role"); qw_strz(&w, "tool");
+    q_log_message_begin(&w, &s->body, "tool");
     qw_key(&w, "content");
     qw_arr_begin(&w);
     qw_obj_begin(&w);
@@ -308,10 +299,7 @@ static void tool(sw *s, uint32_t e, uint32_t i) {
     s->mode = P_IMAGES;
     uint32_t nimg = ct != QJ_NONE && qj_type_of(d, ct) == QJ_ARRAY ? content_blocks(s, NULL, ct) : 0;
     if (nimg) {
-        q_log_line_begin(&w, &s->body, "message");
-        qw_key(&w, "message");
-        qw_obj_begin(&w);
-        qw_key(&w, "role"); qw_strz(&w, "user");
+        q_log_message_begin(&w, &s->body, "user");
         qw_key(&w, "content");
         qw_arr_begin(&w);
         content_blocks(s, &w, ct);
@@ -336,10 +324,7 @@ static void input(sw *s, uint32_t e, uint32_t i, const char *role) {
         return;
     }
     qw w;
-    q_log_line_begin(&w, &s->body, "message");
-    qw_key(&w, "message");
-    qw_obj_begin(&w);
-    qw_key(&w, "role"); qw_strz(&w, role);
+    q_log_message_begin(&w, &s->body, role);
     qw_key(&w, "content");
     if (qj_type_of(d, ct) == QJ_STRING) {
         qw_node(&w, d, ct);
@@ -462,7 +447,7 @@ quire_status q_import_swe_agent(qimport_ctx *c, const char *src, size_t len) {
         } else if (qj_str_eq(d, r, "user")) {
             input(&s, e, i, "user");
         } else if (qj_str_eq(d, r, "assistant")) {
-            assistant(&s, e, i, md, model, QJ_NONE);
+            assistant(&s, e, i);
         } else if (qj_str_eq(d, r, "tool")) {
             tool(&s, e, i);
         } else {
