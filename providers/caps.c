@@ -515,9 +515,8 @@ static quire_status take(qbuf *b, quire_bytes *out, quire_error *err) {
     return QUIRE_OK;
 }
 
-quire_status quire_caps_resolve(const quire_caps *ov, const char *provider, const char *model, int pretty,
-                                quire_bytes *out, quire_error *err) {
-    memset(out, 0, sizeof *out);
+quire_status qcaps_target(const quire_caps *ov, const char *provider, const char *model, const char **model_out,
+                          qcaps *out, int *builtin_index, int *ov_index, quire_error *err) {
     if (!provider || !*provider) return q_err(err, QUIRE_E_INVALID, "no provider given");
     if (!qcaps_known_provider(ov, provider))
         return q_err(err, QUIRE_E_INVALID,
@@ -525,10 +524,19 @@ quire_status quire_caps_resolve(const quire_caps *ov, const char *provider, cons
                      "mistral, ollama, deepseek or openai_compatible)", provider);
     if (!model || !*model) model = qcaps_default_model(provider);
     if (!model) return q_err(err, QUIRE_E_INVALID, "provider \"%s\" has no default model; give one", provider);
+    if (!qcaps_resolve(ov, provider, model, out, builtin_index, ov_index))
+        return q_err(err, QUIRE_E_INVALID, "no capability row matches provider \"%s\" model \"%s\"", provider, model);
+    *model_out = model;
+    return QUIRE_OK;
+}
+
+quire_status quire_caps_resolve(const quire_caps *ov, const char *provider, const char *model, int pretty,
+                                quire_bytes *out, quire_error *err) {
+    memset(out, 0, sizeof *out);
     qcaps c;
     int bi, oi;
-    if (!qcaps_resolve(ov, provider, model, &c, &bi, &oi))
-        return q_err(err, QUIRE_E_INVALID, "no capability row matches provider \"%s\" model \"%s\"", provider, model);
+    quire_status st = qcaps_target(ov, provider, model, &model, &c, &bi, &oi, err);
+    if (st) return st;
     qbuf b;
     qbuf_init(&b, ov ? ov->a : q_alloc_default());
     qw w;

@@ -96,6 +96,12 @@ bool qcaps_known_provider(const quire_caps *ov, const char *provider);
  * receives the built-in row index; *ov_index the override row (or -1). */
 bool qcaps_resolve(const quire_caps *ov, const char *provider, const char *model, qcaps *out,
                    int *builtin_index, int *ov_index);
+/* The target of a call: the provider must be known, the model defaults to
+ * the provider's own (*model_out), and a row must match (*out, row indices
+ * as qcaps_resolve, either may be NULL). Errors are QUIRE_E_INVALID, each
+ * naming what is missing. */
+quire_status qcaps_target(const quire_caps *ov, const char *provider, const char *model, const char **model_out,
+                          qcaps *out, int *builtin_index, int *ov_index, quire_error *err);
 /* Glob match ('*', '?'). */
 bool qcaps_glob(const char *pat, const char *s);
 /* Writes a row as a JSON object. */

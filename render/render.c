@@ -1167,18 +1167,11 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
                                 quire_error *err) {
     memset(res, 0, sizeof *res);
     if (!t || !ro) return q_err(err, QUIRE_E_INVALID, "quire_render: transcript and options are required");
-    if (!ro->provider || !*ro->provider) return q_err(err, QUIRE_E_INVALID, "no provider given");
-    if (!qcaps_known_provider(ro->caps, ro->provider))
-        return q_err(err, QUIRE_E_INVALID,
-                     "unknown provider \"%s\" (expected anthropic, openai, openai_responses, gemini, bedrock, "
-                     "mistral, ollama, deepseek or openai_compatible)", ro->provider);
-    const char *model = ro->model && *ro->model ? ro->model : qcaps_default_model(ro->provider);
-    if (!model) return q_err(err, QUIRE_E_INVALID, "provider \"%s\" has no default model; give one", ro->provider);
     qr_ctx c;
     memset(&c, 0, sizeof c);
-    if (!qcaps_resolve(ro->caps, ro->provider, model, &c.caps, NULL, NULL))
-        return q_err(err, QUIRE_E_INVALID, "no capability row matches provider \"%s\" model \"%s\"", ro->provider,
-                     model);
+    const char *model;
+    quire_status st0 = qcaps_target(ro->caps, ro->provider, ro->model, &model, &c.caps, NULL, NULL, err);
+    if (st0) return st0;
     const quire_allocator *a = q_alloc_of(opts);
     /* request parameters (DESIGN 13) */
     qparams params;

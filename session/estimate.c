@@ -348,17 +348,10 @@ quire_status quire_estimate_request(const quire_transcript *t, const quire_state
     if (!t || !eo || !eo->render || !out)
         return q_err(err, QUIRE_E_INVALID, "quire_estimate_request: transcript, options and result are required");
     const quire_render_options *ro = eo->render;
-    if (!ro->provider || !*ro->provider) return q_err(err, QUIRE_E_INVALID, "no provider given");
-    if (!qcaps_known_provider(ro->caps, ro->provider))
-        return q_err(err, QUIRE_E_INVALID,
-                     "unknown provider \"%s\" (expected anthropic, openai, openai_responses, gemini, bedrock, "
-                     "mistral, ollama, deepseek or openai_compatible)", ro->provider);
-    const char *model = ro->model && *ro->model ? ro->model : qcaps_default_model(ro->provider);
-    if (!model) return q_err(err, QUIRE_E_INVALID, "provider \"%s\" has no default model; give one", ro->provider);
+    const char *model;
     qcaps caps;
-    if (!qcaps_resolve(ro->caps, ro->provider, model, &caps, NULL, NULL))
-        return q_err(err, QUIRE_E_INVALID, "no capability row matches provider \"%s\" model \"%s\"", ro->provider,
-                     model);
+    quire_status st0 = qcaps_target(ro->caps, ro->provider, ro->model, &model, &caps, NULL, NULL, err);
+    if (st0) return st0;
     const quire_allocator *a = q_alloc_of(opts);
     est *e = q_malloc(a, sizeof *e);
     if (!e) return q_oom(err);
