@@ -29,6 +29,16 @@ bool cli_map(const char *path, cli_file *out);
 extern unsigned long long cli_max_input;
 void cli_file_free(cli_file *f);
 
+/* --caps and --policy of the commands that render: parses the capability
+ * rows of caps_file into *caps (NULL when none is given; the caller frees
+ * them) and applies policy_file to *ro. On failure reports the file and
+ * returns false with *caps NULL. Does not set ro->caps. */
+bool cli_load_caps_policy(const char *caps_file, const char *policy_file, quire_render_options *ro,
+                          quire_caps **caps);
+/* --bytes-per-token N: a token counter that counts ceil(len / N); ud points
+ * at N (a size_t). */
+size_t cli_count_by_bytes(const char *text, size_t len, void *ud);
+
 /* Prints "quire: FILE:LINE:COL: /pointer: message" (parts omitted when unknown). */
 void cli_report(const char *file, const quire_error *e);
 /* Prints "quire: message" and returns 1. */

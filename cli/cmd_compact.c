@@ -36,12 +36,6 @@ static const char k_help[] =
     "  --pretty         two-space indented output\n"
     "  -o FILE          write the output to FILE (atomically) instead of stdout\n";
 
-static size_t count_by_bytes(const char *text, size_t len, void *ud) {
-    (void)text;
-    size_t per = *(const size_t *)ud;
-    return (len + per - 1) / per;
-}
-
 static bool read_opt(const char *path, cli_file *f) {
     if (!path) { memset(f, 0, sizeof *f); return true; }
     return cli_read(path, f);
@@ -100,7 +94,7 @@ int cmd_compact(int argc, char **argv) {
     if (has_last) pol.keep_last_turns = (uint32_t)keep_last;
     if (has_first) pol.keep_first_turns = (uint32_t)keep_first;
     if (has_steps) pol.keep_last_steps = (uint32_t)keep_steps;
-    if (has_bpt) { pol.count_tokens = count_by_bytes; pol.count_tokens_ud = &per; }
+    if (has_bpt) { pol.count_tokens = cli_count_by_bytes; pol.count_tokens_ud = &per; }
     if (!read_opt(summary_path, &sf)) goto done;
     if (!read_opt(state_path, &stf)) goto done;
     if (!cli_read(npos ? pos[0] : "-", &f)) goto done;

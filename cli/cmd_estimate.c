@@ -28,12 +28,6 @@ static const char k_help[] =
     "  --pretty         two-space indented output\n"
     "  -o FILE          write the output to FILE (atomically) instead of stdout\n";
 
-static size_t count_by_bytes(const char *text, size_t len, void *ud) {
-    (void)text;
-    size_t per = *(const size_t *)ud;
-    return (len + per - 1) / per;
-}
-
 int cmd_estimate(int argc, char **argv) {
     const char *provider = NULL, *model = NULL, *out = NULL, *caps_file = NULL, *policy_file = NULL, *from = NULL;
     bool pretty = false, log = false, has_bpt = false;
@@ -59,24 +53,12 @@ int cmd_estimate(int argc, char **argv) {
     quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
     ro.provider = provider ? provider : "anthropic";
     ro.model = model;
-    quire_caps *caps = NULL;
-    if (caps_file || policy_file) {
-        cli_file cf = {0};
-        bool ok = true;
-        if (caps_file && (ok = cli_read(caps_file, &cf)) && quire_caps_parse(cf.data, cf.len, NULL, &caps, &e)) {
-            cli_report(cf.name, &e); ok = false;
-        }
-        cli_file_free(&cf);
-        if (ok && policy_file && (ok = cli_read(policy_file, &cf)) && quire_render_policy_apply(cf.data, cf.len, &ro, &e)) {
-            cli_report(cf.name, &e); ok = false;
-        }
-        cli_file_free(&cf);
-        if (!ok) { quire_caps_free(caps); return 1; }
-    }
+    quire_caps *caps;
+    if (!cli_load_caps_policy(caps_file, policy_file, &ro, &caps)) return 1;
     ro.caps = caps;
     quire_estimate_options eo = QUIRE_ESTIMATE_OPTIONS_INIT;
     eo.render = &ro;
-    if (has_bpt) { eo.count_tokens = count_by_bytes; eo.count_tokens_ud = &per; }
+    if (has_bpt) { eo.count_tokens = cli_count_by_bytes; eo.count_tokens_ud = &per; }
     quire_state *state = NULL;
     quire_bytes pre = {0};
     if (!log && cli_remind_load(&rm, NULL, &state, &pre, NULL)) { quire_caps_free(caps); return 1; }

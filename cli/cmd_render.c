@@ -181,23 +181,11 @@ int cmd_render(int argc, char **argv) {
     ro.model = model;
     ro.pretty = pretty;
     ro.max_tokens = (uint32_t)max_tokens;
-    quire_caps *caps = NULL;
-    if (caps_file || policy_file) { /* render module: capability overrides and policy */
-        cli_file cf = {0};
-        bool ok = true;
-        if (caps_file && (ok = cli_read(caps_file, &cf)) && quire_caps_parse(cf.data, cf.len, NULL, &caps, &e)) {
-            cli_report(cf.name, &e); ok = false;
-        }
-        cli_file_free(&cf);
-        if (ok && policy_file && (ok = cli_read(policy_file, &cf)) && quire_render_policy_apply(cf.data, cf.len, &ro, &e)) {
-            cli_report(cf.name, &e); ok = false;
-        }
-        cli_file_free(&cf);
-        if (!ok) {
-            quire_caps_free(caps); quire_transcript_free(t); cli_file_free(&f);
-            quire_state_free(state); quire_bytes_free(&pre); cli_file_free(&pf); free(fl.p);
-            return 1;
-        }
+    quire_caps *caps; /* render module: capability overrides and policy */
+    if (!cli_load_caps_policy(caps_file, policy_file, &ro, &caps)) {
+        quire_transcript_free(t); cli_file_free(&f);
+        quire_state_free(state); quire_bytes_free(&pre); cli_file_free(&pf); free(fl.p);
+        return 1;
     }
     ro.caps = caps;
     if (lossy) ro.lossy = 1;

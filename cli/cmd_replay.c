@@ -510,24 +510,8 @@ int cmd_replay(int argc, char **argv) {
 
     /* render options of every turn: --caps, --policy, --lossy */
     quire_render_options base = QUIRE_RENDER_OPTIONS_INIT;
-    quire_caps *caps = NULL;
-    {
-        quire_error e;
-        cli_file cf = {0};
-        bool ok = true;
-        if (caps_file && (ok = cli_read(caps_file, &cf)) && quire_caps_parse(cf.data, cf.len, NULL, &caps, &e)) {
-            cli_report(cf.name, &e);
-            ok = false;
-        }
-        cli_file_free(&cf);
-        if (ok && policy_file && (ok = cli_read(policy_file, &cf)) &&
-            quire_render_policy_apply(cf.data, cf.len, &base, &e)) {
-            cli_report(cf.name, &e);
-            ok = false;
-        }
-        cli_file_free(&cf);
-        if (!ok) { quire_caps_free(caps); return 1; }
-    }
+    quire_caps *caps;
+    if (!cli_load_caps_policy(caps_file, policy_file, &base, &caps)) return 1;
     base.caps = caps;
     if (lossy) base.lossy = 1;
     cli_file f;

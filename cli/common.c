@@ -136,6 +136,32 @@ void cli_file_free(cli_file *f) {
     f->data = NULL; f->len = 0; f->mapped = 0;
 }
 
+bool cli_load_caps_policy(const char *caps_file, const char *policy_file, quire_render_options *ro,
+                          quire_caps **caps) {
+    *caps = NULL;
+    quire_error e;
+    cli_file cf = {0};
+    bool ok = true;
+    if (caps_file && (ok = cli_read(caps_file, &cf)) && quire_caps_parse(cf.data, cf.len, NULL, caps, &e)) {
+        cli_report(cf.name, &e);
+        ok = false;
+    }
+    cli_file_free(&cf);
+    if (ok && policy_file && (ok = cli_read(policy_file, &cf)) && quire_render_policy_apply(cf.data, cf.len, ro, &e)) {
+        cli_report(cf.name, &e);
+        ok = false;
+    }
+    cli_file_free(&cf);
+    if (!ok) { quire_caps_free(*caps); *caps = NULL; }
+    return ok;
+}
+
+size_t cli_count_by_bytes(const char *text, size_t len, void *ud) {
+    (void)text;
+    size_t per = *(const size_t *)ud;
+    return (len + per - 1) / per;
+}
+
 void cli_report(const char *file, const quire_error *e) {
     fputs("quire: ", stderr);
     if (file) {
