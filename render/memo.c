@@ -469,6 +469,12 @@ static void chain_push(qr_memo *m, const qr_ctx *c, const qr_unit *u, size_t n, 
                        const uint8_t *betas, uint8_t nbetas, const char *ev, size_t ev_n) {
     if (!m->chain_open) return;
     (void)marked; /* a unit with a breakpoint may be in it: qr_memo_prefix compares them */
+    if (n == 0) {
+        /* an empty unit leaves no piece (put_piece), so pieces 1..K of the
+         * body would no longer be the chain's K units: the prefix ends here */
+        m->chain_open = false;
+        return;
+    }
     if (u->start != 0 || m->nholes != 1 + (size_t)m->nchain || m->nchain >= m->capchain) {
         m->chain_open = false;
         return;
