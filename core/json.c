@@ -955,43 +955,105 @@ static unsigned hex4(const char *s) {
     return v;
 }
 
+/* Copies k < 16 bytes with fixed-size, possibly overlapping moves. */
+static inline void copy_short(char *d, const char *s, size_t k) {
+    if (k >= 8) {
+        memcpy(d, s, 8);
+        memcpy(d + k - 8, s + k - 8, 8);
+    } else if (k >= 4) {
+        memcpy(d, s, 4);
+        memcpy(d + k - 4, s + k - 4, 4);
+    } else {
+        for (size_t j = 0; j < k; j++) d[j] = s[j];
+    }
+}
+
+/* What each two-byte escape \X decodes to, 0 for the others (\u, bad). */
+static const char unescape_simple[256] = {
+    ['"'] = '"', ['\\'] = '\\', ['/'] = '/', ['b'] = '\b', ['f'] = '\f', ['n'] = '\n', ['r'] = '\r', ['t'] = '\t',
+};
+
+/* The escape at s[i] (s[i] == '\\'): writes what it decodes to out + *o and
+ * returns the index after it. Bad escapes are copied literally. */
+static size_t unescape_one(const char *s, size_t n, size_t i, char *out, size_t *o) {
+    if (i + 1 >= n) { out[(*o)++] = s[i]; return i + 1; }
+    char c = s[i + 1];
+    switch (c) {
+    case 'b': out[(*o)++] = '\b'; return i + 2;
+    case 'f': out[(*o)++] = '\f'; return i + 2;
+    case 'n': out[(*o)++] = '\n'; return i + 2;
+    case 'r': out[(*o)++] = '\r'; return i + 2;
+    case 't': out[(*o)++] = '\t'; return i + 2;
+    case 'u':
+        if (i + 6 <= n) {
+            unsigned cp = hex4(s + i + 2);
+            i += 6;
+            if (cp >= 0xD800 && cp <= 0xDBFF && i + 6 <= n && s[i] == '\\' && s[i + 1] == 'u') {
+                unsigned lo = hex4(s + i + 2);
+                if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    i += 6;
+                }
+            }
+            if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;
+            *o += utf8_put(cp, out + *o);
+            return i;
+        }
+        out[(*o)++] = s[i];
+        return i + 1;
+    default: out[(*o)++] = c; return i + 2;
+    }
+}
+
 /* Decodes validated escaped content. Tolerates (does not crash on) invalid
- * input: bad escapes are copied literally. */
+ * input: bad escapes are copied literally.
+ * Text between escapes is copied 16 (SSE2) or 8 bytes at a time: a block
+ * without a backslash is stored whole, else the bytes before its first
+ * backslash are copied and the escape decoded. Nothing is written past the
+ * decoded length (callers size out by qj_str_decoded_len). */
 size_t qj_unescape(const char *s, size_t n, char *out) {
     size_t o = 0, i = 0;
-    while (i < n) {
-        const char *bs = memchr(s + i, '\\', n - i);
-        size_t run = bs ? (size_t)(bs - (s + i)) : n - i;
-        memcpy(out + o, s + i, run);
-        o += run; i += run;
-        if (i >= n) break;
-        if (i + 1 >= n) { out[o++] = s[i++]; break; }
-        char c = s[i + 1];
-        switch (c) {
-        case 'b': out[o++] = '\b'; i += 2; break;
-        case 'f': out[o++] = '\f'; i += 2; break;
-        case 'n': out[o++] = '\n'; i += 2; break;
-        case 'r': out[o++] = '\r'; i += 2; break;
-        case 't': out[o++] = '\t'; i += 2; break;
-        case 'u':
-            if (i + 6 <= n) {
-                unsigned cp = hex4(s + i + 2);
-                i += 6;
-                if (cp >= 0xD800 && cp <= 0xDBFF && i + 6 <= n && s[i] == '\\' && s[i + 1] == 'u') {
-                    unsigned lo = hex4(s + i + 2);
-                    if (lo >= 0xDC00 && lo <= 0xDFFF) {
-                        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                        i += 6;
-                    }
-                }
-                if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;
-                o += utf8_put(cp, out + o);
-            } else {
-                out[o++] = s[i++];
-            }
-            break;
-        default: out[o++] = c; i += 2; break;
+#if defined(QJ_SSE2)
+    const __m128i bsl = _mm_set1_epi8('\\');
+    while (i + 16 <= n) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, bsl));
+        if (!m) {
+            _mm_storeu_si128((__m128i *)(void *)(out + o), v);
+            i += 16;
+            o += 16;
+            continue;
         }
+        unsigned k = (unsigned)__builtin_ctz(m);
+        copy_short(out + o, s + i, k);
+        i += k;
+        o += k;
+        char d = i + 1 < n ? unescape_simple[(unsigned char)s[i + 1]] : 0;
+        if (Q_LIKELY(d)) { /* \n \" \\ \t \/ \r \b \f */
+            out[o++] = d;
+            i += 2;
+        } else {
+            i = unescape_one(s, n, i, out, &o);
+        }
+    }
+#elif defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = UINT64_C(0x0101010101010101), highs = UINT64_C(0x8080808080808080);
+    while (i + 8 <= n) {
+        uint64_t v;
+        memcpy(&v, s + i, 8);
+        uint64_t x = v ^ (ones * '\\');
+        uint64_t t = (x - ones) & ~x & highs; /* the lowest set byte is the first backslash */
+        if (!t) { memcpy(out + o, &v, 8); i += 8; o += 8; continue; }
+        unsigned k = (unsigned)__builtin_ctzll(t) >> 3;
+        copy_short(out + o, s + i, k);
+        i += k;
+        o += k;
+        i = unescape_one(s, n, i, out, &o);
+    }
+#endif
+    while (i < n) {
+        if (s[i] != '\\') { out[o++] = s[i++]; continue; }
+        i = unescape_one(s, n, i, out, &o);
     }
     return o;
 }
