@@ -1005,14 +1005,12 @@ static size_t unescape_one(const char *s, size_t n, size_t i, char *out, size_t 
     }
 }
 
-/* Decodes validated escaped content. Tolerates (does not crash on) invalid
- * input: bad escapes are copied literally.
+/* qj_unescape from input index i and output index o, without AVX-512.
  * Text between escapes is copied 16 (SSE2) or 8 bytes at a time: a block
  * without a backslash is stored whole, else the bytes before its first
  * backslash are copied and the escape decoded. Nothing is written past the
  * decoded length (callers size out by qj_str_decoded_len). */
-size_t qj_unescape(const char *s, size_t n, char *out) {
-    size_t o = 0, i = 0;
+static size_t unescape_from(const char *s, size_t n, char *out, size_t i, size_t o) {
 #if defined(QJ_SSE2)
     const __m128i bsl = _mm_set1_epi8('\\');
     while (i + 16 <= n) {
@@ -1057,6 +1055,91 @@ size_t qj_unescape(const char *s, size_t n, char *out) {
     }
     return o;
 }
+
+
+#ifdef QJ_AVX512
+/* 64 bytes at a time (AVX-512 VBMI2, chosen at run time), without a branch
+ * per escape: in a block whose backslash runs are at most two long, the first
+ * backslash of each run escapes the byte after it; those backslashes are
+ * dropped (a compress of the kept bytes), the escaped letters n t r b f are
+ * translated by a table lookup and the block's decoded bytes are stored with
+ * a byte mask (nothing past them is written). A block is cut before an
+ * escape whose letter would fall in the next block; a block holding a \u
+ * escape or a longer run of backslashes is handed to unescape_from for its
+ * 64 bytes. Returns how far it got (*o advanced alike). */
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt"))) static size_t
+unescape_avx512(const char *s, size_t n, char *out, size_t *op) {
+    static const uint8_t k_lut[128] = {
+        0,   1,   2,   3,   4,   5,   6,   7,   8,   9,   10,  11,  12,  13,  14,  15,  16,  17,  18,
+        19,  20,  21,  22,  23,  24,  25,  26,  27,  28,  29,  30,  31,  32,  33,  34,  35,  36,  37,
+        38,  39,  40,  41,  42,  43,  44,  45,  46,  47,  48,  49,  50,  51,  52,  53,  54,  55,  56,
+        57,  58,  59,  60,  61,  62,  63,  64,  65,  66,  67,  68,  69,  70,  71,  72,  73,  74,  75,
+        76,  77,  78,  79,  80,  81,  82,  83,  84,  85,  86,  87,  88,  89,  90,  91,  92,  93,  94,
+        95,  96,  97,  '\b', 99, 100, 101, '\f', 103, 104, 105, 106, 107, 108, 109, '\n', 111, 112, 113,
+        '\r', 115, '\t', 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127,
+    };
+    const __m512i lut_lo = _mm512_loadu_si512((const void *)k_lut);
+    const __m512i lut_hi = _mm512_loadu_si512((const void *)(k_lut + 64));
+    const __m512i bsl = _mm512_set1_epi8('\\'), u = _mm512_set1_epi8('u');
+    size_t i = 0, o = *op;
+    while (i + 64 <= n) {
+        __m512i v = _mm512_loadu_si512((const void *)(s + i));
+        uint64_t bs = _mm512_cmpeq_epi8_mask(v, bsl);
+        if (!bs) {
+            _mm512_storeu_si512((void *)(out + o), v);
+            i += 64;
+            o += 64;
+            continue;
+        }
+        uint64_t esc = bs & ~(bs << 1); /* the first backslash of each run */
+        uint64_t lit = esc << 1;        /* the byte each escapes */
+        uint64_t keep = ~esc;
+        unsigned len = 64;
+        if (esc >> 63) { /* its letter is in the next block: stop before it */
+            len = 63;
+            keep &= ~(UINT64_C(1) << 63);
+        }
+        if ((bs & (bs << 1) & (bs << 2)) || (lit & _mm512_cmpeq_epi8_mask(v, u))) {
+            /* three backslashes in a row, or a \u escape: the careful loop for
+             * these bytes; it stops at the escape boundary at or after i + 64 */
+            size_t stop = i + 64, o2 = o, j = i;
+            while (j < stop) {
+                if (s[j] != '\\') { out[o2++] = s[j++]; continue; }
+                j = unescape_one(s, n, j, out, &o2);
+            }
+            i = j;
+            o = o2;
+            continue;
+        }
+        /* n t r b f become control characters; the other escaped bytes stay
+         * (a byte >= 0x80 after a backslash is invalid JSON, copied as is) */
+        __m512i t = _mm512_permutex2var_epi8(lut_lo, v, lut_hi);
+        v = _mm512_mask_blend_epi8(lit & ~_mm512_movepi8_mask(v), v, t);
+        __m512i c = _mm512_maskz_compress_epi8(keep, v);
+        unsigned k = (unsigned)_mm_popcnt_u64(keep);
+        _mm512_mask_storeu_epi8((void *)(out + o), k == 64 ? ~UINT64_C(0) : (UINT64_C(1) << k) - 1, c);
+        i += len;
+        o += k;
+    }
+    *op = o;
+    return i;
+}
+#endif
+
+/* Decodes validated escaped content. Tolerates (does not crash on) invalid
+ * input: bad escapes are copied literally. Nothing is written past the
+ * decoded length (callers size out by qj_str_decoded_len). */
+size_t qj_unescape(const char *s, size_t n, char *out) {
+#ifdef QJ_AVX512
+    if (n >= 64 && __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("avx512bw")) {
+        size_t o = 0, i = unescape_avx512(s, n, out, &o);
+        return unescape_from(s, n, out, i, o);
+    }
+#endif
+    return unescape_from(s, n, out, 0, 0);
+}
+
+size_t qj_unescape_portable(const char *s, size_t n, char *out) { return unescape_from(s, n, out, 0, 0); }
 
 size_t qj_str_decoded_len(const qj_doc *d, uint32_t i) {
     const qj_node *nd = &d->nodes[i];
