@@ -1059,14 +1059,13 @@ static size_t unescape_from(const char *s, size_t n, char *out, size_t i, size_t
 
 #ifdef QJ_AVX512
 /* 64 bytes at a time (AVX-512 VBMI2, chosen at run time), without a branch
- * per escape: in a block whose backslash runs are at most two long, the first
- * backslash of each run escapes the byte after it; those backslashes are
- * dropped (a compress of the kept bytes), the escaped letters n t r b f are
- * translated by a table lookup and the block's decoded bytes are stored with
- * a byte mask (nothing past them is written). A block is cut before an
- * escape whose letter would fall in the next block; a block holding a \u
- * escape or a longer run of backslashes is handed to unescape_from for its
- * 64 bytes. Returns how far it got (*o advanced alike). */
+ * per escape: the escaping backslashes of the block are found from its
+ * backslash mask, dropped (a compress of the kept bytes), the letters n t r
+ * b f after them translated by a table lookup, and the block's decoded bytes
+ * stored with a byte mask (nothing past them is written). A block stops
+ * before an escape whose letter would fall in the next block, and at a \u
+ * escape, which unescape_one decodes. Returns how far it got (*op advanced
+ * alike). */
 __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt"))) static size_t
 unescape_avx512(const char *s, size_t n, char *out, size_t *op) {
     static const uint8_t k_lut[128] = {
@@ -1091,26 +1090,27 @@ unescape_avx512(const char *s, size_t n, char *out, size_t *op) {
             o += 64;
             continue;
         }
-        uint64_t esc = bs & ~(bs << 1); /* the first backslash of each run */
-        uint64_t lit = esc << 1;        /* the byte each escapes */
-        uint64_t keep = ~esc;
+        /* The escaping backslashes: in each run of backslashes, those at an
+         * even distance from the run's start (the block starts at an escape
+         * boundary). Adding a run's start bit to bs clears exactly that run,
+         * so the runs starting at an even position are bs & ~(bs + their
+         * starts); the others start at an odd position. */
+        const uint64_t even = UINT64_C(0x5555555555555555);
+        uint64_t starts = bs & ~(bs << 1);
+        uint64_t runs_e = bs & ~(bs + (starts & even));
+        uint64_t esc = (runs_e & even) | (bs & ~runs_e & ~even);
+        uint64_t lit = esc << 1; /* the byte each escapes */
         unsigned len = 64;
-        if (esc >> 63) { /* its letter is in the next block: stop before it */
-            len = 63;
-            keep &= ~(UINT64_C(1) << 63);
+        if (esc >> 63) len = 63; /* its letter is in the next block: stop before it */
+        uint64_t uesc = lit & _mm512_cmpeq_epi8_mask(v, u);
+        if (uesc) {
+            /* stop at the first \u escape; unescape_one decodes it below */
+            unsigned at = (unsigned)__builtin_ctzll(uesc) - 1;
+            if (at < len) len = at;
         }
-        if ((bs & (bs << 1) & (bs << 2)) || (lit & _mm512_cmpeq_epi8_mask(v, u))) {
-            /* three backslashes in a row, or a \u escape: the careful loop for
-             * these bytes; it stops at the escape boundary at or after i + 64 */
-            size_t stop = i + 64, o2 = o, j = i;
-            while (j < stop) {
-                if (s[j] != '\\') { out[o2++] = s[j++]; continue; }
-                j = unescape_one(s, n, j, out, &o2);
-            }
-            i = j;
-            o = o2;
-            continue;
-        }
+        uint64_t upto = len == 64 ? ~UINT64_C(0) : (UINT64_C(1) << len) - 1;
+        uint64_t keep = ~esc & upto;
+        lit &= upto;
         /* n t r b f become control characters; the other escaped bytes stay
          * (a byte >= 0x80 after a backslash is invalid JSON, copied as is) */
         __m512i t = _mm512_permutex2var_epi8(lut_lo, v, lut_hi);
@@ -1120,6 +1120,7 @@ unescape_avx512(const char *s, size_t n, char *out, size_t *op) {
         _mm512_mask_storeu_epi8((void *)(out + o), k == 64 ? ~UINT64_C(0) : (UINT64_C(1) << k) - 1, c);
         i += len;
         o += k;
+        if (uesc && s[i] == '\\' && i + 1 < n && s[i + 1] == 'u') i = unescape_one(s, n, i, out, &o);
     }
     *op = o;
     return i;
