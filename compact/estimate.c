@@ -29,7 +29,7 @@
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #define QC_EST_SIMD 1
-#define QC_EST_SIMD_MIN 16 /* shorter texts: the scalar scan alone */
+#define QC_EST_SIMD_MIN 8 /* shorter texts: the scalar scan alone */
 #include <immintrin.h>
 #else
 #define QC_EST_SIMD 0
@@ -1033,7 +1033,6 @@ static inline size_t scan_step(scan *sc, size_t i) {
 #define QC_AVX512 __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")))
 
 static bool est_simd_ok(void) {
-    __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2") &&
            __builtin_cpu_supports("bmi2") &&
@@ -1065,17 +1064,27 @@ static inline uint32_t space_cost(unsigned nl, uint32_t len) {
  * place into *sum and returns where the next run starts, or 0. *high: the
  * bytes >= 0x80 of the window. */
 QC_AVX512 static inline __attribute__((always_inline)) unsigned
-est_window(const uint8_t *p, unsigned lim, const __m512i *bt, const __m512i *wc, __m512i iota, __m512i prev_idx,
-           __m512i iota16,
-           uint32_t dcost, uint64_t *sum, uint64_t *high) {
+est_window(const uint8_t *p, size_t avail, uint64_t *sum, uint64_t *high) {
     uint64_t total = 0;
     uint16_t ps[64];
-    __m512i v = _mm512_maskz_loadu_epi8(_cvtu64_mask64(_bzhi_u64(~0ull, lim)), p);
+    const __m512i iota = _mm512_loadu_si512(iota8);
+    const __m512i prev_idx = _mm512_sub_epi8(iota, V8(1));
+    const __m512i iota16 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(iota));
+    const uint32_t dcost = clamp_q8(cell_q8[QC_CELL_DIGIT3]);
+    unsigned lim = avail >= 64 ? 64u : (unsigned)avail;
+    uint64_t real = _bzhi_u64(~0ull, lim);
+    __m512i v = _mm512_maskz_loadu_epi8(_cvtu64_mask64(real), p);
     uint64_t H = _cvtmask64_u64(_mm512_movepi8_mask(v));
     *high = H;
+    /* where run starts may be taken: below the window's last 3 bytes (what
+     * follows them is unknown), up to the text's end, before a byte >= 0x80
+     * (its class is unknown, but it is no ASCII letter, digit, space nor
+     * punctuation) */
+    unsigned bound = avail >= 64 ? 61u : (unsigned)avail + 1u;
+    uint64_t endbit = avail >= 64 ? 0 : 1ull << avail;
     if (H) {
         unsigned h = (unsigned)_tzcnt_u64(H);
-        if (h < lim) lim = h;
+        if (h < bound) bound = h;
     }
     __m512i v20 = _mm512_or_si512(v, V8(0x20));
     uint64_t L = LT8(_mm512_sub_epi8(v, V8('a')), 26);
@@ -1086,7 +1095,7 @@ est_window(const uint8_t *p, unsigned lim, const __m512i *bt, const __m512i *wc,
     uint64_t So = LT8(_mm512_sub_epi8(v, V8(9)), 4) & ~EQ8(v, '\n'); /* \t \v \f */
     uint64_t SL = EQ8(v, '/');
     uint64_t A = L | U;
-    uint64_t P = ~(A | D | SP | So | NLm | H);
+    uint64_t P = ~(A | D | SP | So | NLm | H) & real;
     /* contractions after a letter: 's 't 'm 'd (CT2), 're 've 'll (CT3) */
     uint64_t apl = EQ8(v, '\'') & (A << 1);
     uint64_t CT2 = apl & ((EQ8(v20, 's') | EQ8(v20, 't') | EQ8(v20, 'm') | EQ8(v20, 'd')) >> 1);
@@ -1096,10 +1105,10 @@ est_window(const uint8_t *p, unsigned lim, const __m512i *bt, const __m512i *wc,
     uint64_t chain = CTc & ((CT2 << 2) | (CT3 << 3));
     if (chain) {
         unsigned f = (unsigned)_tzcnt_u64(chain);
-        lim = f < lim ? f : lim;
-        lim = lim > 4 ? lim - 4 : 0;
+        f = f > 2 ? f - 2 : 0;
+        if (f < bound) bound = f;
     }
-    if (lim < 5) return 0;
+    if (bound < 2) return 0;
     /* punctuation trailers: [\r\n/]* from a newline right after punctuation */
     uint64_t T = NLm | SL;
     uint64_t X = NLm & (P << 1);
@@ -1127,7 +1136,7 @@ est_window(const uint8_t *p, unsigned lim, const __m512i *bt, const __m512i *wc,
     uint64_t CONS = ((WS & ((SP | So) << 1)) >> 1) | (PSP >> 1);
     uint64_t DS = D & ~(D << 1);
     uint64_t RS = (WS & ~PX) | (PX >> 1) | (PcSr & ~PSP) | (PSP >> 1) | WbS | DS;
-    uint64_t cm = RS & ~(Wb << 1) & ~1ull & _bzhi_u64(~0ull, lim - 3);
+    uint64_t cm = (RS | endbit) & ~(Wb << 1) & ~1ull & _bzhi_u64(~0ull, bound);
     if (!cm) return 0;
     {
         unsigned cut = 63u - (unsigned)__builtin_clzll(cm);
@@ -1140,10 +1149,14 @@ est_window(const uint8_t *p, unsigned lim, const __m512i *bt, const __m512i *wc,
             __m512i pv = _mm512_permutexvar_epi8(prev_idx, f);
             __m512i lo = _mm512_or_si512(_mm512_slli_epi16(_mm512_and_si512(pv, V8(3)), 5), f);
             __m512i hi = _mm512_and_si512(_mm512_srli_epi16(pv, 2), V8(7));
+            /* bigram_q8 as seven 128-byte tables (the last one 96 bytes) */
             __m512i r = _mm512_setzero_si512();
-            for (int h = 0; h < 7; h++)
-                r = _mm512_mask_mov_epi8(r, _mm512_cmpeq_epi8_mask(hi, V8(h)),
-                                         _mm512_permutex2var_epi8(bt[2 * h], lo, bt[2 * h + 1]));
+            for (int h = 0; h < 7; h++) {
+                __m512i t0 = _mm512_loadu_si512(bigram_q8 + 128 * h);
+                __m512i t1 = h < 6 ? _mm512_loadu_si512(bigram_q8 + 128 * h + 64)
+                                   : _mm512_maskz_loadu_epi8(_cvtu64_mask64(0xFFFFFFFFu), bigram_q8 + 128 * h + 64);
+                r = _mm512_mask_mov_epi8(r, _mm512_cmpeq_epi8_mask(hi, V8(h)), _mm512_permutex2var_epi8(t0, lo, t1));
+            }
             r = _mm512_maskz_mov_epi8(_cvtu64_mask64(LC), r);
             /* inclusive prefix sums, 16 bits */
             __m512i a = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(r));
@@ -1196,6 +1209,13 @@ est_window(const uint8_t *p, unsigned lim, const __m512i *bt, const __m512i *wc,
             __m512i cell = _mm512_add_epi8(_mm512_add_epi8(_mm512_slli_epi16(row, 4), row), col);
             __m512i ci = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(cell));
             __m512i hi6 = _mm512_srli_epi16(ci, 6);
+            /* the word cells (0..203) as four 64-entry tables */
+            __m512i wc[8];
+            for (unsigned q = 0; q < 8; q++) {
+                unsigned have = QC_CELL_PUNCT > 32 * q ? QC_CELL_PUNCT - 32 * q : 0;
+                wc[q] = _mm512_maskz_loadu_epi16(_cvtu32_mask32((uint32_t)_bzhi_u64(~0ull, have > 32 ? 32 : have)),
+                                                 cell_q8 + 32 * q);
+            }
             __m512i cv = _mm512_permutex2var_epi16(wc[0], ci, wc[1]);
             cv = _mm512_mask_mov_epi16(cv, _mm512_cmpeq_epi16_mask(hi6, _mm512_set1_epi16(1)),
                                        _mm512_permutex2var_epi16(wc[2], ci, wc[3]));
@@ -1270,27 +1290,20 @@ est_window(const uint8_t *p, unsigned lim, const __m512i *bt, const __m512i *wc,
 QC_AVX512 static uint64_t scan_simd(scan *sc) {
     const uint8_t *s = sc->s;
     size_t n = sc->n, pos = 0;
-    /* bigram_q8 as seven 128-byte tables for vpermi2b (the last one 96 bytes) */
-    __m512i bt[14];
-    for (int k = 0; k < 13; k++) bt[k] = _mm512_loadu_si512(bigram_q8 + 64 * k);
-    bt[13] = _mm512_maskz_loadu_epi8(_cvtu64_mask64(0xFFFFFFFFu), bigram_q8 + 64 * 13);
-    /* the word cells (0..203) as four 64-entry tables for vpermi2w */
-    __m512i wc[8];
-    for (unsigned k = 0; k < 8; k++) {
-        unsigned have = QC_CELL_PUNCT > 32 * k ? QC_CELL_PUNCT - 32 * k : 0;
-        wc[k] = _mm512_maskz_loadu_epi16(_cvtu32_mask32((uint32_t)_bzhi_u64(~0ull, have > 32 ? 32 : have)),
-                                         cell_q8 + 32 * k);
-    }
-    const __m512i iota = _mm512_loadu_si512(iota8);
-    const __m512i prev_idx = _mm512_sub_epi8(iota, V8(1));
-    const __m512i iota16 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(iota));
-    const uint32_t dcost = clamp_q8(cell_q8[QC_CELL_DIGIT3]);
     uint64_t total = 0;
-    while (n - pos >= 8) {
-        size_t avail = n - pos;
+    while (pos < n) {
         uint64_t H = 0;
-        unsigned cut = est_window(s + pos, avail >= 64 ? 64u : (unsigned)avail, bt, wc, iota, prev_idx, iota16, dcost,
-                                  &total, &H);
+        uint32_t head;
+        if (n - pos >= 4) memcpy(&head, s + pos, 4);
+        else head = s[pos];
+        if (Q_UNLIKELY(head & 0x80808080u)) {
+            /* a byte >= 0x80 among the next four: the scalar scan, up to
+             * the next ASCII byte */
+            pos = scan_step(sc, pos);
+            while (pos < n && s[pos] >= 0x80) pos = scan_step(sc, pos);
+            continue;
+        }
+        unsigned cut = est_window(s + pos, n - pos, &total, &H);
         if (cut) {
             pos += cut;
             continue;
@@ -1305,7 +1318,6 @@ QC_AVX512 static uint64_t scan_simd(scan *sc) {
         }
         while (pos < n && pos < stop) pos = scan_step(sc, pos);
     }
-    while (pos < n) pos = scan_step(sc, pos);
     return sc->total + total;
 }
 #undef V8
