@@ -1044,21 +1044,27 @@ static const uint8_t iota8[64] = {
     22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43,
     44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
 };
-/* word shape by min(upper letters, 2) * 2 + (any lower-case letter) */
-static const uint8_t shape_of[6] = {SHAPE_LOWER, SHAPE_LOWER, SHAPE_UPPER, SHAPE_CAP, SHAPE_UPPER, SHAPE_MIXED};
-
-static inline uint32_t clamp_q8(int32_t c) { return c < (int32_t)ONE_TOKEN ? ONE_TOKEN : (uint32_t)c; }
-
-/* Cost of a whitespace run of len characters (nl: it holds a newline). */
-static inline uint32_t space_cost(unsigned nl, uint32_t len) {
-    uint32_t col = len > QC_SPACE_MAXLEN ? QC_SPACE_MAXLEN : len;
-    return clamp_q8((int32_t)cell_q8[QC_CELL_SPACE + nl * (QC_SPACE_MAXLEN + 1u) + col] +
-                    (int32_t)((len - col) * long_q8[2]));
-}
-
 #define V8(x) _mm512_set1_epi8((char)(x))
 #define EQ8(v, x) _cvtmask64_u64(_mm512_cmpeq_epi8_mask((v), V8(x)))
 #define LT8(v, x) _cvtmask64_u64(_mm512_cmplt_epu8_mask((v), V8(x)))
+
+/* Run kinds of the vector path (words: their prefix kind PFX_*). */
+enum { K_WORD = 0, K_WORD_SPACE = 1, K_WORD_OTHER = 2, K_PUNCT = 3, K_PUNCT_SPACE = 4, K_SPACE = 5, K_DIGIT = 6 };
+
+/* The bits of x in reverse order. */
+static inline uint64_t rbit64(uint64_t x) {
+    x = __builtin_bswap64(x);
+    x = ((x >> 1) & 0x5555555555555555ull) | ((x & 0x5555555555555555ull) << 1);
+    x = ((x >> 2) & 0x3333333333333333ull) | ((x & 0x3333333333333333ull) << 2);
+    return ((x >> 4) & 0x0F0F0F0F0F0F0F0Full) | ((x & 0x0F0F0F0F0F0F0F0Full) << 4);
+}
+
+/* The bits of m reached from a seed (seeds within m) going up through m. */
+static inline uint64_t reach(uint64_t m, uint64_t seeds) {
+    uint64_t z = m & ~seeds;
+    uint64_t s0 = m & ~(m << 1) & z; /* stretches of m that do not start with a seed */
+    return m & ~(((z + s0) ^ z) & z);
+}
 
 /* One window at p, a run start, of lim bytes (8..64): prices the runs it can
  * place into *sum and returns where the next run starts, or 0. *high: the
@@ -1066,11 +1072,9 @@ static inline uint32_t space_cost(unsigned nl, uint32_t len) {
 QC_AVX512 static inline __attribute__((always_inline)) unsigned
 est_window(const uint8_t *p, size_t avail, uint64_t *sum, uint64_t *high) {
     uint64_t total = 0;
-    uint16_t ps[64];
     const __m512i iota = _mm512_loadu_si512(iota8);
     const __m512i prev_idx = _mm512_sub_epi8(iota, V8(1));
     const __m512i iota16 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(iota));
-    const uint32_t dcost = clamp_q8(cell_q8[QC_CELL_DIGIT3]);
     unsigned lim = avail >= 64 ? 64u : (unsigned)avail;
     uint64_t real = _bzhi_u64(~0ull, lim);
     __m512i v = _mm512_maskz_loadu_epi8(_cvtu64_mask64(real), p);
@@ -1112,15 +1116,12 @@ est_window(const uint8_t *p, size_t avail, uint64_t *sum, uint64_t *high) {
     /* punctuation trailers: [\r\n/]* from a newline right after punctuation */
     uint64_t T = NLm | SL;
     uint64_t X = NLm & (P << 1);
-    uint64_t Z = T & ~X;
-    uint64_t S0z = T & ~(T << 1) & Z;
-    uint64_t TR = T & ~(((Z + S0z) ^ Z) & Z);
+    uint64_t TR = reach(T, X);
     /* words: letters minus contraction letters, split before an upper-case
      * letter that follows a lower-case one */
     uint64_t CL = (CT2 << 1) | (CT3 << 1) | (CT3 << 2);
     uint64_t Aw = A & ~CL;
     uint64_t WS = Aw & (~(Aw << 1) | (U & (L << 1)));
-    uint64_t WE = (Aw << 1) & (~Aw | WS);
     uint64_t LC = Aw & ~WS;
     uint64_t Pc = P & ~TR & ~CTc;
     uint64_t PcS = Pc & ~(Pc << 1);
@@ -1129,19 +1130,16 @@ est_window(const uint8_t *p, size_t avail, uint64_t *sum, uint64_t *high) {
     uint64_t PXO = WS & ((So << 1) | PXP);
     uint64_t PX = PXS | PXO;
     uint64_t PcSr = PcS & ~(PXP >> 1);
-    uint64_t PcE = (Pc << 1) & ~Pc & ~PXP;
     uint64_t PSP = PcSr & (SP << 1);
     uint64_t Wb = (SP | So | NLm) & ~TR;
     uint64_t WbS = Wb & ~(Wb << 1);
-    uint64_t CONS = ((WS & ((SP | So) << 1)) >> 1) | (PSP >> 1);
     uint64_t DS = D & ~(D << 1);
     uint64_t RS = (WS & ~PX) | (PX >> 1) | (PcSr & ~PSP) | (PSP >> 1) | WbS | DS;
     uint64_t cm = (RS | endbit) & ~(Wb << 1) & ~1ull & _bzhi_u64(~0ull, bound);
     if (!cm) return 0;
     {
         unsigned cut = 63u - (unsigned)__builtin_clzll(cm);
-        uint64_t below = _bzhi_u64(~0ull, cut), upto = _bzhi_u64(~0ull, cut + 1);
-        uint64_t ws = WS & below, we = WE & upto;
+        uint64_t below = _bzhi_u64(~0ull, cut);
         __m512i psa = _mm512_setzero_si512(), psb = psa;
         if (LC & below) {
             /* split chance of each letter pair: bigram_q8[prev * 32 + cur] */
@@ -1168,120 +1166,131 @@ est_window(const uint8_t *p, size_t avail, uint64_t *sum, uint64_t *high) {
                 b = _mm512_add_epi16(b, _mm512_maskz_permutexvar_epi16(m, idx, b));
             }
             b = _mm512_add_epi16(b, _mm512_permutexvar_epi16(_mm512_set1_epi16(31), a));
-            _mm512_storeu_si512(ps, a);
-            _mm512_storeu_si512(ps + 32, b);
             psa = a;
             psb = b;
-        } else {
-            memset(ps, 0, sizeof ps);
         }
-        if (_mm_popcnt_u64(ws) <= 32) {
-            /* all words at once, one per lane: letters [j, e), with the class
-             * bits at j, j + 1, e - 1 and e */
-            __m512i info = _mm512_or_si512(
-                _mm512_or_si512(_mm512_maskz_mov_epi8(_cvtu64_mask64(U), V8(1)),
-                                _mm512_maskz_mov_epi8(_cvtu64_mask64(CT2), V8(2))),
-                _mm512_or_si512(_mm512_maskz_mov_epi8(_cvtu64_mask64(CT3), V8(4)),
-                                _mm512_or_si512(_mm512_maskz_mov_epi8(_cvtu64_mask64(PXS), V8(8)),
-                                                _mm512_maskz_mov_epi8(_cvtu64_mask64(PXO), V8(16)))));
-            __m512i jv = _mm512_maskz_compress_epi8(_cvtu64_mask64(ws), iota);
-            __m512i ev = _mm512_maskz_compress_epi8(_cvtu64_mask64(we), iota);
-            __m512i cj = _mm512_permutexvar_epi8(jv, info);
-            __m512i cj1 = _mm512_permutexvar_epi8(_mm512_add_epi8(jv, V8(1)), info);
-            __m512i ce = _mm512_permutexvar_epi8(ev, info);
-            __m512i ce1 = _mm512_permutexvar_epi8(_mm512_sub_epi8(ev, V8(1)), info);
-            /* shape: lower unless s[j] is upper-case; else UPPER if s[e-1]
+        /* whitespace stretches split after their last newline (found
+         * backwards: bit-reversed, a reach from the newlines) and before their
+         * last character when more than one follows that newline */
+        uint64_t NLrun = rbit64(reach(rbit64(Wb), rbit64(NLm & Wb)));
+        uint64_t Wr = Wb & ~NLrun;
+        uint64_t RSF = RS | ((NLrun << 1) & Wr) | (Wr & ~(Wb >> 1) & (Wr << 1));
+        uint64_t runs = RSF & below;
+        unsigned count = (unsigned)_mm_popcnt_u64(runs);
+        /* every run [start, end), one per lane */
+        __m512i stv = _mm512_maskz_compress_epi8(_cvtu64_mask64(runs), iota);
+        __m512i env = _mm512_maskz_compress_epi8(_cvtu64_mask64(_blsr_u64(runs) | (1ull << cut)), iota);
+        /* per byte: bit 0 upper-case letter, bits 1 and 2 the apostrophe of a
+         * 2- or 3-byte contraction, bit 3 newline; the kind of a run there;
+         * newlines up to there */
+        __m512i info = _mm512_or_si512(
+            _mm512_or_si512(_mm512_maskz_mov_epi8(_cvtu64_mask64(U), V8(1)),
+                            _mm512_maskz_mov_epi8(_cvtu64_mask64(CT2), V8(2))),
+            _mm512_or_si512(_mm512_maskz_mov_epi8(_cvtu64_mask64(CT3), V8(4)),
+                            _mm512_maskz_mov_epi8(_cvtu64_mask64(NLm), V8(8))));
+        __m512i kindv = V8(K_SPACE);
+        kindv = _mm512_mask_mov_epi8(kindv, _cvtu64_mask64(WS & ~PX), V8(K_WORD));
+        kindv = _mm512_mask_mov_epi8(kindv, _cvtu64_mask64(PXS >> 1), V8(K_WORD_SPACE));
+        kindv = _mm512_mask_mov_epi8(kindv, _cvtu64_mask64(PXO >> 1), V8(K_WORD_OTHER));
+        kindv = _mm512_mask_mov_epi8(kindv, _cvtu64_mask64(PcSr & ~PSP), V8(K_PUNCT));
+        kindv = _mm512_mask_mov_epi8(kindv, _cvtu64_mask64(PSP >> 1), V8(K_PUNCT_SPACE));
+        kindv = _mm512_mask_mov_epi8(kindv, _cvtu64_mask64(DS), V8(K_DIGIT));
+        __m512i inc = _mm512_maskz_mov_epi8(_cvtu64_mask64(NLm), V8(1));
+        for (int k = 1; k < 64; k <<= 1)
+            inc = _mm512_add_epi8(inc, _mm512_maskz_permutexvar_epi8(_cvtu64_mask64(~0ull << k),
+                                                                     _mm512_sub_epi8(iota, V8(k)), inc));
+        __m512i acc = _mm512_setzero_si512();
+        for (unsigned base = 0; base < count; base += 32) {
+            __m512i s8 = base ? _mm512_shuffle_i64x2(stv, stv, 0xEE) : stv;
+            __m512i e8 = base ? _mm512_shuffle_i64x2(env, env, 0xEE) : env;
+            __m512i kd8 = _mm512_permutexvar_epi8(s8, kindv);
+            /* words: letters from j (after the prefix), a contraction of k
+             * bytes at their end ew */
+            __mmask64 pre = _mm512_mask_cmplt_epu8_mask(_mm512_cmpneq_epi8_mask(kd8, V8(K_WORD)), kd8, V8(3));
+            __m512i j8 = _mm512_mask_add_epi8(s8, pre, s8, V8(1));
+            __m512i wl8 = _mm512_sub_epi8(e8, j8);
+            __mmask64 c2 = _mm512_mask_test_epi8_mask(_mm512_cmpge_epu8_mask(wl8, V8(3)),
+                                                     _mm512_permutexvar_epi8(_mm512_sub_epi8(e8, V8(2)), info), V8(2));
+            __mmask64 c3 = _mm512_mask_test_epi8_mask(_mm512_cmpge_epu8_mask(wl8, V8(4)),
+                                                     _mm512_permutexvar_epi8(_mm512_sub_epi8(e8, V8(3)), info), V8(4));
+            __m512i ew8 = _mm512_sub_epi8(e8, _mm512_mask_mov_epi8(_mm512_maskz_mov_epi8(c2, V8(2)), c3, V8(3)));
+            /* shape: lower unless s[j] is upper-case; else UPPER if s[ew-1]
              * is; else Capital unless s[j+1] is; else MIXed */
-            __mmask64 uj = _mm512_test_epi8_mask(cj, V8(1)), ue1 = _mm512_test_epi8_mask(ce1, V8(1)),
-                      uj1 = _mm512_test_epi8_mask(cj1, V8(1));
-            __m512i shape = _mm512_maskz_mov_epi8(
+            __mmask64 uj = _mm512_test_epi8_mask(_mm512_permutexvar_epi8(j8, info), V8(1));
+            __mmask64 uj1 = _mm512_test_epi8_mask(_mm512_permutexvar_epi8(_mm512_add_epi8(j8, V8(1)), info), V8(1));
+            __mmask64 ue1 = _mm512_test_epi8_mask(_mm512_permutexvar_epi8(_mm512_sub_epi8(ew8, V8(1)), info), V8(1));
+            __m512i sh8 = _mm512_maskz_mov_epi8(
                 uj, _mm512_mask_blend_epi8(ue1, _mm512_mask_blend_epi8(uj1, V8(SHAPE_CAP), V8(SHAPE_MIXED)),
                                            V8(SHAPE_UPPER)));
-            __m512i k = _mm512_or_si512(_mm512_maskz_mov_epi8(_mm512_test_epi8_mask(ce, V8(2)), V8(2)),
-                                        _mm512_maskz_mov_epi8(_mm512_test_epi8_mask(ce, V8(4)), V8(3)));
-            __m512i pfx = _mm512_and_si512(_mm512_srli_epi16(cj, 3), V8(3));
-            __m512i len = _mm512_add_epi8(_mm512_sub_epi8(ev, jv), k);
-            __m512i col = _mm512_min_epu8(len, V8(QC_WORD_MAXLEN));
-            /* cell (pfx * 4 + shape) * 17 + col, below 256 */
-            _Static_assert(QC_WORD_MAXLEN == 16 && QC_CELL_WORD == 0, "word cells indexed by a byte");
-            __m512i row = _mm512_add_epi8(_mm512_add_epi8(pfx, pfx), _mm512_add_epi8(pfx, pfx));
-            row = _mm512_add_epi8(row, shape);
-            __m512i cell = _mm512_add_epi8(_mm512_add_epi8(_mm512_slli_epi16(row, 4), row), col);
-            __m512i ci = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(cell));
-            __m512i hi6 = _mm512_srli_epi16(ci, 6);
-            /* the word cells (0..203) as four 64-entry tables */
-            __m512i wc[8];
-            for (unsigned q = 0; q < 8; q++) {
-                unsigned have = QC_CELL_PUNCT > 32 * q ? QC_CELL_PUNCT - 32 * q : 0;
-                wc[q] = _mm512_maskz_loadu_epi16(_cvtu32_mask32((uint32_t)_bzhi_u64(~0ull, have > 32 ? 32 : have)),
-                                                 cell_q8 + 32 * q);
+            /* newlines in [start, end) */
+            __m512i nn8 = _mm512_sub_epi8(_mm512_permutexvar_epi8(_mm512_sub_epi8(e8, V8(1)), inc),
+                                          _mm512_permutexvar_epi8(s8, inc));
+            nn8 = _mm512_mask_add_epi8(nn8, _mm512_test_epi8_mask(_mm512_permutexvar_epi8(s8, info), V8(8)), nn8,
+                                       V8(1));
+            /* 16-bit lanes from here */
+#define W16(x) _mm512_cvtepu8_epi16(_mm512_castsi512_si256(x))
+#define S16(x) _mm512_set1_epi16((short)(x))
+            __m512i kd = W16(kd8), len = W16(_mm512_sub_epi8(e8, s8)), wl = W16(wl8), sh = W16(sh8),
+                    nn = W16(nn8), j16 = W16(j8), ew = W16(ew8);
+#undef W16
+            __mmask32 isw = _mm512_cmplt_epu16_mask(kd, S16(3));
+            __mmask32 isp = _mm512_cmpeq_epi16_mask(kd, S16(K_PUNCT)) | _mm512_cmpeq_epi16_mask(kd, S16(K_PUNCT_SPACE));
+            __mmask32 isd = _mm512_cmpeq_epi16_mask(kd, S16(K_DIGIT));
+            __mmask32 hasnl = _mm512_test_epi16_mask(nn, nn);
+            /* whitespace (the default) */
+            __m512i col = _mm512_min_epu16(len, S16(QC_SPACE_MAXLEN));
+            __m512i cell = _mm512_add_epi16(_mm512_mask_mov_epi16(S16(QC_CELL_SPACE), hasnl,
+                                                                  S16(QC_CELL_SPACE + QC_SPACE_MAXLEN + 1)),
+                                            col);
+            __m512i extra = _mm512_sub_epi16(len, col);
+            __m512i slope = S16(long_q8[2]);
+            /* punctuation */
+            __mmask32 sp = _mm512_cmpeq_epi16_mask(kd, S16(K_PUNCT_SPACE));
+            __m512i np = _mm512_sub_epi16(_mm512_mask_sub_epi16(len, sp, len, S16(1)), nn);
+            __m512i pcol = _mm512_min_epu16(np, S16(QC_PUNCT_MAXLEN));
+            __m512i prow = _mm512_mask_add_epi16(S16(QC_CELL_PUNCT), sp, S16(QC_CELL_PUNCT),
+                                                 S16(2 * (QC_PUNCT_MAXLEN + 1)));
+            prow = _mm512_mask_add_epi16(prow, hasnl, prow, S16(QC_PUNCT_MAXLEN + 1));
+            cell = _mm512_mask_add_epi16(cell, isp, prow, pcol);
+            extra = _mm512_mask_sub_epi16(extra, isp, np, pcol);
+            slope = _mm512_mask_mov_epi16(slope, isp, S16(long_q8[1]));
+            /* words: (prefix * 4 + shape) * 17 + column, and the letter pairs */
+            __m512i wcol = _mm512_min_epu16(wl, S16(QC_WORD_MAXLEN));
+            __m512i wrow = _mm512_add_epi16(_mm512_slli_epi16(kd, 2), sh);
+            wrow = _mm512_add_epi16(_mm512_slli_epi16(wrow, 4), wrow);
+            _Static_assert(QC_WORD_MAXLEN == 16 && QC_CELL_WORD == 0, "word rows of 17 cells from 0");
+            _Static_assert(K_WORD == 0 && (int)K_WORD_SPACE == (int)PFX_SPACE && (int)K_WORD_OTHER == (int)PFX_OTHER,
+                           "word kinds");
+            cell = _mm512_mask_add_epi16(cell, isw, wrow, wcol);
+            extra = _mm512_mask_sub_epi16(extra, isw, wl, wcol);
+            slope = _mm512_mask_mov_epi16(slope, isw, S16(long_q8[0]));
+            __m512i bsum = _mm512_maskz_sub_epi16(
+                isw, _mm512_permutex2var_epi16(psa, _mm512_sub_epi16(ew, S16(1)), psb),
+                _mm512_permutex2var_epi16(psa, j16, psb));
+            /* digits: groups of three at one cell each */
+            cell = _mm512_mask_mov_epi16(cell, isd, S16(QC_CELL_DIGIT3));
+            extra = _mm512_maskz_mov_epi16(~isd, extra);
+            __m512i groups = _mm512_mask_srli_epi16(S16(1), isd,
+                                                    _mm512_mullo_epi16(_mm512_add_epi16(len, S16(2)), S16(171)), 9);
+            /* cell_q8[cell] as five 64-entry tables */
+            __m512i hi6 = _mm512_srli_epi16(cell, 6);
+            __m512i cv = _mm512_permutex2var_epi16(_mm512_loadu_si512(cell_q8), cell, _mm512_loadu_si512(cell_q8 + 32));
+            for (unsigned q = 1; q < 5; q++) {
+                unsigned have = QC_CELL_COUNT - 64 * q;
+                __m512i t0 = _mm512_loadu_si512(cell_q8 + 64 * q);
+                __m512i t1 = _mm512_maskz_loadu_epi16(
+                    _cvtu32_mask32((uint32_t)_bzhi_u64(~0ull, have - 32 >= 32 ? 32 : have - 32)), cell_q8 + 64 * q + 32);
+                cv = _mm512_mask_mov_epi16(cv, _mm512_cmpeq_epi16_mask(hi6, S16(q)),
+                                           _mm512_permutex2var_epi16(t0, cell, t1));
             }
-            __m512i cv = _mm512_permutex2var_epi16(wc[0], ci, wc[1]);
-            cv = _mm512_mask_mov_epi16(cv, _mm512_cmpeq_epi16_mask(hi6, _mm512_set1_epi16(1)),
-                                       _mm512_permutex2var_epi16(wc[2], ci, wc[3]));
-            cv = _mm512_mask_mov_epi16(cv, _mm512_cmpeq_epi16_mask(hi6, _mm512_set1_epi16(2)),
-                                       _mm512_permutex2var_epi16(wc[4], ci, wc[5]));
-            cv = _mm512_mask_mov_epi16(cv, _mm512_cmpeq_epi16_mask(hi6, _mm512_set1_epi16(3)),
-                                       _mm512_permutex2var_epi16(wc[6], ci, wc[7]));
-            __m512i extra = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(_mm512_sub_epi8(len, col)));
-            cv = _mm512_add_epi16(cv, _mm512_mullo_epi16(extra, _mm512_set1_epi16((short)long_q8[0])));
-            __m512i j16 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(jv));
-            __m512i e16 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(ev));
-            cv = _mm512_add_epi16(
-                cv, _mm512_sub_epi16(_mm512_permutex2var_epi16(psa, _mm512_sub_epi16(e16, _mm512_set1_epi16(1)), psb),
-                                     _mm512_permutex2var_epi16(psa, j16, psb)));
-            cv = _mm512_max_epi16(cv, _mm512_set1_epi16((short)ONE_TOKEN));
-            cv = _mm512_maskz_mov_epi16(_cvtu32_mask32((uint32_t)_bzhi_u64(~0ull, (unsigned)_mm_popcnt_u64(ws))), cv);
-            total += (uint64_t)(uint32_t)_mm512_reduce_add_epi32(_mm512_madd_epi16(cv, _mm512_set1_epi16(1)));
-            ws = 0;
+            cv = _mm512_add_epi16(_mm512_add_epi16(cv, bsum), _mm512_mullo_epi16(extra, slope));
+            cv = _mm512_mullo_epi16(_mm512_max_epi16(cv, S16(ONE_TOKEN)), groups);
+            unsigned lanes = count - base > 32 ? 32 : count - base;
+            cv = _mm512_maskz_mov_epi16(_cvtu32_mask32((uint32_t)_bzhi_u64(~0ull, lanes)), cv);
+            acc = _mm512_add_epi32(acc, _mm512_madd_epi16(cv, S16(1)));
+#undef S16
         }
-        while (ws) {
-            unsigned j = (unsigned)_tzcnt_u64(ws), e = (unsigned)_tzcnt_u64(we);
-            ws = _blsr_u64(ws);
-            we = _blsr_u64(we);
-            unsigned nlt = e - j;
-            unsigned nu = (unsigned)_mm_popcnt_u64(_bzhi_u64(U, e) >> j);
-            unsigned shape = shape_of[(nu > 2 ? 2 : nu) * 2 + (nlt != nu)];
-            unsigned k = (unsigned)((CT2 >> e) & 1) * 2 + (unsigned)((CT3 >> e) & 1) * 3;
-            unsigned pfx = (unsigned)((PXS >> j) & 1) | (unsigned)((PXO >> j) & 1) << 1;
-            unsigned len = nlt + k, col = len > QC_WORD_MAXLEN ? QC_WORD_MAXLEN : len;
-            int32_t c = (int32_t)cell_q8[QC_CELL_WORD + (pfx * 4 + shape) * (QC_WORD_MAXLEN + 1u) + col] +
-                        (int32_t)((len - col) * long_q8[0]) + (int32_t)ps[e - 1] - (int32_t)ps[j];
-            total += clamp_q8(c);
-        }
-        uint64_t pa = PcSr & below, pe = PcE & upto;
-        while (pa) {
-            unsigned a = (unsigned)_tzcnt_u64(pa), b = (unsigned)_tzcnt_u64(pe);
-            pa = _blsr_u64(pa);
-            pe = _blsr_u64(pe);
-            uint64_t tr = TR >> b;
-            unsigned tl = (unsigned)_tzcnt_u64(~tr);
-            unsigned nsl = (unsigned)_mm_popcnt_u64(_bzhi_u64(tr & (SL >> b), tl));
-            unsigned sp = (unsigned)((PSP >> a) & 1), nn = tl - nsl, np = b - a + nsl;
-            unsigned col = np > QC_PUNCT_MAXLEN ? QC_PUNCT_MAXLEN : np;
-            unsigned cell = QC_CELL_PUNCT + (sp * 2u + (nn ? 1u : 0u)) * (QC_PUNCT_MAXLEN + 1u) + col;
-            total += clamp_q8((int32_t)cell_q8[cell] + (int32_t)((np - col) * long_q8[1]));
-        }
-        uint64_t it = WbS & ~CONS & below;
-        while (it) {
-            unsigned i = (unsigned)_tzcnt_u64(it);
-            it = _blsr_u64(it);
-            unsigned wl = (unsigned)_tzcnt_u64(~(Wb >> i));
-            uint64_t nlm = _bzhi_u64(NLm >> i, wl);
-            unsigned nll = nlm ? 64u - (unsigned)__builtin_clzll(nlm) : 0u;
-            unsigned rl = wl - nll;
-            unsigned cons = (unsigned)((CONS >> (i + wl - 1)) & 1);
-            if (nll) total += space_cost(1, nll);
-            if (rl >= 2) total += space_cost(0, rl - 1);
-            if (rl >= 1 && !cons) total += space_cost(0, 1);
-        }
-        uint64_t ds = DS & below;
-        while (ds) {
-            unsigned a = (unsigned)_tzcnt_u64(ds);
-            ds = _blsr_u64(ds);
-            unsigned dl = (unsigned)_tzcnt_u64(~(D >> a));
-            total += (uint64_t)((dl + 2) / 3) * dcost;
-        }
+        total += (uint64_t)(uint32_t)_mm512_reduce_add_epi32(acc);
         *sum += total;
         return cut;
     }
