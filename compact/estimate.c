@@ -1010,25 +1010,32 @@ static inline size_t scan_step(scan *sc, size_t i) {
 
 /* ------------------------------------------------------------ vector path
  *
- * Without a visitor, texts are scanned 64 bytes at a time where they are
- * ASCII. Each window starts at a run start (where the scalar scan would
- * stand). Its bytes are classified into bit masks; mask arithmetic derives
- * the segmentation above (word letters and their prefix, camel splits,
- * contractions, punctuation cores with their leading space and trailing
- * [\r\n/]*, whitespace stretches, digit runs) and a byte permutation gives
- * each letter pair's split chance, summed per word through prefix sums.
- * Runs are then priced per kind from the same tables with the same
- * per-run clamp. A run's bounds depend on the bytes up to two past its end,
- * except inside whitespace stretches (split after their last newline and
- * before their last character), so only the runs before the last run start
- * that lies at least 4 bytes before the window's limit, and not inside or
- * just after a whitespace stretch, are taken; the next window starts there.
- * The limit is the window's end, the text's end, the first byte >= 0x80,
- * or a chain of contractions ("x's'd", where the second apostrophe follows
- * a contraction's letter and is no contraction): what lies beyond it is
- * left to scan_step(), as is any run a window cannot place (longer than
- * about 60 bytes). tests/test_estimator.c checks the totals against the
- * scalar scan on generated texts. */
+ * Without a visitor, ASCII text is scanned in 64-byte windows (CPUs with
+ * AVX-512 BW, VBMI and VBMI2; the scalar scan elsewhere). A window starts
+ * where the scalar scan would stand, at a run start. Its bytes are
+ * classified into bit masks, and mask arithmetic derives the segmentation
+ * above: word letters (split before an upper-case letter that follows a
+ * lower-case one) with their one-character prefix and contraction,
+ * punctuation cores with their leading space and trailing [\r\n/]* (a reach
+ * through newlines and slashes from a newline right after punctuation),
+ * whitespace stretches split after their last newline (the same reach,
+ * bit-reversed) and before their last character, digit runs. Every run then
+ * gets one 16-bit lane (its start and end compressed from the masks) and is
+ * priced there from the same tables with the same per-run clamp: the letter
+ * pairs' split chances come from byte permutations of bigram_q8 and are
+ * summed per word through prefix sums.
+ *
+ * A run's bounds depend on the bytes up to two past its end, but whitespace
+ * is split from its end, so a window takes the runs before its last run start
+ * that is not inside or right after whitespace and lies below its last 3
+ * bytes (what follows them is unknown), up to the text's end (which ends a
+ * run), or before the first byte >= 0x80 (no ASCII letter, digit, space or
+ * punctuation, so it ends no run early; the run it is part of is left to the
+ * scalar scan) or a chain of contractions ("x's'd": the second apostrophe
+ * follows a contraction's letter and is no contraction). The next window
+ * starts there; a run no window can place (non-ASCII, longer than about 60
+ * bytes) takes one step of the scalar scan. tests/test_estimator.c and
+ * fuzz/fuzz_estimate.c check the totals against the scalar scan. */
 #if QC_EST_SIMD
 #define QC_AVX512 __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")))
 
@@ -1066,9 +1073,9 @@ static inline uint64_t reach(uint64_t m, uint64_t seeds) {
     return m & ~(((z + s0) ^ z) & z);
 }
 
-/* One window at p, a run start, of lim bytes (8..64): prices the runs it can
- * place into *sum and returns where the next run starts, or 0. *high: the
- * bytes >= 0x80 of the window. */
+/* One window at p, a run start, avail bytes before the text's end: prices
+ * the runs it can place into *sum and returns where the next run starts
+ * (relative to p), or 0. *high: the bytes >= 0x80 of the window. */
 QC_AVX512 static inline __attribute__((always_inline)) unsigned
 est_window(const uint8_t *p, size_t avail, uint64_t *sum, uint64_t *high) {
     uint64_t total = 0;
