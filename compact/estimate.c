@@ -1184,74 +1184,76 @@ est_window(const uint8_t *p, size_t avail, uint64_t *sum, uint64_t *high) {
         uint64_t RSF = RS | ((NLrun << 1) & Wr) | (Wr & ~(Wb >> 1) & (Wr << 1));
         uint64_t runs = RSF & below;
         unsigned count = (unsigned)_mm_popcnt_u64(runs);
+        uint64_t ends = _blsr_u64(runs) | (1ull << cut);
+        /* what a run needs from its first bytes: its kind, whether its word's
+         * first two letters are upper-case, whether it is the newline part
+         * of whitespace; from its end: the length of its word's contraction,
+         * whether the word's last letter is upper-case */
+        __m512i sa = V8(K_SPACE);
+        sa = _mm512_mask_mov_epi8(sa, _cvtu64_mask64(WS & ~PX), V8(K_WORD));
+        sa = _mm512_mask_mov_epi8(sa, _cvtu64_mask64(PXS >> 1), V8(K_WORD_SPACE));
+        sa = _mm512_mask_mov_epi8(sa, _cvtu64_mask64(PXO >> 1), V8(K_WORD_OTHER));
+        sa = _mm512_mask_mov_epi8(sa, _cvtu64_mask64(PcSr & ~PSP), V8(K_PUNCT));
+        sa = _mm512_mask_mov_epi8(sa, _cvtu64_mask64(PSP >> 1), V8(K_PUNCT_SPACE));
+        sa = _mm512_mask_mov_epi8(sa, _cvtu64_mask64(DS), V8(K_DIGIT));
+        uint64_t W0 = WS & ~PX, U1 = U >> 1;
+        sa = _mm512_mask_add_epi8(sa, _cvtu64_mask64((W0 & U) | ((PX & U) >> 1)), sa, V8(8));
+        sa = _mm512_mask_add_epi8(sa, _cvtu64_mask64((W0 & U1) | ((PX & U1) >> 1)), sa, V8(16));
+        sa = _mm512_mask_add_epi8(sa, _cvtu64_mask64(NLrun), sa, V8(32));
+        uint64_t K2 = CT2 << 2, K3 = CT3 << 3;
+        __m512i ea = _mm512_maskz_mov_epi8(
+            _cvtu64_mask64(((U << 1) & ~(K2 | K3)) | ((U << 3) & K2) | ((U << 4) & K3)), V8(1));
+        ea = _mm512_mask_add_epi8(ea, _cvtu64_mask64(K2), ea, V8(2 << 1));
+        ea = _mm512_mask_add_epi8(ea, _cvtu64_mask64(K3), ea, V8(3 << 1));
         /* every run [start, end), one per lane */
         __m512i stv = _mm512_maskz_compress_epi8(_cvtu64_mask64(runs), iota);
-        __m512i env = _mm512_maskz_compress_epi8(_cvtu64_mask64(_blsr_u64(runs) | (1ull << cut)), iota);
-        /* per byte: bit 0 upper-case letter, bits 1 and 2 the apostrophe of a
-         * 2- or 3-byte contraction, bit 3 newline; the kind of a run there;
-         * newlines up to there */
-        __m512i info = _mm512_or_si512(
-            _mm512_or_si512(_mm512_maskz_mov_epi8(_cvtu64_mask64(U), V8(1)),
-                            _mm512_maskz_mov_epi8(_cvtu64_mask64(CT2), V8(2))),
-            _mm512_or_si512(_mm512_maskz_mov_epi8(_cvtu64_mask64(CT3), V8(4)),
-                            _mm512_maskz_mov_epi8(_cvtu64_mask64(NLm), V8(8))));
-        __m512i kindv = V8(K_SPACE);
-        kindv = _mm512_mask_mov_epi8(kindv, _cvtu64_mask64(WS & ~PX), V8(K_WORD));
-        kindv = _mm512_mask_mov_epi8(kindv, _cvtu64_mask64(PXS >> 1), V8(K_WORD_SPACE));
-        kindv = _mm512_mask_mov_epi8(kindv, _cvtu64_mask64(PXO >> 1), V8(K_WORD_OTHER));
-        kindv = _mm512_mask_mov_epi8(kindv, _cvtu64_mask64(PcSr & ~PSP), V8(K_PUNCT));
-        kindv = _mm512_mask_mov_epi8(kindv, _cvtu64_mask64(PSP >> 1), V8(K_PUNCT_SPACE));
-        kindv = _mm512_mask_mov_epi8(kindv, _cvtu64_mask64(DS), V8(K_DIGIT));
-        __m512i inc = _mm512_maskz_mov_epi8(_cvtu64_mask64(NLm), V8(1));
-        for (int k = 1; k < 64; k <<= 1)
-            inc = _mm512_add_epi8(inc, _mm512_maskz_permutexvar_epi8(_cvtu64_mask64(~0ull << k),
-                                                                     _mm512_sub_epi8(iota, V8(k)), inc));
+        __m512i env = _mm512_maskz_compress_epi8(_cvtu64_mask64(ends), iota);
+        __m512i sav = _mm512_maskz_compress_epi8(_cvtu64_mask64(runs), sa);
+        __m512i eav = _mm512_maskz_compress_epi8(_cvtu64_mask64(ends), ea);
+        /* newlines in punctuation runs (their trailers), by prefix counts */
+        __m512i nnv = _mm512_setzero_si512();
+        if (TR & NLm & below) {
+            __m512i inc = _mm512_maskz_mov_epi8(_cvtu64_mask64(NLm), V8(1));
+            for (int k = 1; k < 64; k <<= 1)
+                inc = _mm512_add_epi8(inc, _mm512_maskz_permutexvar_epi8(_cvtu64_mask64(~0ull << k),
+                                                                         _mm512_sub_epi8(iota, V8(k)), inc));
+            nnv = _mm512_sub_epi8(_mm512_permutexvar_epi8(_mm512_sub_epi8(env, V8(1)), inc),
+                                  _mm512_permutexvar_epi8(stv, inc));
+        }
         __m512i acc = _mm512_setzero_si512();
         for (unsigned base = 0; base < count; base += 32) {
-            __m512i s8 = base ? _mm512_shuffle_i64x2(stv, stv, 0xEE) : stv;
-            __m512i e8 = base ? _mm512_shuffle_i64x2(env, env, 0xEE) : env;
-            __m512i kd8 = _mm512_permutexvar_epi8(s8, kindv);
-            /* words: letters from j (after the prefix), a contraction of k
-             * bytes at their end ew */
-            __mmask64 pre = _mm512_mask_cmplt_epu8_mask(_mm512_cmpneq_epi8_mask(kd8, V8(K_WORD)), kd8, V8(3));
-            __m512i j8 = _mm512_mask_add_epi8(s8, pre, s8, V8(1));
-            __m512i wl8 = _mm512_sub_epi8(e8, j8);
-            __mmask64 c2 = _mm512_mask_test_epi8_mask(_mm512_cmpge_epu8_mask(wl8, V8(3)),
-                                                     _mm512_permutexvar_epi8(_mm512_sub_epi8(e8, V8(2)), info), V8(2));
-            __mmask64 c3 = _mm512_mask_test_epi8_mask(_mm512_cmpge_epu8_mask(wl8, V8(4)),
-                                                     _mm512_permutexvar_epi8(_mm512_sub_epi8(e8, V8(3)), info), V8(4));
-            __m512i ew8 = _mm512_sub_epi8(e8, _mm512_mask_mov_epi8(_mm512_maskz_mov_epi8(c2, V8(2)), c3, V8(3)));
+#define HALF(x) (base ? _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64((x), 1)) \
+                      : _mm512_cvtepu8_epi16(_mm512_castsi512_si256(x)))
+#define S16(x) _mm512_set1_epi16((short)(x))
+            __m512i st = HALF(stv), en = HALF(env), sa16 = HALF(sav), ea16 = HALF(eav), nn = HALF(nnv);
+#undef HALF
+            __m512i kd = _mm512_and_si512(sa16, S16(7)), len = _mm512_sub_epi16(en, st);
+            /* words: letters from j (after the prefix) to ew (before the
+             * contraction) */
+            __mmask32 pre = _mm512_cmplt_epu16_mask(_mm512_sub_epi16(kd, S16(1)), S16(2));
+            __m512i j16 = _mm512_mask_add_epi16(st, pre, st, S16(1));
+            __m512i ew = _mm512_sub_epi16(en, _mm512_and_si512(_mm512_srli_epi16(ea16, 1), S16(3)));
+            __m512i wl = _mm512_sub_epi16(en, j16);
             /* shape: lower unless s[j] is upper-case; else UPPER if s[ew-1]
              * is; else Capital unless s[j+1] is; else MIXed */
-            __mmask64 uj = _mm512_test_epi8_mask(_mm512_permutexvar_epi8(j8, info), V8(1));
-            __mmask64 uj1 = _mm512_test_epi8_mask(_mm512_permutexvar_epi8(_mm512_add_epi8(j8, V8(1)), info), V8(1));
-            __mmask64 ue1 = _mm512_test_epi8_mask(_mm512_permutexvar_epi8(_mm512_sub_epi8(ew8, V8(1)), info), V8(1));
-            __m512i sh8 = _mm512_maskz_mov_epi8(
-                uj, _mm512_mask_blend_epi8(ue1, _mm512_mask_blend_epi8(uj1, V8(SHAPE_CAP), V8(SHAPE_MIXED)),
-                                           V8(SHAPE_UPPER)));
-            /* newlines in [start, end) */
-            __m512i nn8 = _mm512_sub_epi8(_mm512_permutexvar_epi8(_mm512_sub_epi8(e8, V8(1)), inc),
-                                          _mm512_permutexvar_epi8(s8, inc));
-            nn8 = _mm512_mask_add_epi8(nn8, _mm512_test_epi8_mask(_mm512_permutexvar_epi8(s8, info), V8(8)), nn8,
-                                       V8(1));
-            /* 16-bit lanes from here */
-#define W16(x) _mm512_cvtepu8_epi16(_mm512_castsi512_si256(x))
-#define S16(x) _mm512_set1_epi16((short)(x))
-            __m512i kd = W16(kd8), len = W16(_mm512_sub_epi8(e8, s8)), wl = W16(wl8), sh = W16(sh8),
-                    nn = W16(nn8), j16 = W16(j8), ew = W16(ew8);
-#undef W16
+            __m512i sh = _mm512_maskz_mov_epi16(
+                _mm512_test_epi16_mask(sa16, S16(8)),
+                _mm512_mask_blend_epi16(_mm512_test_epi16_mask(ea16, S16(1)),
+                                        _mm512_mask_blend_epi16(_mm512_test_epi16_mask(sa16, S16(16)), S16(SHAPE_CAP),
+                                                                S16(SHAPE_MIXED)),
+                                        S16(SHAPE_UPPER)));
             __mmask32 isw = _mm512_cmplt_epu16_mask(kd, S16(3));
             __mmask32 isp = _mm512_cmpeq_epi16_mask(kd, S16(K_PUNCT)) | _mm512_cmpeq_epi16_mask(kd, S16(K_PUNCT_SPACE));
             __mmask32 isd = _mm512_cmpeq_epi16_mask(kd, S16(K_DIGIT));
-            __mmask32 hasnl = _mm512_test_epi16_mask(nn, nn);
             /* whitespace (the default) */
             __m512i col = _mm512_min_epu16(len, S16(QC_SPACE_MAXLEN));
-            __m512i cell = _mm512_add_epi16(_mm512_mask_mov_epi16(S16(QC_CELL_SPACE), hasnl,
+            __m512i cell = _mm512_add_epi16(_mm512_mask_mov_epi16(S16(QC_CELL_SPACE), _mm512_test_epi16_mask(sa16, S16(32)),
                                                                   S16(QC_CELL_SPACE + QC_SPACE_MAXLEN + 1)),
                                             col);
             __m512i extra = _mm512_sub_epi16(len, col);
             __m512i slope = S16(long_q8[2]);
             /* punctuation */
+            __mmask32 hasnl = _mm512_test_epi16_mask(nn, nn);
             __mmask32 sp = _mm512_cmpeq_epi16_mask(kd, S16(K_PUNCT_SPACE));
             __m512i np = _mm512_sub_epi16(_mm512_mask_sub_epi16(len, sp, len, S16(1)), nn);
             __m512i pcol = _mm512_min_epu16(np, S16(QC_PUNCT_MAXLEN));
