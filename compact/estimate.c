@@ -1123,7 +1123,7 @@ est_window(const uint8_t *p, size_t avail, uint64_t *sum, uint64_t *high) {
     /* punctuation trailers: [\r\n/]* from a newline right after punctuation */
     uint64_t T = NLm | SL;
     uint64_t X = NLm & (P << 1);
-    uint64_t TR = reach(T, X);
+    uint64_t TR = X ? reach(T, X) : 0;
     /* words: letters minus contraction letters, split before an upper-case
      * letter that follows a lower-case one */
     uint64_t CL = (CT2 << 1) | (CT3 << 1) | (CT3 << 2);
@@ -1179,7 +1179,7 @@ est_window(const uint8_t *p, size_t avail, uint64_t *sum, uint64_t *high) {
         /* whitespace stretches split after their last newline (found
          * backwards: bit-reversed, a reach from the newlines) and before their
          * last character when more than one follows that newline */
-        uint64_t NLrun = rbit64(reach(rbit64(Wb), rbit64(NLm & Wb)));
+        uint64_t NLrun = (NLm & Wb) ? rbit64(reach(rbit64(Wb), rbit64(NLm & Wb))) : 0;
         uint64_t Wr = Wb & ~NLrun;
         uint64_t RSF = RS | ((NLrun << 1) & Wr) | (Wr & ~(Wb >> 1) & (Wr << 1));
         uint64_t runs = RSF & below;
