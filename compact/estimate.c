@@ -1051,6 +1051,30 @@ static const uint8_t iota8[64] = {
     22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43,
     44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
 };
+/* Class bits of the ASCII bytes for the vector path: 1 lower-case letter,
+ * 2 upper-case letter, 4 digit, 8 space, 16 other whitespace but newlines
+ * (\t \v \f), 32 newline (\r \n), 64 slash, 128 apostrophe. */
+static const uint8_t vec_class[128] = {
+      0,   0,   0,   0,   0,   0,   0,   0,   0,  16,  32,  16,  16,  32,   0,   0,
+      0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,
+      8,   0,   0,   0,   0,   0,   0, 128,   0,   0,   0,   0,   0,   0,   0,  64,
+      4,   4,   4,   4,   4,   4,   4,   4,   4,   4,   0,   0,   0,   0,   0,   0,
+      0,   2,   2,   2,   2,   2,   2,   2,   2,   2,   2,   2,   2,   2,   2,   2,
+      2,   2,   2,   2,   2,   2,   2,   2,   2,   2,   2,   0,   0,   0,   0,   0,
+      0,   1,   1,   1,   1,   1,   1,   1,   1,   1,   1,   1,   1,   1,   1,   1,
+      1,   1,   1,   1,   1,   1,   1,   1,   1,   1,   1,   0,   0,   0,   0,   0,
+};
+/* Letters of contractions, either case: 1 s t m d, 2 r v, 4 e, 8 l. */
+static const uint8_t vec_contraction[128] = {
+      0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,
+      0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,
+      0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,
+      0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,
+      0,   0,   0,   0,   1,   4,   0,   0,   0,   0,   0,   0,   8,   1,   0,   0,
+      0,   0,   2,   1,   1,   0,   2,   0,   0,   0,   0,   0,   0,   0,   0,   0,
+      0,   0,   0,   0,   1,   4,   0,   0,   0,   0,   0,   0,   8,   1,   0,   0,
+      0,   0,   2,   1,   1,   0,   2,   0,   0,   0,   0,   0,   0,   0,   0,   0,
+};
 #define V8(x) _mm512_set1_epi8((char)(x))
 #define EQ8(v, x) _cvtmask64_u64(_mm512_cmpeq_epi8_mask((v), V8(x)))
 #define LT8(v, x) _cvtmask64_u64(_mm512_cmplt_epu8_mask((v), V8(x)))
@@ -1098,20 +1122,21 @@ est_window(const uint8_t *p, size_t avail, uint64_t *sum, uint64_t *high) {
         if (h < bound) bound = h;
     }
     __m512i v20 = _mm512_or_si512(v, V8(0x20));
-    uint64_t L = LT8(_mm512_sub_epi8(v, V8('a')), 26);
-    uint64_t U = LT8(_mm512_sub_epi8(v, V8('A')), 26);
-    uint64_t D = LT8(_mm512_sub_epi8(v, V8('0')), 10);
-    uint64_t SP = EQ8(v, ' ');
-    uint64_t NLm = EQ8(v, '\n') | EQ8(v, '\r');
-    uint64_t So = LT8(_mm512_sub_epi8(v, V8(9)), 4) & ~EQ8(v, '\n'); /* \t \v \f */
-    uint64_t SL = EQ8(v, '/');
+    __m512i k1 = _mm512_permutex2var_epi8(_mm512_loadu_si512(vec_class), v, _mm512_loadu_si512(vec_class + 64));
+    __m512i k2 =
+        _mm512_permutex2var_epi8(_mm512_loadu_si512(vec_contraction), v, _mm512_loadu_si512(vec_contraction + 64));
+    __mmask64 ascii = _cvtu64_mask64(~H);
+#define BIT8(k, b) _cvtmask64_u64(_mm512_mask_test_epi8_mask(ascii, (k), V8(b)))
+    uint64_t L = BIT8(k1, 1), U = BIT8(k1, 2), D = BIT8(k1, 4), SP = BIT8(k1, 8), So = BIT8(k1, 16);
+    uint64_t NLm = BIT8(k1, 32), SL = BIT8(k1, 64);
     uint64_t A = L | U;
     uint64_t P = ~(A | D | SP | So | NLm | H) & real;
     /* contractions after a letter: 's 't 'm 'd (CT2), 're 've 'll (CT3) */
-    uint64_t apl = EQ8(v, '\'') & (A << 1);
-    uint64_t CT2 = apl & ((EQ8(v20, 's') | EQ8(v20, 't') | EQ8(v20, 'm') | EQ8(v20, 'd')) >> 1);
-    uint64_t cl = EQ8(v20, 'l');
-    uint64_t CT3 = apl & ((((EQ8(v20, 'r') | EQ8(v20, 'v')) >> 1) & (EQ8(v20, 'e') >> 2)) | ((cl >> 1) & (cl >> 2)));
+    uint64_t apl = BIT8(k1, 128) & (A << 1);
+    uint64_t CT2 = apl & (BIT8(k2, 1) >> 1);
+    uint64_t cl = BIT8(k2, 8);
+    uint64_t CT3 = apl & (((BIT8(k2, 2) >> 1) & (BIT8(k2, 4) >> 2)) | ((cl >> 1) & (cl >> 2)));
+#undef BIT8
     uint64_t CTc = CT2 | CT3;
     uint64_t chain = CTc & ((CT2 << 2) | (CT3 << 3));
     if (chain) {
