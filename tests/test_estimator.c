@@ -343,6 +343,113 @@ static void check_in_place_equals_reported(void) {
     }
 }
 
+/* ------------------------------------------------- vector scan = scalar scan
+ *
+ * Without a visitor the scan prices ASCII text in 64-byte windows (on CPUs
+ * with AVX-512 VBMI2); with one it runs the scalar scanner. The totals must
+ * be identical on every text. The generated texts cover every length from 0
+ * to 200 (and longer ones that span many windows), made of fragments (words,
+ * camel case, contractions and near-misses, digit runs, whitespace runs with
+ * newlines, punctuation with trailing newlines and slashes, long words) or
+ * of bytes drawn from small alphabets, ASCII-only or with non-ASCII code
+ * points and invalid UTF-8 mixed in. Exact-size heap copies, so a sanitizer
+ * sees reads past the end. */
+
+static uint32_t rng(uint64_t *st) {
+    *st = *st * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(*st >> 33);
+}
+
+static const char *const frag_ascii[] = {
+    "a", "the", "Hello", "HTTPServer", "XML", "fooBar", "camelCaseWordsHere", "getHTTPResponseCode",
+    "supercalifragilisticexpialidocious", "ABCDEFGHIJKLMNOPQRSTU", "Abcdefghijklmnopqrstuvwxyz", "aBcDeF",
+    "don't", "it's", "WE'LL", "they're", "I've", "I'm", "she'd", "You'D", "x'y", "x'r", "x'rx", "x'l", "'s",
+    "'", "''", "'ll'd", "'s's", "x's's", "x'll'd", "x'sx", "'re", "'ve", "'m", " ", "  ", "    ", "        ",
+    "\t", "\n", "\r\n", "\n\n", " \n", "\n  ", " \t ", "\t\n\t", "\v", "\f", "/", "//", "\n/", ".\n/", "/\n",
+    ".\n\n", ";\r\n", ",\n/x", "(", ");", ".", ",", "=", "->", "...", "\"", "{\"a\":", "\\n", " .x", "\t.x",
+    ".x", "_x", "0", "12", "123", "1234567", "3.14", "2024-01-01", "\x01", "\x7f", "_", "-", "#", "x", "Z", "q",
+    " (", " =", " 1", "  1", "\n\n\n", " \n \n ", "\r", "*/", "/*", "a/b/c", "\n/usr/bin", "ok.\n/",
+};
+static const char *const frag_high[] = {
+    "\xc3\xa9", "Stra\xc3\x9f\x65", "\xe4\xb8\xad\xe6\x96\x87", "\xf0\x9f\x98\x80",
+    "\xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9", "\xc2\xa0", "\xd9\xa3", "\xe2\x86\x92", "\xcc\x81", "\xff",
+    "\xe2\x82", "\x80", "\xc0\xaf", "\xed\xa0\x80", "\xe3\x80\x80", "\xe2\x80\x94", "\xd0\x9f\xd1\x80\xd0\xb8",
+    "\xe2\x80\xa8", "\xef\xbc\x8c",
+};
+static const char alpha_ascii[] = "aAzZsStTrReEvVlLmMdDqQ''''    \n\r\t\v\f//.,_(#0123\x01\x7f";
+static const char alpha_high[] = "aAsStTeElL''  \n\t/.0\x80\xc3\xa9\xe4\xb8\xf0\x9f\xff\xcc\x81";
+
+static size_t gen_text(uint64_t *st, char *buf, size_t len) {
+    unsigned mode = rng(st) % 4;
+    size_t k = 0;
+    while (k < len) {
+        if (mode < 2) {
+            const char *f = (mode == 1 && rng(st) % 4 == 0) ? frag_high[rng(st) % Q_COUNTOF(frag_high)]
+                                                           : frag_ascii[rng(st) % Q_COUNTOF(frag_ascii)];
+            for (size_t i = 0; f[i] && k < len; i++) buf[k++] = f[i];
+        } else if (mode == 2) {
+            buf[k++] = alpha_ascii[rng(st) % (sizeof alpha_ascii - 1)];
+        } else {
+            buf[k++] = alpha_high[rng(st) % (sizeof alpha_high - 1)];
+        }
+    }
+    return mode;
+}
+
+static int diff_one(const char *s, size_t n, const char *what) {
+    char *heap = malloc(n ? n : 1);
+    memcpy(heap, s, n);
+    uint64_t scalar = 0, fast = qc_estimate_scan(heap, n, NULL, NULL);
+    qc_estimate_scan(heap, n, sum_visit, &scalar);
+    free(heap);
+    if (fast == scalar) return 0;
+    CHECK_MSG(0, "%s: %llu without a visitor, %llu with one (%zu bytes)", what, (unsigned long long)fast,
+              (unsigned long long)scalar, n);
+    return 1;
+}
+
+static void check_vector_equals_scalar(void) {
+    uint64_t st = 0x5eed;
+    char buf[4096];
+    int bad = 0;
+    size_t count = 0;
+    for (size_t len = 0; len <= 200 && bad < 5; len++) {
+        for (int rep = 0; rep < 500 && bad < 5; rep++) {
+            gen_text(&st, buf, len);
+            char what[64];
+            snprintf(what, sizeof what, "length %zu, text %d", len, rep);
+            bad += diff_one(buf, len, what);
+            count++;
+        }
+    }
+    for (int rep = 0; rep < 4000 && bad < 5; rep++) {
+        size_t len = 201 + rng(&st) % (sizeof buf - 201);
+        gen_text(&st, buf, len);
+        char what[64];
+        snprintf(what, sizeof what, "long text %d", rep);
+        bad += diff_one(buf, len, what);
+        count++;
+    }
+    CHECK(bad == 0 && count >= 100000);
+    /* the calibration samples, whole and cut at every offset below 8 from
+     * either end (the windows fall elsewhere) */
+    size_t nt = 0;
+    text *t = load_texts("tests/data/estimator_calibration.jsonl", &nt);
+    CHECK(nt >= 1000);
+    bad = 0;
+    for (size_t i = 0; i < nt && bad < 5; i++) {
+        for (size_t cut = 0; cut < 8 && cut < t[i].n; cut++) {
+            char what[96];
+            snprintf(what, sizeof what, "calibration sample %zu from byte %zu", i, cut);
+            bad += diff_one(t[i].s + cut, t[i].n - cut, what);
+            snprintf(what, sizeof what, "calibration sample %zu less %zu bytes", i, cut);
+            bad += diff_one(t[i].s, t[i].n - cut, what);
+        }
+    }
+    CHECK(bad == 0);
+    free_texts(t, nt);
+}
+
 static void check_invalid_utf8(void) {
     /* every invalid byte counts (at least) one token; no over-reads on truncation */
     char bad[300];
@@ -456,6 +563,7 @@ int main(int argc, char **argv) {
     check_segmentation();
     check_fast_equals_slow();
     check_in_place_equals_reported();
+    check_vector_equals_scalar();
     check_invalid_utf8();
     check_monotonic();
     TEST_MAIN_END();
