@@ -104,6 +104,13 @@ uint32_t qj_find_dup_key(const qj_doc *d, uint32_t obj);
  * repeats; otherwise the first offending key node, with *dup telling a
  * repeated key from an unknown one. The caller words the error. */
 uint32_t qj_match_fields(const qj_doc *d, uint32_t obj, const char *const *names, size_t n, uint32_t *vals, bool *dup);
+/* qj_str_index and qj_match_fields with the names' lengths given (lens[i] =
+ * strlen(names[i]); n <= 64): a plain key is compared only with names of
+ * its length. *present gets bit i for each names[i] matched (also when an
+ * offending key is returned: those before it). */
+int qj_str_index_len(const qj_doc *d, uint32_t i, const char *const *names, const uint8_t *lens, size_t n);
+uint32_t qj_match_fields_len(const qj_doc *d, uint32_t obj, const char *const *names, const uint8_t *lens, size_t n,
+                             uint32_t *vals, uint64_t *present, bool *dup);
 /* Parses an integer number node (no fraction/exponent) into *v; false if not one or out of range. */
 bool qj_int64(const qj_doc *d, uint32_t i, int64_t *v);
 
