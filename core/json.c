@@ -324,6 +324,23 @@ static inline size_t u_escape_len(const unsigned char *p, const unsigned char *e
     return lo >= 0xDC00 && lo <= 0xDFFF ? 12 : 0;
 }
 
+/* The \u escapes whose 'u' bits are um in the 32-byte block at p, checked
+ * as parse_string_slow does (false: the careful scan's). *skip gets the bit
+ * of a surrogate pair's second 'u' when it falls in the next block. */
+static inline bool u_escapes_ok256(uint32_t um, const unsigned char *p, const unsigned char *end, uint32_t *skip) {
+    while (um) {
+        unsigned j = (unsigned)__builtin_ctz(um);
+        size_t k = u_escape_len(p + j - 1, end);
+        if (!k) return false;
+        um &= um - 1;
+        if (k == 12) { /* the low half's 'u' is 6 bytes on: not an escape of its own */
+            if (j + 6 < 32) um &= ~(1u << (j + 6));
+            else *skip = 1u << (j + 6 - 32);
+        }
+    }
+    return true;
+}
+
 /* The fast path of a string, 32 bytes at a time and branch-free per escape:
  * which bytes are escaped follows from the backslash mask (runs of odd
  * length escape the next byte, carried across blocks); the first unescaped
@@ -368,31 +385,26 @@ __attribute__((target("avx2,bmi"))) static const unsigned char *scan_string_avx2
         uint32_t code = (((pot << 1) | odd) - pot) ^ odd;
         uint32_t escaped = code ^ (bs | carry), starts = code & bs;
         uint32_t qe = q & ~escaped;
-        uint32_t before = (qe - 1u) & ~qe; /* the bytes before the closing quote (all if none) */
-        uint32_t eb = escaped & before;
-        if (Q_UNLIKELY((c | (eb & none)) & before)) return NULL;
-        uint32_t um = eb & ~skip;
-        skip = 0;
-        if (Q_UNLIKELY(um & (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vu)))) {
-            um &= (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vu));
-            while (um) {
-                unsigned j = (unsigned)__builtin_ctz(um);
-                size_t k = u_escape_len(p + j - 1, end);
-                if (!k) return NULL;
-                um &= um - 1;
-                if (k == 12) { /* the low half's 'u' is 6 bytes on: not an escape of its own */
-                    if (j + 6 < 32) um &= ~(1u << (j + 6));
-                    else skip = 1u << (j + 6 - 32);
-                }
-            }
-        }
-        anyesc |= eb;
-        high |= h & before;
-        if (qe) {
+        uint32_t uq = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vu));
+        if (Q_UNLIKELY(qe)) { /* the block that ends the string */
+            uint32_t before = (qe - 1u) & ~qe; /* the bytes before the closing quote */
+            uint32_t eb = escaped & before;
+            if ((c | (eb & none)) & before) return NULL;
+            uint32_t um = eb & ~skip & uq;
+            if (um && !u_escapes_ok256(um, p, end, &skip)) return NULL;
             if (!_mm256_testz_si256(uerr, uerr)) return NULL;
+            anyesc |= eb;
+            high |= h & before;
             *flags = (uint8_t)((anyesc ? QJ_F_ESC : 0) | (high ? 0 : QJ_F_ASCII));
             return p + __builtin_ctz(qe) + 1;
         }
+        /* every byte of the block is the string's */
+        if (Q_UNLIKELY(c | (escaped & none))) return NULL;
+        uint32_t um = escaped & ~skip & uq;
+        skip = 0;
+        if (Q_UNLIKELY(um) && !u_escapes_ok256(um, p, end, &skip)) return NULL;
+        anyesc |= escaped;
+        high |= h;
         carry = starts >> 31;
         p += 32;
     }
@@ -560,10 +572,29 @@ __attribute__((target("avx512f,avx512bw"))) static inline __m512i utf8_block_err
 }
 #undef T16
 
+/* The \u escapes whose 'u' bits are um in the block at p, checked as
+ * parse_string_slow does; false sends the string to the careful scan (also
+ * a surrogate pair whose second half starts in the next block: no state is
+ * carried for it). */
+static inline bool u_escapes_ok512(uint64_t um, const unsigned char *p, const unsigned char *end) {
+    while (um) {
+        unsigned j = (unsigned)__builtin_ctzll(um);
+        size_t k = u_escape_len(p + j - 1, end);
+        if (!k) return false;
+        um &= um - 1;
+        if (k == 12) {
+            if (j + 6 < 64) um &= ~(1ull << (j + 6));
+            else return false;
+        }
+    }
+    return true;
+}
+
 /* scan_string_avx2 on 64-byte blocks with mask registers (AVX-512BW): the
- * same masks and the same results, fewer instructions per byte. The input's
- * last block is a masked load; a surrogate pair whose second half starts in
- * the next block goes to the careful scan (no state carried for it). */
+ * same masks and the same results, fewer instructions per byte. A block
+ * without the closing quote (most of a long string) needs no mask of the
+ * bytes before the quote: every byte is the string's; the block that
+ * closes the string is finished apart. */
 __attribute__((target("avx512f,avx512bw,bmi"))) static const unsigned char *scan_string_avx512(
     const unsigned char *p, const unsigned char *end, uint8_t *flags) {
     const __m512i vq = _mm512_set1_epi8('"'), vb = _mm512_set1_epi8('\\'), vc = _mm512_set1_epi8(0x1F);
@@ -581,9 +612,8 @@ __attribute__((target("avx512f,avx512bw,bmi"))) static const unsigned char *scan
     while (p < end) {
         /* the input's last bytes: a masked load, zeros past the end (control
          * bytes: a string that does not close before them is refused) */
-        bool last = end - p < 64;
-        __m512i v = Q_LIKELY(!last) ? _mm512_loadu_si512((const void *)p)
-                                    : _mm512_maskz_loadu_epi8((1ull << (end - p)) - 1u, p);
+        __m512i v = Q_LIKELY(end - p >= 64) ? _mm512_loadu_si512((const void *)p)
+                                            : _mm512_maskz_loadu_epi8((1ull << (end - p)) - 1u, p);
         uint64_t bs = _mm512_cmpeq_epi8_mask(v, vb);
         uint64_t q = _mm512_cmpeq_epi8_mask(v, vq);
         uint64_t c = _mm512_cmple_epu8_mask(v, vc_r);
@@ -600,34 +630,26 @@ __attribute__((target("avx512f,avx512bw,bmi"))) static const unsigned char *scan
         uint64_t none = ~(uint64_t)_mm512_test_epi8_mask(hi, lo);
         uint64_t pot = bs & ~carry;
         uint64_t code = (((pot << 1) | odd) - pot) ^ odd;
-        uint64_t escaped = code ^ (bs | carry), starts = code & bs;
+        uint64_t escaped = code ^ (bs | carry);
         uint64_t qe = q & ~escaped;
-        uint64_t before = (qe - 1u) & ~qe;
-        uint64_t eb = escaped & before;
-        if (Q_UNLIKELY((c | (eb & none)) & before)) return NULL;
-        uint64_t um = eb;
-        if (Q_UNLIKELY(um & uq)) {
-            um &= uq;
-            while (um) {
-                unsigned j = (unsigned)__builtin_ctzll(um);
-                size_t k = u_escape_len(p + j - 1, end);
-                if (!k) return NULL;
-                um &= um - 1;
-                if (k == 12) {
-                    if (j + 6 < 64) um &= ~(1ull << (j + 6));
-                    else return NULL; /* a pair across blocks: the careful scan */
-                }
-            }
-        }
-        anyesc |= eb;
-        high |= h & before;
-        if (qe) {
+        if (Q_UNLIKELY(qe)) { /* the block that ends the string */
+            uint64_t before = (qe - 1u) & ~qe;
+            uint64_t eb = escaped & before;
+            if ((c | (eb & none)) & before) return NULL;
+            if ((eb & uq) && !u_escapes_ok512(eb & uq, p, end)) return NULL;
             if (_mm512_test_epi64_mask(uerr, uerr)) return NULL;
+            anyesc |= eb;
+            high |= h & before;
             *flags = (uint8_t)((anyesc ? QJ_F_ESC : 0) | (high ? 0 : QJ_F_ASCII));
             return p + __builtin_ctzll(qe) + 1;
         }
-        if (last) return NULL;
-        carry = starts >> 63;
+        /* every byte of the block is the string's (the zeros past the
+         * input's end are control bytes: refused here) */
+        if (Q_UNLIKELY(c | (escaped & none))) return NULL;
+        if (Q_UNLIKELY(escaped & uq) && !u_escapes_ok512(escaped & uq, p, end)) return NULL;
+        anyesc |= escaped;
+        high |= h;
+        carry = (code & bs) >> 63;
         p += 64;
     }
     return NULL;
