@@ -543,28 +543,26 @@ static quire_status parse_string_slow(qj_parser *ps, const unsigned char *p, con
 
 #ifdef QJ_AVX2
 #define QJ_AVX512 1
-/* The UTF-8 lookup of utf8_block_errors_avx2 on 64 bytes (AVX-512BW): the
- * tables repeat in the four 128-bit lanes, and the bytes before each lane
- * come from a permute of the previous and current blocks. */
+/* The UTF-8 lookup of utf8_block_errors_avx2 on 64 bytes (AVX-512BW), the
+ * tables repeated in the four 128-bit lanes, with the bytes one, two and
+ * three before each byte of the block given (read from memory by the
+ * caller): no lane permutes or byte alignments, only the three nibble
+ * lookups use the shuffle unit. */
 #define T16(...) _mm512_broadcast_i32x4(_mm_setr_epi8(__VA_ARGS__))
 /* k_e0, k_f0, k_80: set1 of 0xE0 - 0x80, 0xF0 - 0x80 and 0x80, held in
  * registers by the caller's loop */
-__attribute__((target("avx512f,avx512bw"))) static inline __m512i utf8_block_errors_avx512(__m512i in, __m512i prev,
+__attribute__((target("avx512f,avx512bw"))) static inline __m512i utf8_block_errors_avx512(__m512i in, __m512i prev1,
+                                                                                       __m512i prev2, __m512i prev3,
                                                                                        __m512i k_e0, __m512i k_f0,
                                                                                        __m512i k_80) {
     const __m512i t1h = T16(UTF8_T1H);
     const __m512i t1l = T16(UTF8_T1L);
     const __m512i t2h = T16(UTF8_T2H);
     const __m512i nib = _mm512_set1_epi8(0x0F);
-    /* lane i of sh = lane i-1 of (prev:in): prev's last lane, then in's first three */
-    __m512i sh = _mm512_permutex2var_epi64(prev, _mm512_set_epi64(13, 12, 11, 10, 9, 8, 7, 6), in);
-    __m512i prev1 = _mm512_alignr_epi8(in, sh, 15);
     __m512i sc = _mm512_and_si512(
         _mm512_and_si512(_mm512_shuffle_epi8(t1h, _mm512_and_si512(_mm512_srli_epi16(prev1, 4), nib)),
                          _mm512_shuffle_epi8(t1l, _mm512_and_si512(prev1, nib))),
         _mm512_shuffle_epi8(t2h, _mm512_and_si512(_mm512_srli_epi16(in, 4), nib)));
-    __m512i prev2 = _mm512_alignr_epi8(in, sh, 14);
-    __m512i prev3 = _mm512_alignr_epi8(in, sh, 13);
     __m512i third = _mm512_subs_epu8(prev2, k_e0);
     __m512i fourth = _mm512_subs_epu8(prev3, k_f0);
     __m512i must23_80 = _mm512_and_si512(_mm512_or_si512(third, fourth), k_80);
@@ -590,67 +588,98 @@ static inline bool u_escapes_ok512(uint64_t um, const unsigned char *p, const un
     return true;
 }
 
+/* The state of scan_string_avx512 between blocks. */
+typedef struct scan512 {
+    __m512i uerr;  /* UTF-8 errors found so far */
+    __m512i vhigh; /* the OR of the blocks before the last: bit 7 set if any held non-ASCII */
+    uint64_t carry, anyesc;
+} scan512;
+
+/* One 64-byte block v of scan_string_avx512 at p, with the bytes one, two
+ * and three before each of its bytes (p1, p2, p3). Returns 0 to go on to the
+ * next block, 1 with *out past the closing quote, -1 for the careful scan. */
+__attribute__((always_inline, target("avx512f,avx512bw,bmi"))) static inline int scan512_block(
+    scan512 *st, const unsigned char *p, const unsigned char *end, __m512i v, __m512i p1, __m512i p2, __m512i p3,
+    __m512i vc, __m512i vu, __m512i k_e0, __m512i k_f0, __m512i k_80, const unsigned char **out, uint8_t *flags) {
+    const __m512i vq = _mm512_set1_epi8('"'), vb = _mm512_set1_epi8('\\'), nib = _mm512_set1_epi8(0x0F);
+    const __m512i hi_t = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0));
+    const __m512i lo_t = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1 | 4 | 8, 0, 8, 8, 4, 0, 0, 0, 0, 0, 2, 0, 4, 1));
+    const uint64_t odd = 0xAAAAAAAAAAAAAAAAull;
+    uint64_t bs = _mm512_cmpeq_epi8_mask(v, vb);
+    uint64_t q = _mm512_cmpeq_epi8_mask(v, vq);
+    uint64_t c = _mm512_cmple_epu8_mask(v, vc);
+    /* the quote and 'u' masks in general registers now, off the escape
+     * arithmetic's path (the compiler would otherwise make a compare masked
+     * by that arithmetic, which waits for it) */
+    uint64_t uq = _mm512_cmpeq_epi8_mask(v, vu);
+    __asm__("" : "+r"(uq), "+r"(q));
+    /* UTF-8 on every block: branch-free measured faster than checking only
+     * blocks that hold or follow non-ASCII bytes, now that the check is
+     * three lookups and no lane permutes */
+    st->uerr = _mm512_or_si512(st->uerr, utf8_block_errors_avx512(v, p1, p2, p3, k_e0, k_f0, k_80));
+    __m512i hi = _mm512_shuffle_epi8(hi_t, _mm512_and_si512(_mm512_srli_epi16(v, 4), nib));
+    __m512i lo = _mm512_shuffle_epi8(lo_t, _mm512_and_si512(v, nib));
+    uint64_t none = ~(uint64_t)_mm512_test_epi8_mask(hi, lo);
+    uint64_t carry = st->carry;
+    uint64_t pot = bs & ~carry;
+    uint64_t code = (((pot << 1) | odd) - pot) ^ odd;
+    uint64_t escaped = code ^ (bs | carry);
+    uint64_t qe = q & ~escaped;
+    if (Q_UNLIKELY(qe)) { /* the block that ends the string */
+        uint64_t before = (qe - 1u) & ~qe;
+        uint64_t eb = escaped & before;
+        if ((c | (eb & none)) & before) return -1;
+        if ((eb & uq) && !u_escapes_ok512(eb & uq, p, end)) return -1;
+        if (_mm512_test_epi64_mask(st->uerr, st->uerr)) return -1;
+        bool high = (_mm512_movepi8_mask(st->vhigh) | (_mm512_movepi8_mask(v) & before)) != 0;
+        *flags = (uint8_t)(((st->anyesc | eb) ? QJ_F_ESC : 0) | (high ? 0 : QJ_F_ASCII));
+        *out = p + __builtin_ctzll(qe) + 1;
+        return 1;
+    }
+    /* every byte of the block is the string's (the zeros past the input's
+     * end are control bytes: refused here) */
+    if (Q_UNLIKELY(c | (escaped & none))) return -1;
+    if (Q_UNLIKELY(escaped & uq) && !u_escapes_ok512(escaped & uq, p, end)) return -1;
+    st->anyesc |= escaped;
+    st->vhigh = _mm512_or_si512(st->vhigh, v);
+    st->carry = (code & bs) >> 63;
+    return 0;
+}
+
 /* scan_string_avx2 on 64-byte blocks with mask registers (AVX-512BW): the
  * same masks and the same results, fewer instructions per byte. A block
  * without the closing quote (most of a long string) needs no mask of the
  * bytes before the quote: every byte is the string's; the block that
- * closes the string is finished apart. */
+ * closes the string is finished apart. For the UTF-8 check the bytes one,
+ * two and three before each byte are read again from memory (loads cost
+ * less than lane permutes). The string's first block reads its opening
+ * quote and the two bytes before it, which JSON's structure makes ASCII
+ * (the caller sends a string opening in the input's first 3 bytes to the
+ * AVX2 scan): the same context as the zeros a string start is given
+ * elsewhere. The input's last bytes: masked loads, zeros past the end
+ * (control bytes: a string that does not close before them is refused). */
 __attribute__((target("avx512f,avx512bw,bmi"))) static const unsigned char *scan_string_avx512(
     const unsigned char *p, const unsigned char *end, uint8_t *flags) {
-    const __m512i vq = _mm512_set1_epi8('"'), vb = _mm512_set1_epi8('\\'), vc = _mm512_set1_epi8(0x1F);
-    const __m512i vu = _mm512_set1_epi8('u'), nib = _mm512_set1_epi8(0x0F);
-    const __m512i hi_t = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0));
-    const __m512i lo_t = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1 | 4 | 8, 0, 8, 8, 4, 0, 0, 0, 0, 0, 2, 0, 4, 1));
-    const uint64_t odd = 0xAAAAAAAAAAAAAAAAull;
-    uint64_t high = 0, carry = 0, anyesc = 0, prev_h = 0;
-    __m512i prev = _mm512_setzero_si512(), uerr = _mm512_setzero_si512();
+    scan512 st = {_mm512_setzero_si512(), _mm512_setzero_si512(), 0, 0};
     /* the byte constants kept in registers: the compiler would otherwise
      * rebuild each from an immediate on every block */
-    __m512i vc_r = vc, vu_r = vu, k_e0 = _mm512_set1_epi8((char)(0xE0 - 0x80)), k_f0 = _mm512_set1_epi8((char)(0xF0 - 0x80)),
-            k_80 = _mm512_set1_epi8((char)0x80);
-    __asm__("" : "+v"(vc_r), "+v"(vu_r), "+v"(k_e0), "+v"(k_f0), "+v"(k_80));
-    while (p < end) {
-        /* the input's last bytes: a masked load, zeros past the end (control
-         * bytes: a string that does not close before them is refused) */
-        __m512i v = Q_LIKELY(end - p >= 64) ? _mm512_loadu_si512((const void *)p)
-                                            : _mm512_maskz_loadu_epi8((1ull << (end - p)) - 1u, p);
-        uint64_t bs = _mm512_cmpeq_epi8_mask(v, vb);
-        uint64_t q = _mm512_cmpeq_epi8_mask(v, vq);
-        uint64_t c = _mm512_cmple_epu8_mask(v, vc_r);
-        uint64_t h = _mm512_movepi8_mask(v);
-        /* the 'u' mask in a general register now, off the escape arithmetic's
-         * path (a compare masked by that arithmetic would wait for it) */
-        uint64_t uq = _mm512_cmpeq_epi8_mask(v, vu_r);
-        __asm__("" : "+r"(uq));
-        if (h | prev_h) uerr = _mm512_or_si512(uerr, utf8_block_errors_avx512(v, prev, k_e0, k_f0, k_80));
-        prev = v;
-        prev_h = h;
-        __m512i hi = _mm512_shuffle_epi8(hi_t, _mm512_and_si512(_mm512_srli_epi16(v, 4), nib));
-        __m512i lo = _mm512_shuffle_epi8(lo_t, _mm512_and_si512(v, nib));
-        uint64_t none = ~(uint64_t)_mm512_test_epi8_mask(hi, lo);
-        uint64_t pot = bs & ~carry;
-        uint64_t code = (((pot << 1) | odd) - pot) ^ odd;
-        uint64_t escaped = code ^ (bs | carry);
-        uint64_t qe = q & ~escaped;
-        if (Q_UNLIKELY(qe)) { /* the block that ends the string */
-            uint64_t before = (qe - 1u) & ~qe;
-            uint64_t eb = escaped & before;
-            if ((c | (eb & none)) & before) return NULL;
-            if ((eb & uq) && !u_escapes_ok512(eb & uq, p, end)) return NULL;
-            if (_mm512_test_epi64_mask(uerr, uerr)) return NULL;
-            anyesc |= eb;
-            high |= h & before;
-            *flags = (uint8_t)((anyesc ? QJ_F_ESC : 0) | (high ? 0 : QJ_F_ASCII));
-            return p + __builtin_ctzll(qe) + 1;
-        }
-        /* every byte of the block is the string's (the zeros past the
-         * input's end are control bytes: refused here) */
-        if (Q_UNLIKELY(c | (escaped & none))) return NULL;
-        if (Q_UNLIKELY(escaped & uq) && !u_escapes_ok512(escaped & uq, p, end)) return NULL;
-        anyesc |= escaped;
-        high |= h;
-        carry = (code & bs) >> 63;
-        p += 64;
+    __m512i vc = _mm512_set1_epi8(0x1F), vu = _mm512_set1_epi8('u'), k_e0 = _mm512_set1_epi8((char)(0xE0 - 0x80)),
+            k_f0 = _mm512_set1_epi8((char)(0xF0 - 0x80)), k_80 = _mm512_set1_epi8((char)0x80);
+    __asm__("" : "+v"(vc), "+v"(vu), "+v"(k_e0), "+v"(k_f0), "+v"(k_80));
+    const unsigned char *out = NULL;
+    const unsigned char *full_end = p + ((size_t)(end - p) & ~(size_t)63);
+    for (; p < full_end; p += 64) {
+        int r = scan512_block(&st, p, end, _mm512_loadu_si512((const void *)p),
+                              _mm512_loadu_si512((const void *)(p - 1)), _mm512_loadu_si512((const void *)(p - 2)),
+                              _mm512_loadu_si512((const void *)(p - 3)), vc, vu, k_e0, k_f0, k_80, &out, flags);
+        if (r) return r > 0 ? out : NULL;
+    }
+    if (p < end) {
+        uint64_t m = (1ull << (end - p)) - 1u;
+        int r = scan512_block(&st, p, end, _mm512_maskz_loadu_epi8(m, p), _mm512_maskz_loadu_epi8((m << 1) | 1u, p - 1),
+                              _mm512_maskz_loadu_epi8((m << 2) | 3u, p - 2),
+                              _mm512_maskz_loadu_epi8((m << 3) | 7u, p - 3), vc, vu, k_e0, k_f0, k_80, &out, flags);
+        if (r > 0) return out;
     }
     return NULL;
 }
@@ -683,7 +712,10 @@ static inline quire_status parse_string(qj_parser *ps, const unsigned char *p, c
             }
         }
 #ifdef QJ_AVX512
-        const unsigned char *q = ps->avx512 ? scan_string_avx512(p, ps->end, flags) : scan_string_avx2(p, ps->end, flags);
+        /* the AVX-512 scan reads the 3 bytes before p (a string opening in
+         * the input's first 3 bytes takes the AVX2 scan) */
+        const unsigned char *q = ps->avx512 && p - ps->s >= 3 ? scan_string_avx512(p, ps->end, flags)
+                                                              : scan_string_avx2(p, ps->end, flags);
 #else
         const unsigned char *q = scan_string_avx2(p, ps->end, flags);
 #endif

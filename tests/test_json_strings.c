@@ -155,15 +155,18 @@ int main(void) {
         for (size_t len = 0; len <= 130; len++) {
             size_t max_pos = len >= pl ? len - pl : 0;
             for (size_t pos = 0; pos <= max_pos; pos++) {
-                for (int tail = 0; tail < 2; tail++) {
+                for (int tail = 0; tail < 4; tail++) {
                     sbuf b = {0};
-                    puts_(&b, "[\"");
+                    /* the string opening at offset 2 or 4: the AVX-512 scan
+                     * reads 3 bytes before a string, and leaves a string
+                     * opening in the first 3 bytes to the AVX2 scan */
+                    puts_(&b, tail < 2 ? "[\"" : "[  \"");
                     for (size_t i = 0; i < pos; i++) put(&b, &"abcdefgh ijklmnop"[i % 17], 1);
                     if (len >= pl) puts_(&b, one[w]);
                     for (size_t i = pos + (len >= pl ? pl : 0); i < len; i++) put(&b, "z", 1);
-                    puts_(&b, tail ? "\", \"after\", \"\xc3\xa9\xe4\xb8\xad plus more text past one block\"]" : "\"]");
+                    puts_(&b, tail & 1 ? "\", \"after\", \"\xc3\xa9\xe4\xb8\xad plus more text past one block\"]" : "\"]");
                     compare(b.p, b.n, 0, &fails);
-                    if (tail == 0) compare(b.p, b.n - 2, 0, &fails); /* the string runs into the end */
+                    if (!(tail & 1)) compare(b.p, b.n - 2, 0, &fails); /* the string runs into the end */
                     free(b.p);
                 }
             }
@@ -172,7 +175,7 @@ int main(void) {
     for (size_t run = 1; run <= 130; run++)
         for (size_t lead = 0; lead < 70; lead += 3) {
             sbuf b = {0};
-            puts_(&b, "[\"");
+            puts_(&b, "[ \"");
             for (size_t i = 0; i < lead; i++) put(&b, "a", 1);
             for (size_t i = 0; i < run; i++) put(&b, "\\", 1);
             puts_(&b, "\"x\", \"y\"]");
