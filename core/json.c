@@ -1300,11 +1300,19 @@ uint32_t qj_match_fields(const qj_doc *d, uint32_t obj, const char *const *names
     return QJ_NONE;
 }
 
-/* The n bytes at a and b are equal (n is a name's length: small). */
+static inline uint64_t ld64(const char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline uint32_t ld32(const char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+/* The n bytes at a and b are equal (n is a name's length: small): two
+ * overlapping words cover lengths 4..16, no loop whose exit depends on the
+ * length; nothing past either string's n bytes is read. */
 static inline bool bytes_eq(const char *a, const char *b, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (a[i] != b[i]) return false;
-    return true;
+    if (n >= 8) {
+        if (n > 16) return memcmp(a, b, n) == 0;
+        return ((ld64(a) ^ ld64(b)) | (ld64(a + n - 8) ^ ld64(b + n - 8))) == 0;
+    }
+    if (n >= 4) return ((ld32(a) ^ ld32(b)) | (ld32(a + n - 4) ^ ld32(b + n - 4))) == 0;
+    if (n == 0) return true;
+    return ((a[0] ^ b[0]) | (a[n / 2] ^ b[n / 2]) | (a[n - 1] ^ b[n - 1])) == 0; /* every byte of 1..3 */
 }
 
 int qj_str_index_len(const qj_doc *d, uint32_t i, const char *const *names, const uint8_t *lens, size_t n) {
