@@ -574,7 +574,19 @@ __attribute__((target("avx512f,avx512bw"))) static inline __m512i utf8_block_err
  * parse_string_slow does; false sends the string to the careful scan (also
  * a surrogate pair whose second half starts in the next block: no state is
  * carried for it). */
-static inline bool u_escapes_ok512(uint64_t um, const unsigned char *p, const unsigned char *end) {
+__attribute__((target("avx512f,avx512bw"))) static inline bool u_escapes_ok512(uint64_t um, __m512i v,
+                                                                               const unsigned char *p,
+                                                                               const unsigned char *end) {
+    /* at once when every escape's four digits are in the block and none
+     * starts with d or D (no surrogate): all hex digits is all it takes */
+    if (Q_LIKELY(!(um >> 60))) {
+        __m512i lower = _mm512_or_si512(v, _mm512_set1_epi8(0x20)); /* A-F as a-f */
+        uint64_t hex = _mm512_cmple_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('0')), _mm512_set1_epi8(9)) |
+                       _mm512_cmple_epu8_mask(_mm512_sub_epi8(lower, _mm512_set1_epi8('a')), _mm512_set1_epi8(5));
+        uint64_t d = _mm512_cmpeq_epi8_mask(lower, _mm512_set1_epi8('d'));
+        uint64_t need = (um << 1) | (um << 2) | (um << 3) | (um << 4);
+        if (!(need & ~hex) && !((um << 1) & d)) return true;
+    }
     while (um) {
         unsigned j = (unsigned)__builtin_ctzll(um);
         size_t k = u_escape_len(p + j - 1, end);
@@ -629,7 +641,7 @@ __attribute__((always_inline, target("avx512f,avx512bw,bmi"))) static inline int
         uint64_t before = (qe - 1u) & ~qe;
         uint64_t eb = escaped & before;
         if ((c | (eb & none)) & before) return -1;
-        if ((eb & uq) && !u_escapes_ok512(eb & uq, p, end)) return -1;
+        if ((eb & uq) && !u_escapes_ok512(eb & uq, v, p, end)) return -1;
         if (_mm512_test_epi64_mask(st->uerr, st->uerr)) return -1;
         bool high = (_mm512_movepi8_mask(st->vhigh) | (_mm512_movepi8_mask(v) & before)) != 0;
         *flags = (uint8_t)(((st->anyesc | eb) ? QJ_F_ESC : 0) | (high ? 0 : QJ_F_ASCII));
@@ -639,7 +651,7 @@ __attribute__((always_inline, target("avx512f,avx512bw,bmi"))) static inline int
     /* every byte of the block is the string's (the zeros past the input's
      * end are control bytes: refused here) */
     if (Q_UNLIKELY(c | (escaped & none))) return -1;
-    if (Q_UNLIKELY(escaped & uq) && !u_escapes_ok512(escaped & uq, p, end)) return -1;
+    if (Q_UNLIKELY(escaped & uq) && !u_escapes_ok512(escaped & uq, v, p, end)) return -1;
     st->anyesc |= escaped;
     st->vhigh = _mm512_or_si512(st->vhigh, v);
     st->carry = (code & bs) >> 63;
