@@ -1495,10 +1495,8 @@ static void close_c(qw *w, char c) {
     if (w->pretty && had) newline_indent(w);
     qbuf_putc(w->b, c);
 }
-void qw_obj_begin(qw *w) { open_c(w, '{'); }
-void qw_obj_end(qw *w) { close_c(w, '}'); }
-void qw_arr_begin(qw *w) { open_c(w, '['); }
-void qw_arr_end(qw *w) { close_c(w, ']'); }
+void qw_open(qw *w, char c) { open_c(w, c); }
+void qw_close(qw *w, char c) { close_c(w, c); }
 
 static inline void key_tail(qw *w) {
     if (w->pretty) qbuf_put(w->b, "\": ", 3);
