@@ -1056,9 +1056,25 @@ uint64_t qtr_id_hash(qstr s) {
     const char *p = s.p;
     size_t n = s.len;
     if (s.esc && s.len < sizeof tmp) { n = qj_unescape(s.p, s.len, tmp); p = tmp; }
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) { h ^= (uint8_t)p[i]; h *= 1099511628211ull; }
-    return h;
+    /* eight bytes a step (the last step overlapping the one before), not
+     * one multiply per byte: ids are usually 9 to 40 bytes */
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n, w;
+    if (n >= 8) {
+        size_t i = 0;
+        for (; i + 8 < n; i += 8) {
+            memcpy(&w, p + i, 8);
+            h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+            h ^= h >> 32;
+        }
+        memcpy(&w, p + n - 8, 8);
+    } else {
+        w = 0;
+        for (size_t i = 0; i < n; i++) w |= (uint64_t)(uint8_t)p[i] << (8 * i);
+    }
+    h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 29;
+    h *= 0xC4CEB9FE1A85EC53ull;
+    return h ^ (h >> 32);
 }
 
 /* msg = `<what> "<id>"<tail>` */
