@@ -543,22 +543,47 @@ static quire_status parse_string_slow(qj_parser *ps, const unsigned char *p, con
 
 #ifdef QJ_AVX2
 #define QJ_AVX512 1
+/* The AVX-512 scan's constants as 64-byte rows: one load each, or an
+ * operand read from memory, instead of an immediate broadcast rebuilt on
+ * every call (or, the compiler's choice, on every block). */
+#define X4(...) __VA_ARGS__, __VA_ARGS__, __VA_ARGS__, __VA_ARGS__
+#define B64(b) X4(X4(X4(U8(b))))
+enum { K5_QUOTE, K5_BSLASH, K5_CTRL, K5_U, K5_NIB, K5_E0, K5_F0, K5_80, K5_T1H, K5_T1L, K5_T2H, K5_ESC_HI, K5_ESC_LO };
+static const char k512[][64] __attribute__((aligned(64))) = {
+    [K5_QUOTE] = {B64('"')},
+    [K5_BSLASH] = {B64('\\')},
+    [K5_CTRL] = {B64(0x1F)},
+    [K5_U] = {B64('u')},
+    [K5_NIB] = {B64(0x0F)},
+    [K5_E0] = {B64(0xE0 - 0x80)},
+    [K5_F0] = {B64(0xF0 - 0x80)},
+    [K5_80] = {B64(0x80)},
+    [K5_T1H] = {X4(UTF8_T1H)},
+    [K5_T1L] = {X4(UTF8_T1L)},
+    [K5_T2H] = {X4(UTF8_T2H)},
+    /* escape letters " / (high nibble 2), \ (5), b f n (6), r t u (7): one
+     * bit per high nibble, set in the low-nibble table where that row has a letter */
+    [K5_ESC_HI] = {X4(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0)},
+    [K5_ESC_LO] = {X4(0, 0, 1 | 4 | 8, 0, 8, 8, 4, 0, 0, 0, 0, 0, 2, 0, 4, 1)},
+};
+#undef B64
+#undef X4
+#define K5(i) _mm512_load_si512((const void *)k512[i])
+
 /* The UTF-8 lookup of utf8_block_errors_avx2 on 64 bytes (AVX-512BW), the
  * tables repeated in the four 128-bit lanes, with the bytes one, two and
  * three before each byte of the block given (read from memory by the
  * caller): no lane permutes or byte alignments, only the three nibble
- * lookups use the shuffle unit. */
-#define T16(...) _mm512_broadcast_i32x4(_mm_setr_epi8(__VA_ARGS__))
-/* k_e0, k_f0, k_80: set1 of 0xE0 - 0x80, 0xF0 - 0x80 and 0x80, held in
- * registers by the caller's loop */
+ * lookups use the shuffle unit. k_e0, k_f0, k_80: rows of 0xE0 - 0x80,
+ * 0xF0 - 0x80 and 0x80, held in registers by the caller's loop. */
 __attribute__((target("avx512f,avx512bw"))) static inline __m512i utf8_block_errors_avx512(__m512i in, __m512i prev1,
                                                                                        __m512i prev2, __m512i prev3,
                                                                                        __m512i k_e0, __m512i k_f0,
                                                                                        __m512i k_80) {
-    const __m512i t1h = T16(UTF8_T1H);
-    const __m512i t1l = T16(UTF8_T1L);
-    const __m512i t2h = T16(UTF8_T2H);
-    const __m512i nib = _mm512_set1_epi8(0x0F);
+    const __m512i t1h = K5(K5_T1H);
+    const __m512i t1l = K5(K5_T1L);
+    const __m512i t2h = K5(K5_T2H);
+    const __m512i nib = K5(K5_NIB);
     __m512i sc = _mm512_and_si512(
         _mm512_and_si512(_mm512_shuffle_epi8(t1h, _mm512_and_si512(_mm512_srli_epi16(prev1, 4), nib)),
                          _mm512_shuffle_epi8(t1l, _mm512_and_si512(prev1, nib))),
@@ -568,7 +593,6 @@ __attribute__((target("avx512f,avx512bw"))) static inline __m512i utf8_block_err
     __m512i must23_80 = _mm512_and_si512(_mm512_or_si512(third, fourth), k_80);
     return _mm512_xor_si512(must23_80, sc);
 }
-#undef T16
 
 /* The \u escapes whose 'u' bits are um in the block at p, checked as
  * parse_string_slow does; false sends the string to the careful scan (also
@@ -613,9 +637,8 @@ typedef struct scan512 {
 __attribute__((always_inline, target("avx512f,avx512bw,bmi"))) static inline int scan512_block(
     scan512 *st, const unsigned char *p, const unsigned char *end, __m512i v, __m512i p1, __m512i p2, __m512i p3,
     __m512i vc, __m512i vu, __m512i k_e0, __m512i k_f0, __m512i k_80, const unsigned char **out, uint8_t *flags) {
-    const __m512i vq = _mm512_set1_epi8('"'), vb = _mm512_set1_epi8('\\'), nib = _mm512_set1_epi8(0x0F);
-    const __m512i hi_t = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0));
-    const __m512i lo_t = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1 | 4 | 8, 0, 8, 8, 4, 0, 0, 0, 0, 0, 2, 0, 4, 1));
+    const __m512i vq = K5(K5_QUOTE), vb = K5(K5_BSLASH), nib = K5(K5_NIB);
+    const __m512i hi_t = K5(K5_ESC_HI), lo_t = K5(K5_ESC_LO);
     const uint64_t odd = 0xAAAAAAAAAAAAAAAAull;
     uint64_t bs = _mm512_cmpeq_epi8_mask(v, vb);
     uint64_t q = _mm512_cmpeq_epi8_mask(v, vq);
@@ -673,11 +696,7 @@ __attribute__((always_inline, target("avx512f,avx512bw,bmi"))) static inline int
 __attribute__((target("avx512f,avx512bw,bmi"))) static const unsigned char *scan_string_avx512(
     const unsigned char *p, const unsigned char *end, uint8_t *flags) {
     scan512 st = {_mm512_setzero_si512(), _mm512_setzero_si512(), 0, 0};
-    /* the byte constants kept in registers: the compiler would otherwise
-     * rebuild each from an immediate on every block */
-    __m512i vc = _mm512_set1_epi8(0x1F), vu = _mm512_set1_epi8('u'), k_e0 = _mm512_set1_epi8((char)(0xE0 - 0x80)),
-            k_f0 = _mm512_set1_epi8((char)(0xF0 - 0x80)), k_80 = _mm512_set1_epi8((char)0x80);
-    __asm__("" : "+v"(vc), "+v"(vu), "+v"(k_e0), "+v"(k_f0), "+v"(k_80));
+    __m512i vc = K5(K5_CTRL), vu = K5(K5_U), k_e0 = K5(K5_E0), k_f0 = K5(K5_F0), k_80 = K5(K5_80);
     const unsigned char *out = NULL;
     const unsigned char *full_end = p + ((size_t)(end - p) & ~(size_t)63);
     for (; p < full_end; p += 64) {
