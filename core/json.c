@@ -729,10 +729,12 @@ static inline quire_status parse_string(qj_parser *ps, const unsigned char *p, c
         if (Q_LIKELY(ps->end - p >= 16)) {
             __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
             unsigned q = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
-            unsigned bad = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))) |
-                           (unsigned)_mm_movemask_epi8(v) |
-                           (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)),
-                                                                      _mm_set1_epi8(0x1F)));
+            /* backslash, control and non-ASCII bytes in one mask (the top
+             * bit of each: the compares' all-ones, the byte's own) */
+            unsigned bad = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')),
+                             _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F))),
+                v));
             if (q && !(((q & -q) - 1u) & bad)) {
                 unsigned n = (unsigned)__builtin_ctz(q);
                 if (!ps->max_str || n <= ps->max_str) {
