@@ -120,6 +120,11 @@ for k, f in inputs.items():
     row("4a. Compact to 20k tokens, in-process (quire: parse + estimate + 3 stages + write; LangChain: chars/4 counter)",
         k, qs, "trimMessages: " + (f"{p['median_ms']:.2f} ms" if p else f"n/a: {perr}"),
         f"{p['median_ms'] / q['median_ms']:.1f}x" if q and p else "")
+    q4, err4 = run_json([f"{B}/bench/bench_compact", f, "20000", "5" if quick else "30", "bytes4"])
+    row("4e. Compact to 20k tokens, in-process, the same rough counter on both sides (quire: bytes/4, as compact --bytes-per-token 4; LangChain: chars/4)",
+        k, f"{q4['median_ms']:.3f} ms" if q4 else f"n/a: {err4[:60]}",
+        "trimMessages: " + (f"{p['median_ms']:.2f} ms" if p else f"n/a: {perr}"),
+        f"{p['median_ms'] / q4['median_ms']:.1f}x" if q4 and p else "")
     if k == "3 MB" and have_node and not quick:
         p2, perr2 = node_peer("bench/peers/langchain_trim.mjs", ["--counter", "codepoints", "--timeout", "120"], f, 1, 0)
         row("4b. Compact, LangChain with a counter that reads every character", k, qs,

@@ -71,6 +71,11 @@ static bool run_init(qc_run *r, const quire_transcript *t, const qc_policy *p, q
     r->err = err;
     qarena_init(&r->ar, r->a);
     qc_counter_init(&r->cnt, p, r->a);
+    r->cnt.keep = &r->ar; /* the long texts that stages 1 and 3 may cut are decoded once */
+    /* stage 1 cuts texts longer than the excerpt; stage 3 texts of more than
+     * QC_CUT_FLOOR + QC_CUT_MARK tokens, which have at least as many bytes */
+    r->cnt.keep_min = p->tool_output_excerpt_bytes < QC_CUT_FLOOR + QC_CUT_MARK ? p->tool_output_excerpt_bytes
+                                                                              : QC_CUT_FLOOR + QC_CUT_MARK;
     qbuf_init(&r->prunes, r->a);
     qbuf_init(&r->cuts, r->a);
     r->nt = qtr_new(r->a);
@@ -176,7 +181,7 @@ static qstr *item_text(qblock *b, int32_t part) {
 static bool excerpt_item(qc_run *r, uint32_t i, uint32_t k, int32_t part, qstr orig, size_t head, size_t tail,
                          qc_rec *rec) {
     size_t n;
-    const char *s = qstr_plain_bytes(orig, &r->ar, &n);
+    const char *s = qc_plain_bytes(&r->cnt, orig, &r->ar, &n);
     if (!s) { r->oom = true; return false; }
     qbuf out;
     qbuf_init(&out, r->a);
@@ -492,13 +497,68 @@ static bool apply_summary(qc_run *r, const char *text, size_t len) {
 }
 
 /* ---- span ids: "FIRST-LAST-DIGEST" (message indexes, inclusive, and the
- * FNV-1a 64 digest of the span's messages as compact JSON) ---- */
+ * span digest of the span's messages as compact JSON, one per line) ----
+ *
+ * The span digest reads the bytes as 64-bit little-endian words (the last
+ * one padded with zero bytes): h starts at SPAN_SEED; each word w gives
+ * h = (h ^ w) * SPAN_MUL, h ^= h >> 32; then h ^= the byte count and h goes
+ * through the avalanche below. One multiply per 8 bytes rather than per
+ * byte: the span is most of a transcript, and its digest is computed on
+ * every compaction (docs/compaction.md, "Pinned spans"). */
+#define SPAN_SEED UINT64_C(0x9E3779B97F4A7C15)
+#define SPAN_MUL UINT64_C(0xFF51AFD7ED558CCD)
+
+typedef struct span_hash {
+    uint64_t h, total;
+    uint8_t carry[8];
+    unsigned nc;
+} span_hash;
+
+static inline uint64_t span_word(const uint8_t *p) {
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+}
+
+static inline uint64_t span_mix(uint64_t h, uint64_t w) {
+    h = (h ^ w) * SPAN_MUL;
+    return h ^ (h >> 32);
+}
+
+static void span_hash_put(span_hash *sh, const char *data, size_t n) {
+    const uint8_t *p = (const uint8_t *)data, *end = p + n;
+    sh->total += n;
+    if (sh->nc) {
+        while (sh->nc < 8 && p < end) sh->carry[sh->nc++] = *p++;
+        if (sh->nc < 8) return;
+        sh->h = span_mix(sh->h, span_word(sh->carry));
+        sh->nc = 0;
+    }
+    uint64_t h = sh->h;
+    for (; end - p >= 8; p += 8) h = span_mix(h, span_word(p));
+    sh->h = h;
+    while (p < end) sh->carry[sh->nc++] = *p++;
+}
+
+static uint64_t span_hash_end(span_hash *sh) {
+    uint64_t h = sh->h;
+    if (sh->nc) {
+        memset(sh->carry + sh->nc, 0, 8 - sh->nc);
+        h = span_mix(h, span_word(sh->carry));
+    }
+    h ^= sh->total;
+    h ^= h >> 33;
+    h *= UINT64_C(0xC4CEB9FE1A85EC53);
+    h ^= h >> 29;
+    h *= SPAN_MUL;
+    h ^= h >> 32;
+    return h;
+}
 
 static uint64_t span_digest(qc_run *r, uint32_t a, uint32_t b) {
     if (r->dig_ok && r->dig_a == a && r->dig_b == b) return r->dig;
     qbuf buf;
     qbuf_init(&buf, r->a);
-    uint64_t h = 14695981039346656037ull;
+    span_hash sh = {SPAN_SEED, 0, {0}, 0};
     for (uint32_t i = a; i < b; i++) {
         buf.len = 0;
         qw w;
@@ -507,9 +567,10 @@ static uint64_t span_digest(qc_run *r, uint32_t a, uint32_t b) {
         qw_dispose(&w);
         qbuf_putc(&buf, '\n');
         if (buf.oom) { r->oom = true; break; }
-        for (size_t k = 0; k < buf.len; k++) { h ^= (uint8_t)buf.data[k]; h *= 1099511628211ull; }
+        span_hash_put(&sh, buf.data, buf.len);
     }
     qbuf_free(&buf);
+    uint64_t h = span_hash_end(&sh);
     if (!r->oom) {
         r->dig_a = a;
         r->dig_b = b;
@@ -724,7 +785,7 @@ static void stage_cut(qc_run *r) {
         for (size_t j = 0; j < act && !r->oom; j++) {
             if (it[j].tok <= lo + QC_CUT_MARK) continue;
             size_t n;
-            if (!qstr_plain_bytes(it[j].src, &r->ar, &n)) { r->oom = true; break; }
+            if (!qc_plain_bytes(&r->cnt, it[j].src, &r->ar, &n)) { r->oom = true; break; }
             uint64_t keep = (uint64_t)n * lo / (it[j].src_tok ? it[j].src_tok : 1);
             qc_rec rec;
             if (excerpt_item(r, it[j].msg, it[j].block, it[j].part, it[j].src, (size_t)(keep / 2),

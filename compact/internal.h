@@ -6,16 +6,33 @@
 #include "compact/compact.h"
 
 /* ---- token accounting (counter.c) ---- */
+/* A long escaped text decoded once, by the address of its escaped bytes. */
+typedef struct qc_plain {
+    const char *key;
+    const char *p;
+    size_t n;
+} qc_plain;
+
 typedef struct qc_counter {
     const qc_policy *p;
     qbuf tmp; /* decode / serialise scratch */
     bool oom; /* sticky: an estimate could not be made (its count is then 0) */
+    /* When keep is set, an escaped text longer than keep_min bytes is decoded
+     * into keep when it is counted and remembered (qc_plain_bytes finds it
+     * again): compaction counts every block, then cuts the long ones, and
+     * would otherwise decode them twice. */
+    qarena *keep;
+    size_t keep_min;
+    qc_plain *plain; /* open addressing, plain_cap a power of two (or 0) */
+    uint32_t plain_cap, plain_n;
 } qc_counter;
 
 void qc_counter_init(qc_counter *c, const qc_policy *p, const quire_allocator *a);
 void qc_counter_free(qc_counter *c);
 uint64_t qc_count_text(qc_counter *c, const char *s, size_t n);
 uint64_t qc_count_qstr(qc_counter *c, qstr s);
+/* The plain bytes of s: those qc_count_qstr kept, else decoded into ar. NULL on OOM. */
+const char *qc_plain_bytes(qc_counter *c, qstr s, qarena *ar, size_t *len);
 uint64_t qc_block_tokens(qc_counter *c, const qblock *b);
 uint64_t qc_msg_tokens(qc_counter *c, const qmsg *m);
 /* System prompt and tool definitions. */

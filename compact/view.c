@@ -7,9 +7,55 @@
 /* ------------------------------------------------------------------------ */
 
 void qc_counter_init(qc_counter *c, const qc_policy *p, const quire_allocator *a) {
+    memset(c, 0, sizeof *c);
     c->p = p;
-    c->oom = false;
     qbuf_init(&c->tmp, a);
+}
+
+static inline uint32_t plain_slot(const char *key, uint32_t cap) {
+    uint64_t h = (uint64_t)(uintptr_t)key * UINT64_C(0x9E3779B97F4A7C15);
+    return (uint32_t)(h >> 32) & (cap - 1);
+}
+
+static const qc_plain *plain_find(const qc_counter *c, const char *key) {
+    if (!c->plain_cap) return NULL;
+    for (uint32_t i = plain_slot(key, c->plain_cap);; i = (i + 1) & (c->plain_cap - 1)) {
+        if (c->plain[i].key == key) return &c->plain[i];
+        if (!c->plain[i].key) return NULL;
+    }
+}
+
+/* Remembers key -> p[0..n); false on OOM (the text is then just not kept). */
+static bool plain_add(qc_counter *c, const char *key, const char *p, size_t n) {
+    if ((uint64_t)(c->plain_n + 1) * 2 > c->plain_cap) {
+        uint32_t cap = c->plain_cap ? c->plain_cap * 2 : 64;
+        if (cap < c->plain_cap) return false;
+        qc_plain *t = qarena_calloc(c->keep, cap, sizeof(qc_plain));
+        if (!t) return false;
+        for (uint32_t i = 0; i < c->plain_cap; i++) {
+            if (!c->plain[i].key) continue;
+            uint32_t j = plain_slot(c->plain[i].key, cap);
+            while (t[j].key) j = (j + 1) & (cap - 1);
+            t[j] = c->plain[i];
+        }
+        c->plain = t; /* the old table stays in the arena */
+        c->plain_cap = cap;
+    }
+    uint32_t j = plain_slot(key, c->plain_cap);
+    while (c->plain[j].key) j = (j + 1) & (c->plain_cap - 1);
+    c->plain[j].key = key;
+    c->plain[j].p = p;
+    c->plain[j].n = n;
+    c->plain_n++;
+    return true;
+}
+
+const char *qc_plain_bytes(qc_counter *c, qstr s, qarena *ar, size_t *len) {
+    if (s.p && s.esc) {
+        const qc_plain *e = plain_find(c, s.p);
+        if (e) { *len = e->n; return e->p; }
+    }
+    return qstr_plain_bytes(s, ar, len);
 }
 
 void qc_counter_free(qc_counter *c) { qbuf_free(&c->tmp); }
@@ -23,6 +69,15 @@ uint64_t qc_count_text(qc_counter *c, const char *s, size_t n) {
 uint64_t qc_count_qstr(qc_counter *c, qstr s) {
     if (!s.p || !s.len) return 0;
     if (!s.esc) return qc_count_text(c, s.p, s.len);
+    if (c->keep && s.len > c->keep_min) {
+        const qc_plain *e = plain_find(c, s.p);
+        if (e) return qc_count_text(c, e->p, e->n);
+        size_t n;
+        const char *p = qstr_plain_bytes(s, c->keep, &n);
+        if (p && plain_add(c, s.p, p, n)) return qc_count_text(c, p, n);
+        if (!p) { c->oom = true; return 0; }
+        return qc_count_text(c, p, n);
+    }
     c->tmp.len = 0;
     qbuf_put_qstr(&c->tmp, s);
     if (c->tmp.oom) { c->oom = true; return 0; }

@@ -1042,46 +1042,192 @@ static unsigned hex4(const char *s) {
     return v;
 }
 
-/* Decodes validated escaped content. Tolerates (does not crash on) invalid
- * input: bad escapes are copied literally. */
-size_t qj_unescape(const char *s, size_t n, char *out) {
-    size_t o = 0, i = 0;
-    while (i < n) {
-        const char *bs = memchr(s + i, '\\', n - i);
-        size_t run = bs ? (size_t)(bs - (s + i)) : n - i;
-        memcpy(out + o, s + i, run);
-        o += run; i += run;
-        if (i >= n) break;
-        if (i + 1 >= n) { out[o++] = s[i++]; break; }
-        char c = s[i + 1];
-        switch (c) {
-        case 'b': out[o++] = '\b'; i += 2; break;
-        case 'f': out[o++] = '\f'; i += 2; break;
-        case 'n': out[o++] = '\n'; i += 2; break;
-        case 'r': out[o++] = '\r'; i += 2; break;
-        case 't': out[o++] = '\t'; i += 2; break;
-        case 'u':
-            if (i + 6 <= n) {
-                unsigned cp = hex4(s + i + 2);
-                i += 6;
-                if (cp >= 0xD800 && cp <= 0xDBFF && i + 6 <= n && s[i] == '\\' && s[i + 1] == 'u') {
-                    unsigned lo = hex4(s + i + 2);
-                    if (lo >= 0xDC00 && lo <= 0xDFFF) {
-                        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                        i += 6;
-                    }
+/* Copies k < 16 bytes with fixed-size, possibly overlapping moves. */
+static inline void copy_short(char *d, const char *s, size_t k) {
+    if (k >= 8) {
+        memcpy(d, s, 8);
+        memcpy(d + k - 8, s + k - 8, 8);
+    } else if (k >= 4) {
+        memcpy(d, s, 4);
+        memcpy(d + k - 4, s + k - 4, 4);
+    } else {
+        for (size_t j = 0; j < k; j++) d[j] = s[j];
+    }
+}
+
+/* What each two-byte escape \X decodes to, 0 for the others (\u, bad). */
+static const char unescape_simple[256] = {
+    ['"'] = '"', ['\\'] = '\\', ['/'] = '/', ['b'] = '\b', ['f'] = '\f', ['n'] = '\n', ['r'] = '\r', ['t'] = '\t',
+};
+
+/* The escape at s[i] (s[i] == '\\'): writes what it decodes to out + *o and
+ * returns the index after it. Bad escapes are copied literally. */
+static size_t unescape_one(const char *s, size_t n, size_t i, char *out, size_t *o) {
+    if (i + 1 >= n) { out[(*o)++] = s[i]; return i + 1; }
+    char c = s[i + 1];
+    switch (c) {
+    case 'b': out[(*o)++] = '\b'; return i + 2;
+    case 'f': out[(*o)++] = '\f'; return i + 2;
+    case 'n': out[(*o)++] = '\n'; return i + 2;
+    case 'r': out[(*o)++] = '\r'; return i + 2;
+    case 't': out[(*o)++] = '\t'; return i + 2;
+    case 'u':
+        if (i + 6 <= n) {
+            unsigned cp = hex4(s + i + 2);
+            i += 6;
+            if (cp >= 0xD800 && cp <= 0xDBFF && i + 6 <= n && s[i] == '\\' && s[i + 1] == 'u') {
+                unsigned lo = hex4(s + i + 2);
+                if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    i += 6;
                 }
-                if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;
-                o += utf8_put(cp, out + o);
-            } else {
-                out[o++] = s[i++];
             }
-            break;
-        default: out[o++] = c; i += 2; break;
+            if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;
+            *o += utf8_put(cp, out + *o);
+            return i;
         }
+        out[(*o)++] = s[i];
+        return i + 1;
+    default: out[(*o)++] = c; return i + 2;
+    }
+}
+
+/* qj_unescape from input index i and output index o, without AVX-512.
+ * Text between escapes is copied 16 (SSE2) or 8 bytes at a time: a block
+ * without a backslash is stored whole, else the bytes before its first
+ * backslash are copied and the escape decoded. Nothing is written past the
+ * decoded length (callers size out by qj_str_decoded_len). */
+static size_t unescape_from(const char *s, size_t n, char *out, size_t i, size_t o) {
+#if defined(QJ_SSE2)
+    const __m128i bsl = _mm_set1_epi8('\\');
+    while (i + 16 <= n) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, bsl));
+        if (!m) {
+            _mm_storeu_si128((__m128i *)(void *)(out + o), v);
+            i += 16;
+            o += 16;
+            continue;
+        }
+        unsigned k = (unsigned)__builtin_ctz(m);
+        copy_short(out + o, s + i, k);
+        i += k;
+        o += k;
+        char d = i + 1 < n ? unescape_simple[(unsigned char)s[i + 1]] : 0;
+        if (Q_LIKELY(d)) { /* \n \" \\ \t \/ \r \b \f */
+            out[o++] = d;
+            i += 2;
+        } else {
+            i = unescape_one(s, n, i, out, &o);
+        }
+    }
+#elif defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = UINT64_C(0x0101010101010101), highs = UINT64_C(0x8080808080808080);
+    while (i + 8 <= n) {
+        uint64_t v;
+        memcpy(&v, s + i, 8);
+        uint64_t x = v ^ (ones * '\\');
+        uint64_t t = (x - ones) & ~x & highs; /* the lowest set byte is the first backslash */
+        if (!t) { memcpy(out + o, &v, 8); i += 8; o += 8; continue; }
+        unsigned k = (unsigned)__builtin_ctzll(t) >> 3;
+        copy_short(out + o, s + i, k);
+        i += k;
+        o += k;
+        i = unescape_one(s, n, i, out, &o);
+    }
+#endif
+    while (i < n) {
+        if (s[i] != '\\') { out[o++] = s[i++]; continue; }
+        i = unescape_one(s, n, i, out, &o);
     }
     return o;
 }
+
+
+#ifdef QJ_AVX512
+/* 64 bytes at a time (AVX-512 VBMI2, chosen at run time), without a branch
+ * per escape: the escaping backslashes of the block are found from its
+ * backslash mask, dropped (a compress of the kept bytes), the letters n t r
+ * b f after them translated by a table lookup, and the block's decoded bytes
+ * stored with a byte mask (nothing past them is written). A block stops
+ * before an escape whose letter would fall in the next block, and at a \u
+ * escape, which unescape_one decodes. Returns how far it got (*op advanced
+ * alike). */
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt"))) static size_t
+unescape_avx512(const char *s, size_t n, char *out, size_t *op) {
+    static const uint8_t k_lut[128] = {
+        0,   1,   2,   3,   4,   5,   6,   7,   8,   9,   10,  11,  12,  13,  14,  15,  16,  17,  18,
+        19,  20,  21,  22,  23,  24,  25,  26,  27,  28,  29,  30,  31,  32,  33,  34,  35,  36,  37,
+        38,  39,  40,  41,  42,  43,  44,  45,  46,  47,  48,  49,  50,  51,  52,  53,  54,  55,  56,
+        57,  58,  59,  60,  61,  62,  63,  64,  65,  66,  67,  68,  69,  70,  71,  72,  73,  74,  75,
+        76,  77,  78,  79,  80,  81,  82,  83,  84,  85,  86,  87,  88,  89,  90,  91,  92,  93,  94,
+        95,  96,  97,  '\b', 99, 100, 101, '\f', 103, 104, 105, 106, 107, 108, 109, '\n', 111, 112, 113,
+        '\r', 115, '\t', 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127,
+    };
+    const __m512i lut_lo = _mm512_loadu_si512((const void *)k_lut);
+    const __m512i lut_hi = _mm512_loadu_si512((const void *)(k_lut + 64));
+    const __m512i bsl = _mm512_set1_epi8('\\'), u = _mm512_set1_epi8('u');
+    size_t i = 0, o = *op;
+    while (i + 64 <= n) {
+        __m512i v = _mm512_loadu_si512((const void *)(s + i));
+        uint64_t bs = _mm512_cmpeq_epi8_mask(v, bsl);
+        if (!bs) {
+            _mm512_storeu_si512((void *)(out + o), v);
+            i += 64;
+            o += 64;
+            continue;
+        }
+        /* The escaping backslashes: in each run of backslashes, those at an
+         * even distance from the run's start (the block starts at an escape
+         * boundary). Adding a run's start bit to bs clears exactly that run,
+         * so the runs starting at an even position are bs & ~(bs + their
+         * starts); the others start at an odd position. */
+        const uint64_t even = UINT64_C(0x5555555555555555);
+        uint64_t starts = bs & ~(bs << 1);
+        uint64_t runs_e = bs & ~(bs + (starts & even));
+        uint64_t esc = (runs_e & even) | (bs & ~runs_e & ~even);
+        uint64_t lit = esc << 1; /* the byte each escapes */
+        unsigned len = 64;
+        if (esc >> 63) len = 63; /* its letter is in the next block: stop before it */
+        uint64_t uesc = lit & _mm512_cmpeq_epi8_mask(v, u);
+        if (uesc) {
+            /* stop at the first \u escape; unescape_one decodes it below */
+            unsigned at = (unsigned)__builtin_ctzll(uesc) - 1;
+            if (at < len) len = at;
+        }
+        uint64_t upto = len == 64 ? ~UINT64_C(0) : (UINT64_C(1) << len) - 1;
+        uint64_t keep = ~esc & upto;
+        lit &= upto;
+        /* n t r b f become control characters; the other escaped bytes stay
+         * (a byte >= 0x80 after a backslash is invalid JSON, copied as is) */
+        __m512i t = _mm512_permutex2var_epi8(lut_lo, v, lut_hi);
+        v = _mm512_mask_blend_epi8(lit & ~_mm512_movepi8_mask(v), v, t);
+        __m512i c = _mm512_maskz_compress_epi8(keep, v);
+        unsigned k = (unsigned)_mm_popcnt_u64(keep);
+        _mm512_mask_storeu_epi8((void *)(out + o), k == 64 ? ~UINT64_C(0) : (UINT64_C(1) << k) - 1, c);
+        i += len;
+        o += k;
+        if (uesc && s[i] == '\\' && i + 1 < n && s[i + 1] == 'u') i = unescape_one(s, n, i, out, &o);
+    }
+    *op = o;
+    return i;
+}
+#endif
+
+/* Decodes validated escaped content. Tolerates (does not crash on) invalid
+ * input: bad escapes are copied literally. Nothing is written past the
+ * decoded length (callers size out by qj_str_decoded_len). */
+size_t qj_unescape(const char *s, size_t n, char *out) {
+#ifdef QJ_AVX512
+    if (n >= 64 && __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("avx512bw")) {
+        size_t o = 0, i = unescape_avx512(s, n, out, &o);
+        return unescape_from(s, n, out, i, o);
+    }
+#endif
+    return unescape_from(s, n, out, 0, 0);
+}
+
+size_t qj_unescape_portable(const char *s, size_t n, char *out) { return unescape_from(s, n, out, 0, 0); }
 
 size_t qj_str_decoded_len(const qj_doc *d, uint32_t i) {
     const qj_node *nd = &d->nodes[i];

@@ -95,8 +95,11 @@ size_t qj_str_decoded_len(const qj_doc *d, uint32_t i);
 size_t qj_str_decode_into(const qj_doc *d, uint32_t i, char *out);
 /* Decodes into an arena (NUL-terminated). NULL on OOM. */
 char *qj_str_decode(const qj_doc *d, uint32_t i, qarena *ar, size_t *outlen);
-/* Decodes escaped JSON string content (between quotes) into out; returns length. */
+/* Decodes escaped JSON string content (between quotes) into out; returns
+ * length. out must hold the decoded length (at most n) and must not overlap s. */
 size_t qj_unescape(const char *s, size_t n, char *out);
+/* qj_unescape without the AVX-512 path (for tests comparing the two). */
+size_t qj_unescape_portable(const char *s, size_t n, char *out);
 /* Returns QJ_NONE when no key repeats in obj, else the index of the second key. */
 uint32_t qj_find_dup_key(const qj_doc *d, uint32_t obj);
 /* Matches the keys of object obj against names[0..n) (vals[i] = value node

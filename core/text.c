@@ -172,13 +172,26 @@ static int32_t confusable(int32_t cp) {
  * utf8proc's "lump" of dashes, spaces, angle brackets and slashes to ASCII,
  * then the look-alike table. Writes up to 8 ASCII bytes to f and returns how
  * many (0: invisible), or -1 when the result is not all ASCII. */
-static int fold_cp(int32_t cp, char f[8]) {
+static int fold_cp_impl(int32_t cp, char f[8], bool fast) {
     if (cp < 0x80) {
         f[0] = (char)(cp >= 'A' && cp <= 'Z' ? cp + ('a' - 'A') : cp);
         return 1;
     }
     int32_t c = confusable(cp);
     if (c >= 0) { f[0] = (char)c; return 1; }
+    if (fast) {
+        /* Most text outside ASCII is other letters (CJK, Hangul, Arabic, ...)
+         * and emoji: with no compatibility decomposition, no case folding and
+         * not default-ignorable, such a code point folds to itself (utf8proc's
+         * lump touches no Lo code point and nothing from U+1F000 on; a Hangul
+         * syllable decomposes algorithmically, to jamo), so the fold is not
+         * ASCII. tests/test_text.c checks this against the full fold for every
+         * code point. */
+        const utf8proc_property_t *pr = utf8proc_get_property(cp);
+        if ((pr->category == UTF8PROC_CATEGORY_LO || (cp >= 0x1F000 && pr->category == UTF8PROC_CATEGORY_SO)) &&
+            pr->decomp_seqindex == UINT16_MAX && pr->casefold_seqindex == UINT16_MAX && !pr->ignorable)
+            return -1;
+    }
     utf8proc_int32_t buf[8];
     int last = 0;
     utf8proc_ssize_t k = utf8proc_decompose_char(
@@ -195,6 +208,10 @@ static int fold_cp(int32_t cp, char f[8]) {
     }
     return (int)k;
 }
+
+static int fold_cp(int32_t cp, char f[8]) { return fold_cp_impl(cp, f, true); }
+
+int qt_fold_cp(int32_t cp, char f[8], bool fast) { return fold_cp_impl(cp, f, fast); }
 
 /* A stream of folded ASCII bytes over p[i..len). */
 typedef struct qt_fold {

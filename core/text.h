@@ -60,6 +60,11 @@ void qt_hygiene(qbuf *out, const char *s, size_t n, qt_hygiene_report *rep);
  * ("<|", "<｜", "[INST]", "<start_of_turn>", ... see docs/text.md) is replaced
  * too ("&lt;" or "&#91;"). Returns the count neutralised. Idempotent. */
 size_t qt_neutralise(qbuf *out, const char *s, size_t n, const char *tag, bool template_tokens);
+/* The fold tag matching uses for one code point: up to 8 ASCII bytes in f and
+ * their count (0: invisible), or -1 when it is not all ASCII. fast = false
+ * skips the shortcut for letters and emoji that fold to themselves (tests
+ * compare the two). */
+int qt_fold_cp(int32_t cp, char f[8], bool fast);
 
 /* Largest prefix length <= max_bytes of s[0..n) that ends on an extended
  * grapheme cluster boundary. Returns n if max_bytes >= n, 0 if no boundary fits. */

@@ -308,8 +308,16 @@ typedef struct quire_render_options {
                                        CLI's single flags over --params); NULL = none */
     size_t params_override_len;
     int peer_max_slot;              /* policy peerMaxSlot: QUIRE_PEER_SLOT_* (default user_block) */
+    /* A buffer of the caller's to write the body into (quire_render only;
+     * NULL = none). When the body and its NUL fit (body length < into_cap),
+     * result->request.data == into and quire_bytes_free leaves it alone;
+     * otherwise the body is in a buffer of the library's, as without it (what
+     * into then holds is unspecified). It must not overlap the bytes a
+     * transcript parsed with QUIRE_PARSE_BORROW reads. */
+    char *into;
+    size_t into_cap;
 } quire_render_options;
-#define QUIRE_RENDER_OPTIONS_INIT {sizeof(quire_render_options), NULL, NULL, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, 0}
+#define QUIRE_RENDER_OPTIONS_INIT {sizeof(quire_render_options), NULL, NULL, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, 0, NULL, 0}
 
 /* Render policy peerMaxSlot: the strongest slot a reminder from a peer (an
  * origin other than "host", or source "bridge": MCP servers, ACP sessions) may

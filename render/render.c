@@ -1131,6 +1131,45 @@ static const qr_encoder k_encoders[QD_COUNT_] = {
 void qr_memo_prepare(qr_memo *m, qr_ctx *c, bool use);
 bool qr_memo_finish(qr_memo *m, qr_ctx *c, qbuf *out);
 
+/* The body written into the caller's buffer (quire_render_options.into):
+ * the body's qbuf allocates through this allocator, which hands out the
+ * caller's buffer while it is big enough and moves the body to the real
+ * allocator's memory when it outgrows it. */
+typedef struct into_alloc {
+    quire_allocator self;
+    const quire_allocator *real;
+    char *buf;
+    size_t cap;
+} into_alloc;
+
+static void *into_malloc(size_t n, void *ud) {
+    into_alloc *ia = ud;
+    return q_malloc(ia->real, n);
+}
+
+static void *into_realloc(void *p, size_t old_n, size_t new_n, void *ud) {
+    into_alloc *ia = ud;
+    if (p != ia->buf) return q_realloc(ia->real, p, old_n, new_n);
+    if (new_n <= ia->cap) return p;
+    char *d = q_malloc(ia->real, new_n);
+    if (d) memcpy(d, p, old_n < new_n ? old_n : new_n);
+    return d;
+}
+
+static void into_free(void *p, size_t n, void *ud) {
+    into_alloc *ia = ud;
+    if (p != ia->buf) q_free(ia->real, p, n);
+}
+
+static void keep_free(void *p, size_t n, void *ud) {
+    (void)p;
+    (void)n;
+    (void)ud;
+}
+
+/* What a body left in the caller's buffer is freed with: nothing. */
+static const quire_allocator k_keep_alloc = {NULL, NULL, keep_free, NULL};
+
 static quire_status render_impl(const quire_transcript *t, const quire_state *state, const quire_render_options *ro,
                                 const quire_options *opts, qr_memo *memo, quire_render_result *res,
                                 quire_error *err);
@@ -1186,7 +1225,23 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
     }
     qbuf out;
     qbuf_init(&out, a);
-    if (!memo) reserve_body(&out, t, ro->pretty != 0);
+    into_alloc ia;
+    bool into = !memo && ro->size >= offsetof(quire_render_options, into_cap) + sizeof ro->into_cap && ro->into &&
+                ro->into_cap > 0;
+    if (into) {
+        ia.self.malloc_fn = into_malloc;
+        ia.self.realloc_fn = into_realloc;
+        ia.self.free_fn = into_free;
+        ia.self.ud = &ia;
+        ia.real = a;
+        ia.buf = ro->into;
+        ia.cap = ro->into_cap;
+        out.a = &ia.self;
+        out.data = ro->into;
+        out.cap = ro->into_cap;
+    } else if (!memo) {
+        reserve_body(&out, t, ro->pretty != 0);
+    }
     qw w;
     qw_init(&w, &out, ro->pretty != 0);
     c.t = t; c.ro = ro; c.w = &w; c.err = err; c.model = model;
@@ -1276,6 +1331,8 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
         return st;
     }
     if (memo) qbuf_free(&out); /* the previous body's buffer */
+    if (into) /* the body is in the caller's buffer, or was moved to the real allocator's */
+        res->request.alloc_ = res->request.data == ro->into ? &k_keep_alloc : a;
     res->state = c.next;
     return QUIRE_OK;
 }

@@ -761,7 +761,60 @@ static void test_pairing(void) {
         quire_transcript_free(t);
     }
 }
+/* ---- quire_render_options.into: the body in the caller's buffer ---- */
+static void test_into(void) {
+    quire_transcript *t = tr(k_tool_tail);
+    const char *provs[] = {"anthropic", "openai", "gemini", "bedrock"};
+    for (size_t pi = 0; pi < sizeof provs / sizeof provs[0]; pi++) {
+        quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
+        ro.provider = provs[pi];
+        out ref = render_opts(t, NULL, &ro);
+        CHECK(ref.st == QUIRE_OK);
+        if (ref.st) continue;
+        size_t n = strlen(ref.req);
+        /* room to spare, room for the body and its NUL exactly, one byte
+         * short, far too small: the same bytes each time; in the caller's
+         * buffer only when they fit */
+        size_t caps[] = {n + 4096, n + 1, n, 16};
+        for (size_t ci = 0; ci < sizeof caps / sizeof caps[0]; ci++) {
+            char *buf = malloc(caps[ci]);
+            ro.into = buf;
+            ro.into_cap = caps[ci];
+            quire_render_result res;
+            quire_error e;
+            CHECK(quire_render(t, NULL, &ro, NULL, &res, &e) == QUIRE_OK);
+            bool fits = n < caps[ci];
+            CHECK_MSG((res.request.data == buf) == fits, "%s cap %zu: body %s the caller's buffer", provs[pi],
+                      caps[ci], res.request.data == buf ? "in" : "not in");
+            CHECK(res.request.len == n && memcmp(res.request.data, ref.req, n) == 0);
+            CHECK(res.request.data[n] == '\0');
+            quire_render_result_free(&res); /* leaves buf alone (ASan sees a wrong free) */
+            CHECK(res.request.data == NULL);
+            if (fits) CHECK(memcmp(buf, ref.req, n) == 0);
+            free(buf);
+        }
+        /* provider options merge into a new body: still the same bytes */
+        ro.params = "{\"providerOptions\":{\"anthropic\":{\"top_k\":5}}}";
+        ro.params_len = strlen(ro.params);
+        ro.into = NULL;
+        ro.into_cap = 0;
+        out po = render_opts(t, NULL, &ro);
+        char *buf = malloc(strlen(ref.req) + 4096);
+        ro.into = buf;
+        ro.into_cap = strlen(ref.req) + 4096;
+        out po2 = render_opts(t, NULL, &ro);
+        CHECK(po.st == po2.st);
+        if (po.st == QUIRE_OK && po2.st == QUIRE_OK) CHECK_STR(po2.req, po.req);
+        out_free(&po);
+        out_free(&po2);
+        free(buf);
+        out_free(&ref);
+    }
+    quire_transcript_free(t);
+}
+
 int main(void) {
+    test_into();
     test_anthropic_tail();
     test_anthropic_slots();
     test_matrix();

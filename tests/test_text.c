@@ -736,8 +736,26 @@ static void test_blank(void) {
     CHECK(!qt_is_blank(L("\xE3\x80\x80" "x")));
 }
 
+/* The fold's shortcut for code points that fold to themselves gives what
+ * the full fold gives, for every code point. */
+static void test_fold_shortcut(void) {
+    long differ = 0, shortcut = 0;
+    for (int32_t cp = 0; cp <= 0x10FFFF; cp++) {
+        if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+        char a[8], b[8];
+        int na = qt_fold_cp(cp, a, true), nb = qt_fold_cp(cp, b, false);
+        if (na != nb || (na > 0 && memcmp(a, b, (size_t)na) != 0)) {
+            if (differ++ < 5) fprintf(stderr, "fold of U+%04X: %d vs %d\n", (unsigned)cp, na, nb);
+        }
+        if (na < 0) shortcut++;
+    }
+    CHECK_INT(differ, 0);
+    CHECK(shortcut > 100000); /* CJK alone is more than that */
+}
+
 int main(void) {
     qbuf_init(&g_out, q_alloc_default());
+    test_fold_shortcut();
     test_utf8();
     test_hygiene();
     test_grapheme_fixed();

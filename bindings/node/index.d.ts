@@ -95,8 +95,9 @@ export interface RenderOptions {
   from?: 'anthropic' | 'openai_chat' | 'openai_responses' | 'gemini';
   /**
    * A buffer the caller reuses across renders: when the body fits, it is written there and
-   * `body` is a view of its first bytes (no fresh allocation; the next render into the same
-   * buffer overwrites it). When it does not fit, `body` is a new Buffer as without it.
+   * `body` is a view of its first bytes (no fresh allocation, no copy; the next render into the
+   * same buffer overwrites it; the byte after the body is set to 0 when there is room). When it
+   * does not fit, `body` is a new Buffer as without it and what `into` holds is unspecified.
    */
   into?: Uint8Array<ArrayBuffer>;
 }

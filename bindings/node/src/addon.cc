@@ -340,6 +340,22 @@ Napi::Value Render(const Napi::CallbackInfo &info) {
     quire_status st;
     if (pb.have() && (st = quire_render_policy_apply(pb.data(), pb.len(), &ro, &e))) Throw(env, st, e);
     if (info[8].ToBoolean().Value()) ro.lossy = 1;
+    // into: the caller's buffer; the library writes the body straight into it when the body
+    // and its NUL fit, and its length comes back instead of a Buffer
+    char *dst = nullptr;
+    size_t cap = 0;
+    if (info.Length() > 10 && info[10].IsTypedArray()) {
+        Napi::TypedArray into = info[10].As<Napi::TypedArray>();
+        cap = into.ByteLength();
+        dst = static_cast<char *>(into.ArrayBuffer().Data()) + into.ByteOffset();
+        // the transcript is parsed borrowing its bytes: a body written over them while they
+        // are read would be wrong, so an `into` that overlaps the transcript gets a copy
+        bool overlap = td && tl && dst < td + tl && td < dst + cap;
+        if (!overlap) {
+            ro.into = dst;
+            ro.into_cap = cap;
+        }
+    }
     quire_options qo = QUIRE_OPTIONS_INIT;
     qo.flags = QUIRE_PARSE_BORROW;
     st = from.c() ? quire_transcript_parse_dialect(from.c(), td, tl, &qo, &own.t, &e)
@@ -351,17 +367,14 @@ Napi::Value Render(const Napi::CallbackInfo &info) {
     Napi::Array r = Napi::Array::New(env, 3);
     try {
         r.Set(1u, StateBytes(env, res.state));
-        // into: the caller's buffer, written when the body fits; its length comes back instead
         bool wrote = false;
-        if (info.Length() > 10 && info[10].IsTypedArray()) {
-            Napi::TypedArray into = info[10].As<Napi::TypedArray>();
-            size_t cap = into.ByteLength();
-            if (res.request.len <= cap) {
-                char *dst = static_cast<char *>(into.ArrayBuffer().Data()) + into.ByteOffset();
-                if (res.request.len) std::memcpy(dst, res.request.data, res.request.len);
-                r.Set(0u, Napi::Number::New(env, static_cast<double>(res.request.len)));
-                wrote = true;
-            }
+        if (dst && res.request.data == dst) {
+            r.Set(0u, Napi::Number::New(env, static_cast<double>(res.request.len)));
+            wrote = true;
+        } else if (dst && res.request.len <= cap) {  // exactly cap bytes: no room for the NUL
+            if (res.request.len) std::memcpy(dst, res.request.data, res.request.len);
+            r.Set(0u, Napi::Number::New(env, static_cast<double>(res.request.len)));
+            wrote = true;
         }
         if (!wrote) r.Set(0u, Take(env, &res.request));
         if (res.events.len) r.Set(2u, Take(env, &res.events));

@@ -92,7 +92,8 @@ test('into: the body is written into the caller\'s buffer when it fits', () => {
   assert.equal(a.body.buffer, into.buffer);
   assert.equal(a.body.byteOffset, into.byteOffset);
   assert.ok(a.body.equals(fresh));
-  assert.equal(into[fresh.length], 0x2a);  // nothing written past the body
+  assert.equal(into[fresh.length], 0);  // the body's NUL, and nothing after it
+  assert.equal(into[fresh.length + 1], 0x2a);
   // a plain Uint8Array works too, and a second render overwrites the first body in place
   const u8 = new Uint8Array(fresh.length + 10);
   const b1 = quire.render(transcript('one'), { provider: 'openai', into: u8 }).body;
@@ -100,12 +101,21 @@ test('into: the body is written into the caller\'s buffer when it fits', () => {
   const b2 = quire.render(transcript('two'), { provider: 'openai', into: u8 }).body;
   assert.ok(Buffer.isBuffer(b2) && b2.buffer === u8.buffer);
   assert.ok(b2.toString().includes('two') && one.toString().includes('one'));
-  // too small: a new Buffer, the given one untouched
+  // too small (also: room for the body but not its NUL): a new Buffer or a copy, same bytes
   const small = Buffer.alloc(8, 0x2a);
   const c = quire.render(src, { provider: 'anthropic', into: small });
   assert.notEqual(c.body.buffer, small.buffer);
   assert.ok(c.body.equals(fresh));
-  assert.ok(small.equals(Buffer.alloc(8, 0x2a)));
+  const exact = Buffer.alloc(fresh.length);
+  const d = quire.render(src, { provider: 'anthropic', into: exact });
+  assert.ok(d.body.equals(fresh));
+  // the transcript's own bytes as `into`: read while the body is written, so never overwritten
+  // before they are read
+  const srcb = Buffer.from(src);
+  const both = Buffer.alloc(srcb.length + fresh.length + 64);
+  srcb.copy(both);
+  const e = quire.render(both.subarray(0, srcb.length), { provider: 'anthropic', into: both });
+  assert.ok(e.body.equals(fresh));
 });
 
 test('Session.render into a reused buffer: body and segments are views of it', () => {
