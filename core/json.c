@@ -324,6 +324,23 @@ static inline size_t u_escape_len(const unsigned char *p, const unsigned char *e
     return lo >= 0xDC00 && lo <= 0xDFFF ? 12 : 0;
 }
 
+/* The \u escapes whose 'u' bits are um in the 32-byte block at p, checked
+ * as parse_string_slow does (false: the careful scan's). *skip gets the bit
+ * of a surrogate pair's second 'u' when it falls in the next block. */
+static inline bool u_escapes_ok256(uint32_t um, const unsigned char *p, const unsigned char *end, uint32_t *skip) {
+    while (um) {
+        unsigned j = (unsigned)__builtin_ctz(um);
+        size_t k = u_escape_len(p + j - 1, end);
+        if (!k) return false;
+        um &= um - 1;
+        if (k == 12) { /* the low half's 'u' is 6 bytes on: not an escape of its own */
+            if (j + 6 < 32) um &= ~(1u << (j + 6));
+            else *skip = 1u << (j + 6 - 32);
+        }
+    }
+    return true;
+}
+
 /* The fast path of a string, 32 bytes at a time and branch-free per escape:
  * which bytes are escaped follows from the backslash mask (runs of odd
  * length escape the next byte, carried across blocks); the first unescaped
@@ -368,31 +385,26 @@ __attribute__((target("avx2,bmi"))) static const unsigned char *scan_string_avx2
         uint32_t code = (((pot << 1) | odd) - pot) ^ odd;
         uint32_t escaped = code ^ (bs | carry), starts = code & bs;
         uint32_t qe = q & ~escaped;
-        uint32_t before = (qe - 1u) & ~qe; /* the bytes before the closing quote (all if none) */
-        uint32_t eb = escaped & before;
-        if (Q_UNLIKELY((c | (eb & none)) & before)) return NULL;
-        uint32_t um = eb & ~skip;
-        skip = 0;
-        if (Q_UNLIKELY(um & (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vu)))) {
-            um &= (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vu));
-            while (um) {
-                unsigned j = (unsigned)__builtin_ctz(um);
-                size_t k = u_escape_len(p + j - 1, end);
-                if (!k) return NULL;
-                um &= um - 1;
-                if (k == 12) { /* the low half's 'u' is 6 bytes on: not an escape of its own */
-                    if (j + 6 < 32) um &= ~(1u << (j + 6));
-                    else skip = 1u << (j + 6 - 32);
-                }
-            }
-        }
-        anyesc |= eb;
-        high |= h & before;
-        if (qe) {
+        uint32_t uq = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vu));
+        if (Q_UNLIKELY(qe)) { /* the block that ends the string */
+            uint32_t before = (qe - 1u) & ~qe; /* the bytes before the closing quote */
+            uint32_t eb = escaped & before;
+            if ((c | (eb & none)) & before) return NULL;
+            uint32_t um = eb & ~skip & uq;
+            if (um && !u_escapes_ok256(um, p, end, &skip)) return NULL;
             if (!_mm256_testz_si256(uerr, uerr)) return NULL;
+            anyesc |= eb;
+            high |= h & before;
             *flags = (uint8_t)((anyesc ? QJ_F_ESC : 0) | (high ? 0 : QJ_F_ASCII));
             return p + __builtin_ctz(qe) + 1;
         }
+        /* every byte of the block is the string's */
+        if (Q_UNLIKELY(c | (escaped & none))) return NULL;
+        uint32_t um = escaped & ~skip & uq;
+        skip = 0;
+        if (Q_UNLIKELY(um) && !u_escapes_ok256(um, p, end, &skip)) return NULL;
+        anyesc |= escaped;
+        high |= h;
         carry = starts >> 31;
         p += 32;
     }
@@ -531,104 +543,174 @@ static quire_status parse_string_slow(qj_parser *ps, const unsigned char *p, con
 
 #ifdef QJ_AVX2
 #define QJ_AVX512 1
-/* The UTF-8 lookup of utf8_block_errors_avx2 on 64 bytes (AVX-512BW): the
- * tables repeat in the four 128-bit lanes, and the bytes before each lane
- * come from a permute of the previous and current blocks. */
-#define T16(...) _mm512_broadcast_i32x4(_mm_setr_epi8(__VA_ARGS__))
-/* k_e0, k_f0, k_80: set1 of 0xE0 - 0x80, 0xF0 - 0x80 and 0x80, held in
- * registers by the caller's loop */
-__attribute__((target("avx512f,avx512bw"))) static inline __m512i utf8_block_errors_avx512(__m512i in, __m512i prev,
+/* The AVX-512 scan's constants as 64-byte rows: one load each, or an
+ * operand read from memory, instead of an immediate broadcast rebuilt on
+ * every call (or, the compiler's choice, on every block). */
+#define X4(...) __VA_ARGS__, __VA_ARGS__, __VA_ARGS__, __VA_ARGS__
+#define B64(b) X4(X4(X4(U8(b))))
+enum { K5_QUOTE, K5_BSLASH, K5_CTRL, K5_U, K5_NIB, K5_E0, K5_F0, K5_80, K5_T1H, K5_T1L, K5_T2H, K5_ESC_HI, K5_ESC_LO };
+static const char k512[][64] __attribute__((aligned(64))) = {
+    [K5_QUOTE] = {B64('"')},
+    [K5_BSLASH] = {B64('\\')},
+    [K5_CTRL] = {B64(0x1F)},
+    [K5_U] = {B64('u')},
+    [K5_NIB] = {B64(0x0F)},
+    [K5_E0] = {B64(0xE0 - 0x80)},
+    [K5_F0] = {B64(0xF0 - 0x80)},
+    [K5_80] = {B64(0x80)},
+    [K5_T1H] = {X4(UTF8_T1H)},
+    [K5_T1L] = {X4(UTF8_T1L)},
+    [K5_T2H] = {X4(UTF8_T2H)},
+    /* escape letters " / (high nibble 2), \ (5), b f n (6), r t u (7): one
+     * bit per high nibble, set in the low-nibble table where that row has a letter */
+    [K5_ESC_HI] = {X4(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0)},
+    [K5_ESC_LO] = {X4(0, 0, 1 | 4 | 8, 0, 8, 8, 4, 0, 0, 0, 0, 0, 2, 0, 4, 1)},
+};
+#undef B64
+#undef X4
+#define K5(i) _mm512_load_si512((const void *)k512[i])
+
+/* The UTF-8 lookup of utf8_block_errors_avx2 on 64 bytes (AVX-512BW), the
+ * tables repeated in the four 128-bit lanes, with the bytes one, two and
+ * three before each byte of the block given (read from memory by the
+ * caller): no lane permutes or byte alignments, only the three nibble
+ * lookups use the shuffle unit. k_e0, k_f0, k_80: rows of 0xE0 - 0x80,
+ * 0xF0 - 0x80 and 0x80, held in registers by the caller's loop. */
+__attribute__((target("avx512f,avx512bw"))) static inline __m512i utf8_block_errors_avx512(__m512i in, __m512i prev1,
+                                                                                       __m512i prev2, __m512i prev3,
                                                                                        __m512i k_e0, __m512i k_f0,
                                                                                        __m512i k_80) {
-    const __m512i t1h = T16(UTF8_T1H);
-    const __m512i t1l = T16(UTF8_T1L);
-    const __m512i t2h = T16(UTF8_T2H);
-    const __m512i nib = _mm512_set1_epi8(0x0F);
-    /* lane i of sh = lane i-1 of (prev:in): prev's last lane, then in's first three */
-    __m512i sh = _mm512_permutex2var_epi64(prev, _mm512_set_epi64(13, 12, 11, 10, 9, 8, 7, 6), in);
-    __m512i prev1 = _mm512_alignr_epi8(in, sh, 15);
+    const __m512i t1h = K5(K5_T1H);
+    const __m512i t1l = K5(K5_T1L);
+    const __m512i t2h = K5(K5_T2H);
+    const __m512i nib = K5(K5_NIB);
     __m512i sc = _mm512_and_si512(
         _mm512_and_si512(_mm512_shuffle_epi8(t1h, _mm512_and_si512(_mm512_srli_epi16(prev1, 4), nib)),
                          _mm512_shuffle_epi8(t1l, _mm512_and_si512(prev1, nib))),
         _mm512_shuffle_epi8(t2h, _mm512_and_si512(_mm512_srli_epi16(in, 4), nib)));
-    __m512i prev2 = _mm512_alignr_epi8(in, sh, 14);
-    __m512i prev3 = _mm512_alignr_epi8(in, sh, 13);
     __m512i third = _mm512_subs_epu8(prev2, k_e0);
     __m512i fourth = _mm512_subs_epu8(prev3, k_f0);
     __m512i must23_80 = _mm512_and_si512(_mm512_or_si512(third, fourth), k_80);
     return _mm512_xor_si512(must23_80, sc);
 }
-#undef T16
 
-/* scan_string_avx2 on 64-byte blocks with mask registers (AVX-512BW): the
- * same masks and the same results, fewer instructions per byte. The input's
- * last block is a masked load; a surrogate pair whose second half starts in
- * the next block goes to the careful scan (no state carried for it). */
-__attribute__((target("avx512f,avx512bw,bmi"))) static const unsigned char *scan_string_avx512(
-    const unsigned char *p, const unsigned char *end, uint8_t *flags) {
-    const __m512i vq = _mm512_set1_epi8('"'), vb = _mm512_set1_epi8('\\'), vc = _mm512_set1_epi8(0x1F);
-    const __m512i vu = _mm512_set1_epi8('u'), nib = _mm512_set1_epi8(0x0F);
-    const __m512i hi_t = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0));
-    const __m512i lo_t = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1 | 4 | 8, 0, 8, 8, 4, 0, 0, 0, 0, 0, 2, 0, 4, 1));
+/* The \u escapes whose 'u' bits are um in the block at p, checked as
+ * parse_string_slow does; false sends the string to the careful scan (also
+ * a surrogate pair whose second half starts in the next block: no state is
+ * carried for it). */
+__attribute__((target("avx512f,avx512bw"))) static inline bool u_escapes_ok512(uint64_t um, __m512i v,
+                                                                               const unsigned char *p,
+                                                                               const unsigned char *end) {
+    /* at once when every escape's four digits are in the block and none
+     * starts with d or D (no surrogate): all hex digits is all it takes */
+    if (Q_LIKELY(!(um >> 60))) {
+        __m512i lower = _mm512_or_si512(v, _mm512_set1_epi8(0x20)); /* A-F as a-f */
+        uint64_t hex = _mm512_cmple_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('0')), _mm512_set1_epi8(9)) |
+                       _mm512_cmple_epu8_mask(_mm512_sub_epi8(lower, _mm512_set1_epi8('a')), _mm512_set1_epi8(5));
+        uint64_t d = _mm512_cmpeq_epi8_mask(lower, _mm512_set1_epi8('d'));
+        uint64_t need = (um << 1) | (um << 2) | (um << 3) | (um << 4);
+        if (!(need & ~hex) && !((um << 1) & d)) return true;
+    }
+    while (um) {
+        unsigned j = (unsigned)__builtin_ctzll(um);
+        size_t k = u_escape_len(p + j - 1, end);
+        if (!k) return false;
+        um &= um - 1;
+        if (k == 12) {
+            if (j + 6 < 64) um &= ~(1ull << (j + 6));
+            else return false;
+        }
+    }
+    return true;
+}
+
+/* The state of scan_string_avx512 between blocks. */
+typedef struct scan512 {
+    __m512i uerr;  /* UTF-8 errors found so far */
+    __m512i vhigh; /* the OR of the blocks before the last: bit 7 set if any held non-ASCII */
+    uint64_t carry, anyesc;
+} scan512;
+
+/* One 64-byte block v of scan_string_avx512 at p, with the bytes one, two
+ * and three before each of its bytes (p1, p2, p3). Returns 0 to go on to the
+ * next block, 1 with *out past the closing quote, -1 for the careful scan. */
+__attribute__((always_inline, target("avx512f,avx512bw,bmi"))) static inline int scan512_block(
+    scan512 *st, const unsigned char *p, const unsigned char *end, __m512i v, __m512i p1, __m512i p2, __m512i p3,
+    __m512i vc, __m512i vu, __m512i k_e0, __m512i k_f0, __m512i k_80, const unsigned char **out, uint8_t *flags) {
+    const __m512i vq = K5(K5_QUOTE), vb = K5(K5_BSLASH), nib = K5(K5_NIB);
+    const __m512i hi_t = K5(K5_ESC_HI), lo_t = K5(K5_ESC_LO);
     const uint64_t odd = 0xAAAAAAAAAAAAAAAAull;
-    uint64_t high = 0, carry = 0, anyesc = 0, prev_h = 0;
-    __m512i prev = _mm512_setzero_si512(), uerr = _mm512_setzero_si512();
-    /* the byte constants kept in registers: the compiler would otherwise
-     * rebuild each from an immediate on every block */
-    __m512i vc_r = vc, vu_r = vu, k_e0 = _mm512_set1_epi8((char)(0xE0 - 0x80)), k_f0 = _mm512_set1_epi8((char)(0xF0 - 0x80)),
-            k_80 = _mm512_set1_epi8((char)0x80);
-    __asm__("" : "+v"(vc_r), "+v"(vu_r), "+v"(k_e0), "+v"(k_f0), "+v"(k_80));
-    while (p < end) {
-        /* the input's last bytes: a masked load, zeros past the end (control
-         * bytes: a string that does not close before them is refused) */
-        bool last = end - p < 64;
-        __m512i v = Q_LIKELY(!last) ? _mm512_loadu_si512((const void *)p)
-                                    : _mm512_maskz_loadu_epi8((1ull << (end - p)) - 1u, p);
-        uint64_t bs = _mm512_cmpeq_epi8_mask(v, vb);
-        uint64_t q = _mm512_cmpeq_epi8_mask(v, vq);
-        uint64_t c = _mm512_cmple_epu8_mask(v, vc_r);
-        uint64_t h = _mm512_movepi8_mask(v);
-        /* the 'u' mask in a general register now, off the escape arithmetic's
-         * path (a compare masked by that arithmetic would wait for it) */
-        uint64_t uq = _mm512_cmpeq_epi8_mask(v, vu_r);
-        __asm__("" : "+r"(uq));
-        if (h | prev_h) uerr = _mm512_or_si512(uerr, utf8_block_errors_avx512(v, prev, k_e0, k_f0, k_80));
-        prev = v;
-        prev_h = h;
-        __m512i hi = _mm512_shuffle_epi8(hi_t, _mm512_and_si512(_mm512_srli_epi16(v, 4), nib));
-        __m512i lo = _mm512_shuffle_epi8(lo_t, _mm512_and_si512(v, nib));
-        uint64_t none = ~(uint64_t)_mm512_test_epi8_mask(hi, lo);
-        uint64_t pot = bs & ~carry;
-        uint64_t code = (((pot << 1) | odd) - pot) ^ odd;
-        uint64_t escaped = code ^ (bs | carry), starts = code & bs;
-        uint64_t qe = q & ~escaped;
+    uint64_t bs = _mm512_cmpeq_epi8_mask(v, vb);
+    uint64_t q = _mm512_cmpeq_epi8_mask(v, vq);
+    uint64_t c = _mm512_cmple_epu8_mask(v, vc);
+    /* the quote and 'u' masks in general registers now, off the escape
+     * arithmetic's path (the compiler would otherwise make a compare masked
+     * by that arithmetic, which waits for it) */
+    uint64_t uq = _mm512_cmpeq_epi8_mask(v, vu);
+    __asm__("" : "+r"(uq), "+r"(q));
+    /* UTF-8 on every block: branch-free measured faster than checking only
+     * blocks that hold or follow non-ASCII bytes, now that the check is
+     * three lookups and no lane permutes */
+    st->uerr = _mm512_or_si512(st->uerr, utf8_block_errors_avx512(v, p1, p2, p3, k_e0, k_f0, k_80));
+    __m512i hi = _mm512_shuffle_epi8(hi_t, _mm512_and_si512(_mm512_srli_epi16(v, 4), nib));
+    __m512i lo = _mm512_shuffle_epi8(lo_t, _mm512_and_si512(v, nib));
+    uint64_t none = ~(uint64_t)_mm512_test_epi8_mask(hi, lo);
+    uint64_t carry = st->carry;
+    uint64_t pot = bs & ~carry;
+    uint64_t code = (((pot << 1) | odd) - pot) ^ odd;
+    uint64_t escaped = code ^ (bs | carry);
+    uint64_t qe = q & ~escaped;
+    if (Q_UNLIKELY(qe)) { /* the block that ends the string */
         uint64_t before = (qe - 1u) & ~qe;
         uint64_t eb = escaped & before;
-        if (Q_UNLIKELY((c | (eb & none)) & before)) return NULL;
-        uint64_t um = eb;
-        if (Q_UNLIKELY(um & uq)) {
-            um &= uq;
-            while (um) {
-                unsigned j = (unsigned)__builtin_ctzll(um);
-                size_t k = u_escape_len(p + j - 1, end);
-                if (!k) return NULL;
-                um &= um - 1;
-                if (k == 12) {
-                    if (j + 6 < 64) um &= ~(1ull << (j + 6));
-                    else return NULL; /* a pair across blocks: the careful scan */
-                }
-            }
-        }
-        anyesc |= eb;
-        high |= h & before;
-        if (qe) {
-            if (_mm512_test_epi64_mask(uerr, uerr)) return NULL;
-            *flags = (uint8_t)((anyesc ? QJ_F_ESC : 0) | (high ? 0 : QJ_F_ASCII));
-            return p + __builtin_ctzll(qe) + 1;
-        }
-        if (last) return NULL;
-        carry = starts >> 63;
-        p += 64;
+        if ((c | (eb & none)) & before) return -1;
+        if ((eb & uq) && !u_escapes_ok512(eb & uq, v, p, end)) return -1;
+        if (_mm512_test_epi64_mask(st->uerr, st->uerr)) return -1;
+        bool high = (_mm512_movepi8_mask(st->vhigh) | (_mm512_movepi8_mask(v) & before)) != 0;
+        *flags = (uint8_t)(((st->anyesc | eb) ? QJ_F_ESC : 0) | (high ? 0 : QJ_F_ASCII));
+        *out = p + __builtin_ctzll(qe) + 1;
+        return 1;
+    }
+    /* every byte of the block is the string's (the zeros past the input's
+     * end are control bytes: refused here) */
+    if (Q_UNLIKELY(c | (escaped & none))) return -1;
+    if (Q_UNLIKELY(escaped & uq) && !u_escapes_ok512(escaped & uq, v, p, end)) return -1;
+    st->anyesc |= escaped;
+    st->vhigh = _mm512_or_si512(st->vhigh, v);
+    st->carry = (code & bs) >> 63;
+    return 0;
+}
+
+/* scan_string_avx2 on 64-byte blocks with mask registers (AVX-512BW): the
+ * same masks and the same results, fewer instructions per byte. A block
+ * without the closing quote (most of a long string) needs no mask of the
+ * bytes before the quote: every byte is the string's; the block that
+ * closes the string is finished apart. For the UTF-8 check the bytes one,
+ * two and three before each byte are read again from memory (loads cost
+ * less than lane permutes). The string's first block reads its opening
+ * quote and the two bytes before it, which JSON's structure makes ASCII
+ * (the caller sends a string opening in the input's first 3 bytes to the
+ * AVX2 scan): the same context as the zeros a string start is given
+ * elsewhere. The input's last bytes: masked loads, zeros past the end
+ * (control bytes: a string that does not close before them is refused). */
+__attribute__((target("avx512f,avx512bw,bmi"))) static const unsigned char *scan_string_avx512(
+    const unsigned char *p, const unsigned char *end, uint8_t *flags) {
+    scan512 st = {_mm512_setzero_si512(), _mm512_setzero_si512(), 0, 0};
+    __m512i vc = K5(K5_CTRL), vu = K5(K5_U), k_e0 = K5(K5_E0), k_f0 = K5(K5_F0), k_80 = K5(K5_80);
+    const unsigned char *out = NULL;
+    const unsigned char *full_end = p + ((size_t)(end - p) & ~(size_t)63);
+    for (; p < full_end; p += 64) {
+        int r = scan512_block(&st, p, end, _mm512_loadu_si512((const void *)p),
+                              _mm512_loadu_si512((const void *)(p - 1)), _mm512_loadu_si512((const void *)(p - 2)),
+                              _mm512_loadu_si512((const void *)(p - 3)), vc, vu, k_e0, k_f0, k_80, &out, flags);
+        if (r) return r > 0 ? out : NULL;
+    }
+    if (p < end) {
+        uint64_t m = (1ull << (end - p)) - 1u;
+        int r = scan512_block(&st, p, end, _mm512_maskz_loadu_epi8(m, p), _mm512_maskz_loadu_epi8((m << 1) | 1u, p - 1),
+                              _mm512_maskz_loadu_epi8((m << 2) | 3u, p - 2),
+                              _mm512_maskz_loadu_epi8((m << 3) | 7u, p - 3), vc, vu, k_e0, k_f0, k_80, &out, flags);
+        if (r > 0) return out;
     }
     return NULL;
 }
@@ -647,10 +729,12 @@ static inline quire_status parse_string(qj_parser *ps, const unsigned char *p, c
         if (Q_LIKELY(ps->end - p >= 16)) {
             __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
             unsigned q = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
-            unsigned bad = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))) |
-                           (unsigned)_mm_movemask_epi8(v) |
-                           (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)),
-                                                                      _mm_set1_epi8(0x1F)));
+            /* backslash, control and non-ASCII bytes in one mask (the top
+             * bit of each: the compares' all-ones, the byte's own) */
+            unsigned bad = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')),
+                             _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F))),
+                v));
             if (q && !(((q & -q) - 1u) & bad)) {
                 unsigned n = (unsigned)__builtin_ctz(q);
                 if (!ps->max_str || n <= ps->max_str) {
@@ -661,7 +745,10 @@ static inline quire_status parse_string(qj_parser *ps, const unsigned char *p, c
             }
         }
 #ifdef QJ_AVX512
-        const unsigned char *q = ps->avx512 ? scan_string_avx512(p, ps->end, flags) : scan_string_avx2(p, ps->end, flags);
+        /* the AVX-512 scan reads the 3 bytes before p (a string opening in
+         * the input's first 3 bytes takes the AVX2 scan) */
+        const unsigned char *q = ps->avx512 && p - ps->s >= 3 ? scan_string_avx512(p, ps->end, flags)
+                                                              : scan_string_avx2(p, ps->end, flags);
 #else
         const unsigned char *q = scan_string_avx2(p, ps->end, flags);
 #endif
@@ -1392,6 +1479,66 @@ uint32_t qj_match_fields(const qj_doc *d, uint32_t obj, const char *const *names
     return QJ_NONE;
 }
 
+static inline uint64_t ld64(const char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline uint32_t ld32(const char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+/* The n bytes at a and b are equal (n is a name's length: small): two
+ * overlapping words cover lengths 4..16, no loop whose exit depends on the
+ * length; nothing past either string's n bytes is read. */
+static inline bool bytes_eq(const char *a, const char *b, size_t n) {
+    if (n >= 8) {
+        if (n > 16) return memcmp(a, b, n) == 0;
+        return ((ld64(a) ^ ld64(b)) | (ld64(a + n - 8) ^ ld64(b + n - 8))) == 0;
+    }
+    if (n >= 4) return ((ld32(a) ^ ld32(b)) | (ld32(a + n - 4) ^ ld32(b + n - 4))) == 0;
+    if (n == 0) return true;
+    return ((a[0] ^ b[0]) | (a[n / 2] ^ b[n / 2]) | (a[n - 1] ^ b[n - 1])) == 0; /* every byte of 1..3 */
+}
+
+int qj_str_index_len(const qj_doc *d, uint32_t i, const char *const *names, const uint8_t *lens, size_t n) {
+    const qj_node *nd = &d->nodes[i];
+    if (nd->type != QJ_STRING) return -1;
+    if (nd->flags & QJ_F_ESC) {
+        for (size_t k = 0; k < n; k++)
+            if (qj_str_eqn(d, i, names[k], lens[k])) return (int)k;
+        return -1;
+    }
+    for (size_t k = 0; k < n; k++) /* the length first: most names fail there */
+        if (lens[k] == nd->len && bytes_eq(names[k], nd->p, nd->len)) return (int)k;
+    return -1;
+}
+
+uint32_t qj_match_fields_len(const qj_doc *d, uint32_t obj, const char *const *names, const uint8_t *lens, size_t n,
+                             uint32_t *vals, uint64_t *present, bool *dup) {
+    for (size_t i = 0; i < n; i++) vals[i] = QJ_NONE;
+    *dup = false;
+    uint64_t seen = 0;
+    const qj_node *o = &d->nodes[obj];
+    uint32_t k = obj + 1;
+    size_t start = 0; /* as qj_match_fields: from the one after the last match */
+    for (uint32_t m = 0; m < o->n; m++) {
+        uint32_t v = k + 1;
+        const qj_node *kn = &d->nodes[k];
+        size_t i = start, tries = 0;
+        if (kn->flags & QJ_F_ESC) {
+            while (tries < n && !qj_str_eqn(d, k, names[i], lens[i])) { i = i + 1 == n ? 0 : i + 1; tries++; }
+        } else {
+            uint32_t len = kn->len;
+            while (tries < n && !(lens[i] == len && bytes_eq(names[i], kn->p, len))) {
+                i = i + 1 == n ? 0 : i + 1;
+                tries++;
+            }
+        }
+        if (tries == n) { *present = seen; return k; }
+        if (vals[i] != QJ_NONE) { *dup = true; *present = seen; return k; }
+        vals[i] = v;
+        seen |= 1ull << i;
+        start = i + 1 == n ? 0 : i + 1;
+        k = d->nodes[v].end;
+    }
+    *present = seen;
+    return QJ_NONE;
+}
+
 bool qj_int64(const qj_doc *d, uint32_t i, int64_t *v) {
     const qj_node *nd = &d->nodes[i];
     if (nd->type != QJ_NUMBER) return false;
@@ -1515,10 +1662,8 @@ static void close_c(qw *w, char c) {
     if (w->pretty && had) newline_indent(w);
     qbuf_putc(w->b, c);
 }
-void qw_obj_begin(qw *w) { open_c(w, '{'); }
-void qw_obj_end(qw *w) { close_c(w, '}'); }
-void qw_arr_begin(qw *w) { open_c(w, '['); }
-void qw_arr_end(qw *w) { close_c(w, ']'); }
+void qw_open(qw *w, char c) { open_c(w, c); }
+void qw_close(qw *w, char c) { close_c(w, c); }
 
 static inline void key_tail(qw *w) {
     if (w->pretty) qbuf_put(w->b, "\": ", 3);

@@ -107,6 +107,13 @@ uint32_t qj_find_dup_key(const qj_doc *d, uint32_t obj);
  * repeats; otherwise the first offending key node, with *dup telling a
  * repeated key from an unknown one. The caller words the error. */
 uint32_t qj_match_fields(const qj_doc *d, uint32_t obj, const char *const *names, size_t n, uint32_t *vals, bool *dup);
+/* qj_str_index and qj_match_fields with the names' lengths given (lens[i] =
+ * strlen(names[i]); n <= 64): a plain key is compared only with names of
+ * its length. *present gets bit i for each names[i] matched (also when an
+ * offending key is returned: those before it). */
+int qj_str_index_len(const qj_doc *d, uint32_t i, const char *const *names, const uint8_t *lens, size_t n);
+uint32_t qj_match_fields_len(const qj_doc *d, uint32_t obj, const char *const *names, const uint8_t *lens, size_t n,
+                             uint32_t *vals, uint64_t *present, bool *dup);
 /* Parses an integer number node (no fraction/exponent) into *v; false if not one or out of range. */
 bool qj_int64(const qj_doc *d, uint32_t i, int64_t *v);
 
@@ -123,10 +130,38 @@ typedef struct qw {
 
 void qw_init(qw *w, qbuf *b, bool pretty);
 void qw_dispose(qw *w);
-void qw_obj_begin(qw *w);
-void qw_obj_end(qw *w);
-void qw_arr_begin(qw *w);
-void qw_arr_end(qw *w);
+/* Brackets: compact output with room in the buffer and the depth table is
+ * written inline; anything else (pretty output, growth) by qw_open/qw_close. */
+void qw_open(qw *w, char c);
+void qw_close(qw *w, char c);
+static inline void qw_open_inline(qw *w, char c) {
+    qbuf *b = w->b;
+    if (Q_LIKELY(!w->pretty && w->depth + 1 < w->cap && b->cap - b->len > 2)) {
+        if (w->after_key) {
+            w->after_key = false;
+        } else if (w->depth) {
+            if (w->count[w->depth]) b->data[b->len++] = ',';
+            else w->count[w->depth] = 1;
+        }
+        b->data[b->len++] = c;
+        w->count[++w->depth] = 0;
+        return;
+    }
+    qw_open(w, c);
+}
+static inline void qw_close_inline(qw *w, char c) {
+    qbuf *b = w->b;
+    if (Q_LIKELY(!w->pretty && w->depth && b->cap - b->len > 1)) {
+        w->depth--;
+        b->data[b->len++] = c;
+        return;
+    }
+    qw_close(w, c);
+}
+static inline void qw_obj_begin(qw *w) { qw_open_inline(w, '{'); }
+static inline void qw_obj_end(qw *w) { qw_close_inline(w, '}'); }
+static inline void qw_arr_begin(qw *w) { qw_open_inline(w, '['); }
+static inline void qw_arr_end(qw *w) { qw_close_inline(w, ']'); }
 void qw_key_esc(qw *w, const char *raw, size_t n);      /* already-escaped key content */
 /* k is plain ASCII without escapes (so it is its own escaped form); inline
  * so that strlen of a literal folds away */

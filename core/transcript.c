@@ -43,12 +43,20 @@ void qbuf_put_qstr(qbuf *b, qstr s) {
 /* Names                                                                     */
 /* ------------------------------------------------------------------------ */
 
-static const char *const k_roles[] = {"user", "assistant", "tool", "system", "developer"};
+/* Name tables written once as lists: the strings and their lengths (the
+ * field and value matching compares a key's length first). */
+#define QN_STR(s) s,
+#define QN_LEN(s) (uint8_t)(sizeof(s) - 1),
+#define ROLES(X) X("user") X("assistant") X("tool") X("system") X("developer")
+static const char *const k_roles[] = {ROLES(QN_STR)};
+static const uint8_t k_roles_len[] = {ROLES(QN_LEN)};
 const char *qrole_name(qrole r) { return (unsigned)r < Q_COUNTOF(k_roles) ? k_roles[r] : "?"; }
 
-static const char *const k_block_types[] = {"text", "image", "document", "toolCall", "toolResult",
-                                            "thinking", "redactedThinking", "opaque", "audio", "file",
-                                            "serverToolCall", "serverToolResult"};
+#define BLOCK_TYPES(X)                                                                                      \
+    X("text") X("image") X("document") X("toolCall") X("toolResult") X("thinking") X("redactedThinking")     \
+    X("opaque") X("audio") X("file") X("serverToolCall") X("serverToolResult")
+static const char *const k_block_types[] = {BLOCK_TYPES(QN_STR)};
+static const uint8_t k_block_types_len[] = {BLOCK_TYPES(QN_LEN)};
 const char *qblock_type_name(qblock_type t) {
     return (unsigned)t < Q_COUNTOF(k_block_types) ? k_block_types[t] : "?";
 }
@@ -188,10 +196,10 @@ static inline quire_status expect_type(dctx *c, uint32_t v, qj_type want, const 
 
 /* Scans the members of obj: each key must be one of names (else "unknown
  * field"), none may repeat. vals[i] receives the value index or QJ_NONE. */
-static quire_status scan_fields(dctx *c, uint32_t obj, const char *const *names, size_t n, uint32_t *vals,
-                                const char *what) {
+static quire_status scan_fields(dctx *c, uint32_t obj, const char *const *names, const uint8_t *lens, size_t n,
+                                uint32_t *vals, uint64_t *present, const char *what) {
     bool dup;
-    uint32_t k = qj_match_fields(c->d, obj, names, n, vals, &dup);
+    uint32_t k = qj_match_fields_len(c->d, obj, names, lens, n, vals, present, &dup);
     if (k == QJ_NONE) return QUIRE_OK;
     char keybuf[128];
     const qj_node *kn = qj_at(c->d, k);
@@ -224,10 +232,12 @@ enum {
     BF_TOOLCALLID, BF_CONTENT, BF_ISERROR, BF_SIGNATURE, BF_PROVIDER, BF_ITEM, BF_FILEID, BF_FILENAME,
     BF_CITATIONS, BF_KIND, BF_DETAIL, BF_POPTS, BF_COUNT
 };
-static const char *const k_block_fields[BF_COUNT] = {
-    "type", "text", "cacheControl", "mediaType", "data", "url", "title", "id", "name", "input",
-    "toolCallId", "content", "isError", "signature", "provider", "item", "fileId", "filename",
-    "citations", "kind", "detail", "providerOptions"};
+#define BLOCK_FIELDS(X)                                                                                     \
+    X("type") X("text") X("cacheControl") X("mediaType") X("data") X("url") X("title") X("id") X("name")      \
+    X("input") X("toolCallId") X("content") X("isError") X("signature") X("provider") X("item") X("fileId")  \
+    X("filename") X("citations") X("kind") X("detail") X("providerOptions")
+static const char *const k_block_fields[BF_COUNT] = {BLOCK_FIELDS(QN_STR)};
+static const uint8_t k_block_fields_len[BF_COUNT] = {BLOCK_FIELDS(QN_LEN)};
 #define B(x) (1u << (x))
 static const uint32_t k_block_allowed[] = {
     [QB_TEXT] = B(BF_TYPE) | B(BF_TEXT) | B(BF_CITATIONS) | B(BF_CACHE) | B(BF_POPTS),
@@ -365,12 +375,13 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
     quire_status st = expect_type(c, v, QJ_OBJECT, "object (a content block)");
     if (st) return st;
     uint32_t f[BF_COUNT];
+    uint64_t present;
     size_t saved = ptr_enter(c);
-    if ((st = scan_fields(c, v, k_block_fields, BF_COUNT, f, "content block"))) return st;
+    if ((st = scan_fields(c, v, k_block_fields, k_block_fields_len, BF_COUNT, f, &present, "content block"))) return st;
     if ((st = need(c, v, f[BF_TYPE], "type", "content block"))) return st;
     ptr_key(c, "type");
     if ((st = expect_type(c, f[BF_TYPE], QJ_STRING, "string"))) return st;
-    int type = qj_str_index(d, f[BF_TYPE], k_block_types, Q_COUNTOF(k_block_types));
+    int type = qj_str_index_len(d, f[BF_TYPE], k_block_types, k_block_types_len, Q_COUNTOF(k_block_types));
     if (type < 0) {
         char tb[96];
         const qj_node *tn = qj_at(d, f[BF_TYPE]);
@@ -383,12 +394,11 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
     if (in_tool_result && b->type != QB_TEXT && b->type != QB_IMAGE)
         return derr(c, f[BF_TYPE], "a toolResult's content holds only text and image blocks, not \"%s\"",
                     k_block_types[type]);
-    uint32_t allowed = k_block_allowed[type];
-    for (int i = 0; i < BF_COUNT; i++) {
-        if (f[i] != QJ_NONE && !(allowed & B(i))) {
-            ptr_key(c, k_block_fields[i]);
-            return derr(c, f[i] - 1, "unknown field \"%s\" in %s block", k_block_fields[i], k_block_types[type]);
-        }
+    uint64_t extra = present & ~(uint64_t)k_block_allowed[type];
+    if (Q_UNLIKELY(extra)) { /* the first such field in table order */
+        int i = __builtin_ctzll(extra);
+        ptr_key(c, k_block_fields[i]);
+        return derr(c, f[i] - 1, "unknown field \"%s\" in %s block", k_block_fields[i], k_block_types[type]);
     }
     if (f[BF_CACHE] != QJ_NONE) {
         ptr_key(c, "cacheControl");
@@ -555,7 +565,9 @@ static const char *role_rule(qrole role, qblock_type bt) {
 }
 
 enum { MF_ROLE, MF_CONTENT, MF_ID, MF_PINNED, MF_META, MF_COUNT };
-static const char *const k_msg_fields[MF_COUNT] = {"role", "content", "id", "pinned", "meta"};
+#define MSG_FIELDS(X) X("role") X("content") X("id") X("pinned") X("meta")
+static const char *const k_msg_fields[MF_COUNT] = {MSG_FIELDS(QN_STR)};
+static const uint8_t k_msg_fields_len[MF_COUNT] = {MSG_FIELDS(QN_LEN)};
 
 static quire_status decode_message(dctx *c, uint32_t v, uint32_t src_index) {
     const qj_doc *d = c->d;
@@ -563,12 +575,13 @@ static quire_status decode_message(dctx *c, uint32_t v, uint32_t src_index) {
     if (st) return st;
     size_t saved = ptr_enter(c);
     uint32_t f[MF_COUNT];
-    if ((st = scan_fields(c, v, k_msg_fields, MF_COUNT, f, "message"))) return st;
+    uint64_t present;
+    if ((st = scan_fields(c, v, k_msg_fields, k_msg_fields_len, MF_COUNT, f, &present, "message"))) return st;
     if ((st = need(c, v, f[MF_ROLE], "role", "message"))) return st;
     if ((st = need(c, v, f[MF_CONTENT], "content", "message"))) return st;
     ptr_key(c, "role");
     if ((st = expect_type(c, f[MF_ROLE], QJ_STRING, "string"))) return st;
-    int role = qj_str_index(d, f[MF_ROLE], k_roles, Q_COUNTOF(k_roles));
+    int role = qj_str_index_len(d, f[MF_ROLE], k_roles, k_roles_len, Q_COUNTOF(k_roles));
     if (role < 0) {
         char rb[64];
         const qj_node *rn = qj_at(d, f[MF_ROLE]);
@@ -729,15 +742,19 @@ quire_status qtr_decode_system(quire_transcript *t, const qj_doc *d, uint32_t v,
 }
 
 enum { TF_NAME, TF_DESC, TF_SCHEMA, TF_CACHE, TF_KIND, TF_FORMAT, TF_PROVIDER, TF_ITEM, TF_COUNT };
-static const char *const k_tool_fields[TF_COUNT] = {"name", "description", "inputSchema", "cacheControl",
-                                                    "kind", "format", "provider", "item"};
+#define TOOL_FIELDS(X)                                                                                      \
+    X("name") X("description") X("inputSchema") X("cacheControl") X("kind") X("format") X("provider") X("item")
+static const char *const k_tool_fields[TF_COUNT] = {TOOL_FIELDS(QN_STR)};
+static const uint8_t k_tool_fields_len[TF_COUNT] = {TOOL_FIELDS(QN_LEN)};
 /* Fields each tool kind takes (beyond cacheControl and kind). */
 static const uint32_t k_tool_allowed[] = {
     [QTK_FUNCTION] = B(TF_NAME) | B(TF_DESC) | B(TF_SCHEMA) | B(TF_CACHE) | B(TF_KIND),
     [QTK_CUSTOM] = B(TF_NAME) | B(TF_DESC) | B(TF_FORMAT) | B(TF_CACHE) | B(TF_KIND),
     [QTK_PROVIDER] = B(TF_PROVIDER) | B(TF_ITEM) | B(TF_CACHE) | B(TF_KIND),
 };
-static const char *const k_tool_kinds[] = {"function", "custom", "provider"};
+#define TOOL_KINDS(X) X("function") X("custom") X("provider")
+static const char *const k_tool_kinds[] = {TOOL_KINDS(QN_STR)};
+static const uint8_t k_tool_kinds_len[] = {TOOL_KINDS(QN_LEN)};
 
 static quire_status decode_tools(dctx *c, uint32_t v) {
     const qj_doc *d = c->d;
@@ -756,12 +773,13 @@ static quire_status decode_tools(dctx *c, uint32_t v) {
         size_t s2 = ptr_enter(c);
         if ((st = expect_type(c, e, QJ_OBJECT, "object (a tool)"))) return st;
         uint32_t f[TF_COUNT];
-        if ((st = scan_fields(c, e, k_tool_fields, TF_COUNT, f, "tool"))) return st;
+        uint64_t present;
+        if ((st = scan_fields(c, e, k_tool_fields, k_tool_fields_len, TF_COUNT, f, &present, "tool"))) return st;
         qtool *tl = &t->tools[i];
         if (f[TF_KIND] != QJ_NONE) {
             ptr_key(c, "kind");
             if ((st = expect_type(c, f[TF_KIND], QJ_STRING, "string"))) return st;
-            int kind = qj_str_index(d, f[TF_KIND], k_tool_kinds, Q_COUNTOF(k_tool_kinds));
+            int kind = qj_str_index_len(d, f[TF_KIND], k_tool_kinds, k_tool_kinds_len, Q_COUNTOF(k_tool_kinds));
             if (kind < 0) return derr(c, f[TF_KIND], "unknown tool kind (expected function, custom or provider)");
             tl->kind = (qtool_kind)kind;
             tl->kind_given = true;
@@ -818,7 +836,9 @@ quire_status qtr_decode_tools(quire_transcript *t, const qj_doc *d, uint32_t v, 
 }
 
 enum { XF_SYSTEM, XF_TOOLS, XF_MESSAGES, XF_COUNT };
-static const char *const k_tr_fields[XF_COUNT] = {"system", "tools", "messages"};
+#define TR_FIELDS(X) X("system") X("tools") X("messages")
+static const char *const k_tr_fields[XF_COUNT] = {TR_FIELDS(QN_STR)};
+static const uint8_t k_tr_fields_len[XF_COUNT] = {TR_FIELDS(QN_LEN)};
 
 quire_status qtr_decode(quire_transcript *t, const qj_doc *d, uint32_t root, quire_error *err) {
     dctx c;
@@ -826,7 +846,8 @@ quire_status qtr_decode(quire_transcript *t, const qj_doc *d, uint32_t root, qui
     quire_status st = expect_type(&c, root, QJ_OBJECT, "object (a quire.transcript/1 transcript)");
     if (st) return st;
     uint32_t f[XF_COUNT];
-    if ((st = scan_fields(&c, root, k_tr_fields, XF_COUNT, f, "transcript"))) return st;
+    uint64_t present;
+    if ((st = scan_fields(&c, root, k_tr_fields, k_tr_fields_len, XF_COUNT, f, &present, "transcript"))) return st;
     if ((st = need(&c, root, f[XF_MESSAGES], "messages", "transcript"))) return st;
     if (f[XF_SYSTEM] != QJ_NONE) {
         ptr_key(&c, "system");
@@ -1035,9 +1056,25 @@ uint64_t qtr_id_hash(qstr s) {
     const char *p = s.p;
     size_t n = s.len;
     if (s.esc && s.len < sizeof tmp) { n = qj_unescape(s.p, s.len, tmp); p = tmp; }
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) { h ^= (uint8_t)p[i]; h *= 1099511628211ull; }
-    return h;
+    /* eight bytes a step (the last step overlapping the one before), not
+     * one multiply per byte: ids are usually 9 to 40 bytes */
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n, w;
+    if (n >= 8) {
+        size_t i = 0;
+        for (; i + 8 < n; i += 8) {
+            memcpy(&w, p + i, 8);
+            h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+            h ^= h >> 32;
+        }
+        memcpy(&w, p + n - 8, 8);
+    } else {
+        w = 0;
+        for (size_t i = 0; i < n; i++) w |= (uint64_t)(uint8_t)p[i] << (8 * i);
+    }
+    h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 29;
+    h *= 0xC4CEB9FE1A85EC53ull;
+    return h ^ (h >> 32);
 }
 
 /* msg = `<what> "<id>"<tail>` */

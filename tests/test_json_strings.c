@@ -203,6 +203,54 @@ int main(void) {
                 compare_unescape(b.p + 2, (size_t)k + strlen(at[w]), &fails); /* the piece ends the text */
                 free(b.p);
             }
+    /* every length 0..130 with one piece at every position of the string (so
+     * at every offset around the 16-byte look and the 32- and 64-byte block
+     * edges), the string ending the input or followed by more: every escape,
+     * every class of invalid UTF-8 (lone and excess continuation bytes,
+     * overlong forms, surrogates, code points past U+10FFFF, bytes never
+     * valid, sequences cut by another byte or the closing quote), control
+     * bytes and runs of backslashes that cross a block edge. */
+    static const char *const one[] = {
+        "\\\"", "\\\\", "\\/", "\\b", "\\f", "\\n", "\\r", "\\t", "\\u0041", "\\u00e9", "\\uFFFF", "\\ud83d\\ude00",
+        "\\uDBFF\\uDFFF", "\\u001b", "\\x", "\\u12", "\\u12G4", "\\udc00", "\\ud83d", "\\ud83dx", "\\ud83d\\u0041",
+        "\\ud83d\\", "\\", "\\\\\\", "\xc3\xa9", "\xdf\xbf", "\xe0\xa0\x80", "\xe4\xb8\xad", "\xef\xbf\xbf",
+        "\xf0\x90\x80\x80", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf", "\x80", "\xbf", "\xc3\xa9\x80", "\xc0\x80",
+        "\xc1\xbf", "\xe0\x80\x80", "\xe0\x9f\xbf", "\xf0\x80\x80\x80", "\xf0\x8f\xbf\xbf", "\xed\xa0\x80",
+        "\xed\xbf\xbf", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xf8", "\xfe", "\xff", "\xc3", "\xe4\xb8",
+        "\xf0\x9f\x98", "\xc3" "a", "\xe4" "a\xad", "\xf0\x9f" "a\x80", "\x01", "\x1f", "\x7f", "\t", "\n",
+    };
+    for (size_t w = 0; w < sizeof one / sizeof one[0]; w++) {
+        size_t pl = strlen(one[w]);
+        for (size_t len = 0; len <= 130; len++) {
+            size_t max_pos = len >= pl ? len - pl : 0;
+            for (size_t pos = 0; pos <= max_pos; pos++) {
+                for (int tail = 0; tail < 4; tail++) {
+                    sbuf b = {0};
+                    /* the string opening at offset 2 or 4: the AVX-512 scan
+                     * reads 3 bytes before a string, and leaves a string
+                     * opening in the first 3 bytes to the AVX2 scan */
+                    puts_(&b, tail < 2 ? "[\"" : "[  \"");
+                    for (size_t i = 0; i < pos; i++) put(&b, &"abcdefgh ijklmnop"[i % 17], 1);
+                    if (len >= pl) puts_(&b, one[w]);
+                    for (size_t i = pos + (len >= pl ? pl : 0); i < len; i++) put(&b, "z", 1);
+                    puts_(&b, tail & 1 ? "\", \"after\", \"\xc3\xa9\xe4\xb8\xad plus more text past one block\"]" : "\"]");
+                    compare(b.p, b.n, 0, &fails);
+                    if (!(tail & 1)) compare(b.p, b.n - 2, 0, &fails); /* the string runs into the end */
+                    free(b.p);
+                }
+            }
+        }
+    }
+    for (size_t run = 1; run <= 130; run++)
+        for (size_t lead = 0; lead < 70; lead += 3) {
+            sbuf b = {0};
+            puts_(&b, "[ \"");
+            for (size_t i = 0; i < lead; i++) put(&b, "a", 1);
+            for (size_t i = 0; i < run; i++) put(&b, "\\", 1);
+            puts_(&b, "\"x\", \"y\"]");
+            compare(b.p, b.n, 0, &fails);
+            free(b.p);
+        }
     /* both outcomes were exercised */
     CHECK(accepted > 1000);
     CHECK(rejected > 300);
