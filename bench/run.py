@@ -66,7 +66,8 @@ def peak_rss_kb(cmd):
         return None
 
 def node_peer(script, args, f, runs, warm):
-    return run_json(["node", script] + args + ["--runs", str(runs), "--warmup", str(warm), f])
+    # --expose-gc: a peer script may collect the heap between its timed phases (settle())
+    return run_json(["node", "--expose-gc", script] + args + ["--runs", str(runs), "--warmup", str(warm), f])
 
 def fmt_ms(s):
     return f"{s * 1e3:.2f} ms"

@@ -107,6 +107,13 @@ function convert(t) {
   return { system, messages, tools };
 }
 
+// Each timed phase starts from a collected heap when node runs with --expose-gc (bench/run.py
+// passes it): the garbage one phase leaves (the SDK's objects, the 200 KB Buffers of the
+// fresh-body phases) is then not swept while the next phase is timed.
+function settle() {
+  if (typeof globalThis.gc === 'function') globalThis.gc();
+}
+
 async function once(text) {
   captured = null;
   const t0 = performance.now();
@@ -126,6 +133,7 @@ async function once(text) {
 
 if (!runUnderTimeout(opts, PEER, file, { provider: opts.provider })) {
   const { text, size } = loadText(file);
+  settle();
   for (let i = 0; i < opts.warmup; i++) await once(text);
   const times = [];
   let bodyBytes = 0;
@@ -145,6 +153,7 @@ if (!runUnderTimeout(opts, PEER, file, { provider: opts.provider })) {
     // from the file's bytes (a Buffer, what a host reading a file or a socket holds) and from
     // the JS string the SDK starts from (the addon then converts UTF-16 to UTF-8 first)
     for (const [key, input] of [['quire_node_buffer_ms', Buffer.from(text, 'utf8')], ['quire_node_string_ms', text]]) {
+      settle();
       for (let i = 0; i < opts.warmup; i++) quire.render(input, target);
       const qt = [];
       for (let i = 0; i < opts.runs; i++) {
@@ -159,6 +168,7 @@ if (!runUnderTimeout(opts, PEER, file, { provider: opts.provider })) {
     {
       const input = Buffer.from(text, 'utf8');
       const into = Buffer.alloc(2 * input.length + 65536);
+      settle();
       for (let i = 0; i < opts.warmup; i++) quire.render(input, { ...target, into });
       const qt = [];
       for (let i = 0; i < opts.runs; i++) {
@@ -178,6 +188,7 @@ if (!runUnderTimeout(opts, PEER, file, { provider: opts.provider })) {
     sess.render();
     sess.accept({ role: 'assistant', content: 'ok' });
     const st = [];
+    settle();
     for (let i = 0; i < opts.warmup + opts.runs; i++) {
       const t0 = performance.now();
       sess.append({ role: 'user', content: `next step ${i}` });
@@ -189,6 +200,7 @@ if (!runUnderTimeout(opts, PEER, file, { provider: opts.provider })) {
     // the same turns with the body written into one reused buffer (render's opts.into)
     const sinto = Buffer.alloc(4 * text.length + 65536);
     const si = [];
+    settle();
     for (let i = 0; i < opts.warmup + opts.runs; i++) {
       const t0 = performance.now();
       sess.append({ role: 'user', content: `into step ${i}` });
