@@ -6,9 +6,11 @@
 #include "compact/compact.h"
 
 /* ---- token accounting (counter.c) ---- */
-/* A long escaped text decoded once, by the address of its escaped bytes. */
+/* A long escaped text decoded once, by the address and length of its
+ * escaped bytes. */
 typedef struct qc_plain {
     const char *key;
+    size_t key_len;
     const char *p;
     size_t n;
 } qc_plain;

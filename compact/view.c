@@ -17,16 +17,16 @@ static inline uint32_t plain_slot(const char *key, uint32_t cap) {
     return (uint32_t)(h >> 32) & (cap - 1);
 }
 
-static const qc_plain *plain_find(const qc_counter *c, const char *key) {
+static const qc_plain *plain_find(const qc_counter *c, qstr s) {
     if (!c->plain_cap) return NULL;
-    for (uint32_t i = plain_slot(key, c->plain_cap);; i = (i + 1) & (c->plain_cap - 1)) {
-        if (c->plain[i].key == key) return &c->plain[i];
+    for (uint32_t i = plain_slot(s.p, c->plain_cap);; i = (i + 1) & (c->plain_cap - 1)) {
+        if (c->plain[i].key == s.p && c->plain[i].key_len == s.len) return &c->plain[i];
         if (!c->plain[i].key) return NULL;
     }
 }
 
-/* Remembers key -> p[0..n); false on OOM (the text is then just not kept). */
-static bool plain_add(qc_counter *c, const char *key, const char *p, size_t n) {
+/* Remembers s -> p[0..n); false on OOM (the text is then just not kept). */
+static bool plain_add(qc_counter *c, qstr s, const char *p, size_t n) {
     if ((uint64_t)(c->plain_n + 1) * 2 > c->plain_cap) {
         uint32_t cap = c->plain_cap ? c->plain_cap * 2 : 64;
         if (cap < c->plain_cap) return false;
@@ -41,9 +41,10 @@ static bool plain_add(qc_counter *c, const char *key, const char *p, size_t n) {
         c->plain = t; /* the old table stays in the arena */
         c->plain_cap = cap;
     }
-    uint32_t j = plain_slot(key, c->plain_cap);
+    uint32_t j = plain_slot(s.p, c->plain_cap);
     while (c->plain[j].key) j = (j + 1) & (c->plain_cap - 1);
-    c->plain[j].key = key;
+    c->plain[j].key = s.p;
+    c->plain[j].key_len = s.len;
     c->plain[j].p = p;
     c->plain[j].n = n;
     c->plain_n++;
@@ -52,7 +53,7 @@ static bool plain_add(qc_counter *c, const char *key, const char *p, size_t n) {
 
 const char *qc_plain_bytes(qc_counter *c, qstr s, qarena *ar, size_t *len) {
     if (s.p && s.esc) {
-        const qc_plain *e = plain_find(c, s.p);
+        const qc_plain *e = plain_find(c, s);
         if (e) { *len = e->n; return e->p; }
     }
     return qstr_plain_bytes(s, ar, len);
@@ -70,11 +71,11 @@ uint64_t qc_count_qstr(qc_counter *c, qstr s) {
     if (!s.p || !s.len) return 0;
     if (!s.esc) return qc_count_text(c, s.p, s.len);
     if (c->keep && s.len > c->keep_min) {
-        const qc_plain *e = plain_find(c, s.p);
+        const qc_plain *e = plain_find(c, s);
         if (e) return qc_count_text(c, e->p, e->n);
         size_t n;
         const char *p = qstr_plain_bytes(s, c->keep, &n);
-        if (p && plain_add(c, s.p, p, n)) return qc_count_text(c, p, n);
+        if (p && plain_add(c, s, p, n)) return qc_count_text(c, p, n);
         if (!p) { c->oom = true; return 0; }
         return qc_count_text(c, p, n);
     }
