@@ -168,15 +168,20 @@ void qw_key_esc(qw *w, const char *raw, size_t n);      /* already-escaped key c
 static inline void qw_key(qw *w, const char *k) {
     size_t n = strlen(k);
     qbuf *b = w->b;
-    /* a key after the first in a compact object: ,"k": written in place */
-    if (Q_LIKELY(!w->pretty && !w->after_key && w->depth && w->count[w->depth] && b->cap - b->len > n + 4)) {
+    /* a key in a compact object: "k": written in place, after a comma unless
+     * it is the object's first (the comma is stored either way, then
+     * overwritten when not wanted: no branch on it) */
+    if (Q_LIKELY(!w->pretty && !w->after_key && w->depth && b->cap - b->len > n + 4)) {
         char *o = b->data + b->len;
+        size_t comma = w->count[w->depth] != 0;
+        w->count[w->depth] = 1;
         o[0] = ',';
-        o[1] = '"';
-        memcpy(o + 2, k, n);
-        o[n + 2] = '"';
-        o[n + 3] = ':';
-        b->len += n + 4;
+        o += comma;
+        o[0] = '"';
+        memcpy(o + 1, k, n);
+        o[n + 1] = '"';
+        o[n + 2] = ':';
+        b->len += n + 3 + comma;
         w->after_key = true;
         return;
     }
