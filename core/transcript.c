@@ -194,13 +194,19 @@ static inline quire_status expect_type(dctx *c, uint32_t v, qj_type want, const 
     return type_err(c, v, what);
 }
 
+static quire_status fields_err(dctx *c, uint32_t k, bool dup, const char *what);
 /* Scans the members of obj: each key must be one of names (else "unknown
- * field"), none may repeat. vals[i] receives the value index or QJ_NONE. */
-static quire_status scan_fields(dctx *c, uint32_t obj, const char *const *names, const uint8_t *lens, size_t n,
-                                uint32_t *vals, uint64_t *present, const char *what) {
+ * field"), none may repeat. vals[i] receives the value index or QJ_NONE.
+ * Inline in each caller (the table and its size are constants there); the
+ * error out of line. */
+static inline quire_status scan_fields(dctx *c, uint32_t obj, const char *const *names, const uint8_t *lens, size_t n,
+                                       uint32_t *vals, uint64_t *present, const char *what) {
     bool dup;
     uint32_t k = qj_match_fields_len(c->d, obj, names, lens, n, vals, present, &dup);
-    if (k == QJ_NONE) return QUIRE_OK;
+    if (Q_LIKELY(k == QJ_NONE)) return QUIRE_OK;
+    return fields_err(c, k, dup, what);
+}
+static quire_status fields_err(dctx *c, uint32_t k, bool dup, const char *what) {
     char keybuf[128];
     const qj_node *kn = qj_at(c->d, k);
     size_t kl = kn->len < sizeof keybuf - 1 ? kn->len : sizeof keybuf - 1;
