@@ -175,6 +175,13 @@ static inline uint32_t qj_match_fields_len(const qj_doc *d, uint32_t obj, const 
 bool qj_int64(const qj_doc *d, uint32_t i, int64_t *v);
 
 /* ---- writer ---- */
+/* The writer's one-step helpers are inlined at every call (their literal
+ * keys' lengths fold to constants there, no strlen or memcpy call). */
+#if defined(__GNUC__)
+#define QW_INLINE static inline __attribute__((always_inline))
+#else
+#define QW_INLINE static inline
+#endif
 typedef struct qw {
     qbuf *b;
     bool pretty;
@@ -191,7 +198,7 @@ void qw_dispose(qw *w);
  * written inline; anything else (pretty output, growth) by qw_open/qw_close. */
 void qw_open(qw *w, char c);
 void qw_close(qw *w, char c);
-static inline void qw_open_inline(qw *w, char c) {
+QW_INLINE void qw_open_inline(qw *w, char c) {
     qbuf *b = w->b;
     if (Q_LIKELY(!w->pretty && w->depth + 1 < w->cap && b->cap - b->len > 2)) {
         if (w->after_key) {
@@ -206,7 +213,7 @@ static inline void qw_open_inline(qw *w, char c) {
     }
     qw_open(w, c);
 }
-static inline void qw_close_inline(qw *w, char c) {
+QW_INLINE void qw_close_inline(qw *w, char c) {
     qbuf *b = w->b;
     if (Q_LIKELY(!w->pretty && w->depth && b->cap - b->len > 1)) {
         w->depth--;
@@ -222,7 +229,7 @@ static inline void qw_arr_end(qw *w) { qw_close_inline(w, ']'); }
 void qw_key_esc(qw *w, const char *raw, size_t n);      /* already-escaped key content */
 /* k is plain ASCII without escapes (so it is its own escaped form); inline
  * so that strlen of a literal folds away */
-static inline void qw_key(qw *w, const char *k) {
+QW_INLINE void qw_key(qw *w, const char *k) {
     size_t n = strlen(k);
     qbuf *b = w->b;
     /* a key in a compact object: "k": written in place, after a comma unless
@@ -250,7 +257,7 @@ static inline void qw_strz(qw *w, const char *s) { qw_str(w, s, strlen(s)); }
 void qw_str_esc(qw *w, const char *raw, size_t n);      /* already-escaped content */
 /* s is plain ASCII with nothing to escape (a literal such as a type name):
  * after a key it is written in place */
-static inline void qw_lit(qw *w, const char *s) {
+QW_INLINE void qw_lit(qw *w, const char *s) {
     size_t n = strlen(s);
     qbuf *b = w->b;
     if (Q_LIKELY(w->after_key && b->cap - b->len > n + 2)) {
@@ -263,6 +270,70 @@ static inline void qw_lit(qw *w, const char *s) {
         return;
     }
     qw_str_esc(w, s, n);
+}
+/* An object opened with its first member, a literal: {"k":"v" (k and v plain
+ * ASCII with nothing to escape). Compact output with room: one step, the
+ * buffer's length and the depth table read once (the byte stores may alias
+ * them); otherwise the three calls. */
+QW_INLINE void qw_obj_lit(qw *w, const char *k, const char *v) {
+    size_t nk = strlen(k), nv = strlen(v);
+    qbuf *b = w->b;
+    uint32_t depth = w->depth;
+    size_t len = b->len;
+    if (Q_LIKELY(!w->pretty && depth + 1 < w->cap && b->cap - len > nk + nv + 8)) {
+        uint8_t *cnt = w->count;
+        size_t comma = 0;
+        if (w->after_key) {
+            w->after_key = false;
+        } else if (depth) {
+            comma = cnt[depth] != 0;
+            cnt[depth] = 1;
+        }
+        cnt[depth + 1] = 1; /* the object has its first member */
+        w->depth = depth + 1;
+        char *o = b->data + len;
+        o[0] = ',';
+        o += comma;
+        o[0] = '{';
+        o[1] = '"';
+        memcpy(o + 2, k, nk);
+        o[nk + 2] = '"';
+        o[nk + 3] = ':';
+        o[nk + 4] = '"';
+        memcpy(o + nk + 5, v, nv);
+        o[nk + nv + 5] = '"';
+        b->len = len + comma + nk + nv + 6;
+        return;
+    }
+    qw_obj_begin(w);
+    qw_key(w, k);
+    qw_lit(w, v);
+}
+/* A key (plain ASCII) and its value, already-escaped string content, in one
+ * reservation: "k":"raw" (after a comma unless the object's first). Inline:
+ * the key's length is a constant at the call. */
+QW_INLINE void qw_key_str_esc(qw *w, const char *k, size_t nk, const char *raw, size_t n) {
+    qbuf *b = w->b;
+    uint32_t depth = w->depth;
+    size_t len = b->len;
+    if (Q_LIKELY(!w->pretty && !w->after_key && depth && b->cap - len > nk + n + 6)) {
+        size_t comma = w->count[depth] != 0;
+        w->count[depth] = 1;
+        char *o = b->data + len;
+        o[0] = ',';
+        o += comma;
+        o[0] = '"';
+        memcpy(o + 1, k, nk);
+        o[nk + 1] = '"';
+        o[nk + 2] = ':';
+        o[nk + 3] = '"';
+        memcpy(o + nk + 4, raw, n);
+        o[nk + n + 4] = '"';
+        b->len = len + comma + nk + n + 5;
+        return;
+    }
+    qw_key_esc(w, k, nk);
+    qw_str_esc(w, raw, n);
 }
 void qw_num_raw(qw *w, const char *s, size_t n);        /* number text as is */
 void qw_int(qw *w, int64_t v);
