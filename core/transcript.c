@@ -871,6 +871,15 @@ quire_status qtr_decode(quire_transcript *t, const qj_doc *d, uint32_t root, qui
     ptr_key(&c, "messages");
     if ((st = expect_type(&c, mv, QJ_ARRAY, "array of messages"))) return st;
     uint32_t n = qj_at(d, mv)->n;
+    if (n > c.t->capmsgs - c.t->nmsgs) {
+        /* room for one message per element at once (a user message split
+         * in two grows it as usual), not a chain of reallocations */
+        uint32_t ncap = c.t->nmsgs + n;
+        qmsg *nm = q_realloc(c.t->a, c.t->msgs, (size_t)c.t->capmsgs * sizeof(qmsg), (size_t)ncap * sizeof(qmsg));
+        if (!nm) return q_oom(err);
+        c.t->msgs = nm;
+        c.t->capmsgs = ncap;
+    }
     size_t s = ptr_enter(&c);
     uint32_t e = mv + 1;
     for (uint32_t i = 0; i < n; i++) {
