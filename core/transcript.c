@@ -217,12 +217,14 @@ static quire_status fields_err(dctx *c, uint32_t k, bool dup, const char *what) 
     return derr(c, k, "unknown field \"%s\" in %s", keybuf, what);
 }
 
-static quire_status get_str(dctx *c, uint32_t v, const char *field, qstr *out) {
+static quire_status str_err(dctx *c, uint32_t v, const char *field) {
+    ptr_key(c, field); /* the pointer is only built for an error */
+    return expect_type(c, v, QJ_STRING, "string");
+}
+/* Inline (a few loads and stores per field), the error out of line. */
+static inline quire_status get_str(dctx *c, uint32_t v, const char *field, qstr *out) {
     if (v == QJ_NONE) return QUIRE_OK;
-    if (Q_UNLIKELY(qj_type_of(c->d, v) != QJ_STRING)) { /* the pointer is only built for an error */
-        ptr_key(c, field);
-        return expect_type(c, v, QJ_STRING, "string");
-    }
+    if (Q_UNLIKELY(qj_type_of(c->d, v) != QJ_STRING)) return str_err(c, v, field);
     *out = qstr_node(c->d, v);
     return QUIRE_OK;
 }
@@ -1057,12 +1059,17 @@ quire_status quire_transcript_write(const quire_transcript *t, int pretty, quire
     return QUIRE_OK;
 }
 
-bool qtr_ids_eq(qstr a, qstr b) {
-    if (a.esc == b.esc) return a.len == b.len && memcmp(a.p, b.p, a.len) == 0;
+/* One escaped and one not: compared decoded (a frame of 1 KiB, kept out of
+ * the usual path). */
+static bool ids_eq_mixed(qstr a, qstr b) {
     char ta[512], tb[512];
     if (a.len >= sizeof ta || b.len >= sizeof tb) return false;
     size_t na = a.esc ? qj_unescape(a.p, a.len, ta) : a.len, nb = b.esc ? qj_unescape(b.p, b.len, tb) : b.len;
     return na == nb && memcmp(a.esc ? ta : a.p, b.esc ? tb : b.p, na) == 0;
+}
+bool qtr_ids_eq(qstr a, qstr b) {
+    if (Q_LIKELY(a.esc == b.esc)) return a.len == b.len && memcmp(a.p, b.p, a.len) == 0;
+    return ids_eq_mixed(a, b);
 }
 
 uint64_t qtr_id_hash(qstr s) {
