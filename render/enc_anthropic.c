@@ -201,6 +201,7 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
 
 /* The user blocks (user_block, ephemeral_cache) anchored after message k. */
 static void groups_after(qr_ctx *c, uint32_t k, bool user_side) {
+    if (!c->ngroups) return; /* the usual case: no reminder anywhere */
     uint32_t f, n = qr_groups_at(c, k, &f);
     (void)user_side;
     for (uint32_t g = f; g < f + n; g++)
@@ -220,12 +221,14 @@ static void system_message(qr_ctx *c, const qstr *texts, uint32_t n) {
 }
 
 static void developer_groups_after(qr_ctx *c, uint32_t k) {
+    if (!c->ngroups) return;
     uint32_t f, n = qr_groups_at(c, k, &f);
     for (uint32_t g = f; g < f + n; g++)
         if (c->groups[g].slot == QSLOT_DEVELOPER) system_message(c, &c->groups[g].text, 1);
 }
 
 static bool has_user_groups(const qr_ctx *c, uint32_t k) {
+    if (!c->ngroups) return false;
     uint32_t f, n = qr_groups_at(c, k, &f);
     for (uint32_t g = f; g < f + n; g++)
         if (c->groups[g].slot != QSLOT_DEVELOPER) return true;
