@@ -1479,66 +1479,6 @@ uint32_t qj_match_fields(const qj_doc *d, uint32_t obj, const char *const *names
     return QJ_NONE;
 }
 
-static inline uint64_t ld64(const char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
-static inline uint32_t ld32(const char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-/* The n bytes at a and b are equal (n is a name's length: small): two
- * overlapping words cover lengths 4..16, no loop whose exit depends on the
- * length; nothing past either string's n bytes is read. */
-static inline bool bytes_eq(const char *a, const char *b, size_t n) {
-    if (n >= 8) {
-        if (n > 16) return memcmp(a, b, n) == 0;
-        return ((ld64(a) ^ ld64(b)) | (ld64(a + n - 8) ^ ld64(b + n - 8))) == 0;
-    }
-    if (n >= 4) return ((ld32(a) ^ ld32(b)) | (ld32(a + n - 4) ^ ld32(b + n - 4))) == 0;
-    if (n == 0) return true;
-    return ((a[0] ^ b[0]) | (a[n / 2] ^ b[n / 2]) | (a[n - 1] ^ b[n - 1])) == 0; /* every byte of 1..3 */
-}
-
-int qj_str_index_len(const qj_doc *d, uint32_t i, const char *const *names, const uint8_t *lens, size_t n) {
-    const qj_node *nd = &d->nodes[i];
-    if (nd->type != QJ_STRING) return -1;
-    if (nd->flags & QJ_F_ESC) {
-        for (size_t k = 0; k < n; k++)
-            if (qj_str_eqn(d, i, names[k], lens[k])) return (int)k;
-        return -1;
-    }
-    for (size_t k = 0; k < n; k++) /* the length first: most names fail there */
-        if (lens[k] == nd->len && bytes_eq(names[k], nd->p, nd->len)) return (int)k;
-    return -1;
-}
-
-uint32_t qj_match_fields_len(const qj_doc *d, uint32_t obj, const char *const *names, const uint8_t *lens, size_t n,
-                             uint32_t *vals, uint64_t *present, bool *dup) {
-    for (size_t i = 0; i < n; i++) vals[i] = QJ_NONE;
-    *dup = false;
-    uint64_t seen = 0;
-    const qj_node *o = &d->nodes[obj];
-    uint32_t k = obj + 1;
-    size_t start = 0; /* as qj_match_fields: from the one after the last match */
-    for (uint32_t m = 0; m < o->n; m++) {
-        uint32_t v = k + 1;
-        const qj_node *kn = &d->nodes[k];
-        size_t i = start, tries = 0;
-        if (kn->flags & QJ_F_ESC) {
-            while (tries < n && !qj_str_eqn(d, k, names[i], lens[i])) { i = i + 1 == n ? 0 : i + 1; tries++; }
-        } else {
-            uint32_t len = kn->len;
-            while (tries < n && !(lens[i] == len && bytes_eq(names[i], kn->p, len))) {
-                i = i + 1 == n ? 0 : i + 1;
-                tries++;
-            }
-        }
-        if (tries == n) { *present = seen; return k; }
-        if (vals[i] != QJ_NONE) { *dup = true; *present = seen; return k; }
-        vals[i] = v;
-        seen |= 1ull << i;
-        start = i + 1 == n ? 0 : i + 1;
-        k = d->nodes[v].end;
-    }
-    *present = seen;
-    return QJ_NONE;
-}
-
 bool qj_int64(const qj_doc *d, uint32_t i, int64_t *v) {
     const qj_node *nd = &d->nodes[i];
     if (nd->type != QJ_NUMBER) return false;

@@ -111,13 +111,77 @@ uint32_t qj_match_fields(const qj_doc *d, uint32_t obj, const char *const *names
  * strlen(names[i]); n <= 64): a plain key is compared only with names of
  * its length. *present gets bit i for each names[i] matched (also when an
  * offending key is returned: those before it). */
-int qj_str_index_len(const qj_doc *d, uint32_t i, const char *const *names, const uint8_t *lens, size_t n);
-uint32_t qj_match_fields_len(const qj_doc *d, uint32_t obj, const char *const *names, const uint8_t *lens, size_t n,
-                             uint32_t *vals, uint64_t *present, bool *dup);
+/* Inline: the transcript decoder calls them with constant tables and n for
+ * every message and block (no call, the n stores of vals unrolled). */
+static inline uint64_t qj_ld64_(const char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline uint32_t qj_ld32_(const char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+/* The n bytes at a and b are equal (n is a name's length: small): two
+ * overlapping words cover lengths 4..16, no loop whose exit depends on the
+ * length; nothing past either string's n bytes is read. */
+static inline bool qj_bytes_eq_(const char *a, const char *b, size_t n) {
+    if (n >= 8) {
+        if (n > 16) return memcmp(a, b, n) == 0;
+        return ((qj_ld64_(a) ^ qj_ld64_(b)) | (qj_ld64_(a + n - 8) ^ qj_ld64_(b + n - 8))) == 0;
+    }
+    if (n >= 4) return ((qj_ld32_(a) ^ qj_ld32_(b)) | (qj_ld32_(a + n - 4) ^ qj_ld32_(b + n - 4))) == 0;
+    if (n == 0) return true;
+    return ((a[0] ^ b[0]) | (a[n / 2] ^ b[n / 2]) | (a[n - 1] ^ b[n - 1])) == 0; /* every byte of 1..3 */
+}
+static inline int qj_str_index_len(const qj_doc *d, uint32_t i, const char *const *names, const uint8_t *lens,
+                                   size_t n) {
+    const qj_node *nd = &d->nodes[i];
+    if (nd->type != QJ_STRING) return -1;
+    if (nd->flags & QJ_F_ESC) {
+        for (size_t k = 0; k < n; k++)
+            if (qj_str_eqn(d, i, names[k], lens[k])) return (int)k;
+        return -1;
+    }
+    for (size_t k = 0; k < n; k++) /* the length first: most names fail there */
+        if (lens[k] == nd->len && qj_bytes_eq_(names[k], nd->p, nd->len)) return (int)k;
+    return -1;
+}
+static inline uint32_t qj_match_fields_len(const qj_doc *d, uint32_t obj, const char *const *names, const uint8_t *lens,
+                                           size_t n, uint32_t *vals, uint64_t *present, bool *dup) {
+    for (size_t i = 0; i < n; i++) vals[i] = QJ_NONE;
+    *dup = false;
+    uint64_t seen = 0;
+    const qj_node *o = &d->nodes[obj];
+    uint32_t k = obj + 1;
+    size_t start = 0; /* as qj_match_fields: from the one after the last match */
+    for (uint32_t m = 0; m < o->n; m++) {
+        uint32_t v = k + 1;
+        const qj_node *kn = &d->nodes[k];
+        size_t i = start, tries = 0;
+        if (kn->flags & QJ_F_ESC) {
+            while (tries < n && !qj_str_eqn(d, k, names[i], lens[i])) { i = i + 1 == n ? 0 : i + 1; tries++; }
+        } else {
+            uint32_t len = kn->len;
+            while (tries < n && !(lens[i] == len && qj_bytes_eq_(names[i], kn->p, len))) {
+                i = i + 1 == n ? 0 : i + 1;
+                tries++;
+            }
+        }
+        if (tries == n) { *present = seen; return k; }
+        if (seen >> i & 1) { *dup = true; *present = seen; return k; } /* the bits, not a load of vals[i] */
+        vals[i] = v;
+        seen |= 1ull << i;
+        start = i + 1 == n ? 0 : i + 1;
+        k = d->nodes[v].end;
+    }
+    *present = seen;
+    return QJ_NONE;
+}
 /* Parses an integer number node (no fraction/exponent) into *v; false if not one or out of range. */
 bool qj_int64(const qj_doc *d, uint32_t i, int64_t *v);
 
 /* ---- writer ---- */
+/* The writer's one-step helpers are inlined at every call (their literal
+ * keys' lengths fold to constants there, no strlen or memcpy call). */
+#if defined(__GNUC__)
+#define QW_INLINE static inline __attribute__((always_inline))
+#else
+#define QW_INLINE static inline
+#endif
 typedef struct qw {
     qbuf *b;
     bool pretty;
@@ -134,7 +198,7 @@ void qw_dispose(qw *w);
  * written inline; anything else (pretty output, growth) by qw_open/qw_close. */
 void qw_open(qw *w, char c);
 void qw_close(qw *w, char c);
-static inline void qw_open_inline(qw *w, char c) {
+QW_INLINE void qw_open_inline(qw *w, char c) {
     qbuf *b = w->b;
     if (Q_LIKELY(!w->pretty && w->depth + 1 < w->cap && b->cap - b->len > 2)) {
         if (w->after_key) {
@@ -149,7 +213,7 @@ static inline void qw_open_inline(qw *w, char c) {
     }
     qw_open(w, c);
 }
-static inline void qw_close_inline(qw *w, char c) {
+QW_INLINE void qw_close_inline(qw *w, char c) {
     qbuf *b = w->b;
     if (Q_LIKELY(!w->pretty && w->depth && b->cap - b->len > 1)) {
         w->depth--;
@@ -165,18 +229,23 @@ static inline void qw_arr_end(qw *w) { qw_close_inline(w, ']'); }
 void qw_key_esc(qw *w, const char *raw, size_t n);      /* already-escaped key content */
 /* k is plain ASCII without escapes (so it is its own escaped form); inline
  * so that strlen of a literal folds away */
-static inline void qw_key(qw *w, const char *k) {
+QW_INLINE void qw_key(qw *w, const char *k) {
     size_t n = strlen(k);
     qbuf *b = w->b;
-    /* a key after the first in a compact object: ,"k": written in place */
-    if (Q_LIKELY(!w->pretty && !w->after_key && w->depth && w->count[w->depth] && b->cap - b->len > n + 4)) {
+    /* a key in a compact object: "k": written in place, after a comma unless
+     * it is the object's first (the comma is stored either way, then
+     * overwritten when not wanted: no branch on it) */
+    if (Q_LIKELY(!w->pretty && !w->after_key && w->depth && b->cap - b->len > n + 4)) {
         char *o = b->data + b->len;
+        size_t comma = w->count[w->depth] != 0;
+        w->count[w->depth] = 1;
         o[0] = ',';
-        o[1] = '"';
-        memcpy(o + 2, k, n);
-        o[n + 2] = '"';
-        o[n + 3] = ':';
-        b->len += n + 4;
+        o += comma;
+        o[0] = '"';
+        memcpy(o + 1, k, n);
+        o[n + 1] = '"';
+        o[n + 2] = ':';
+        b->len += n + 3 + comma;
         w->after_key = true;
         return;
     }
@@ -188,7 +257,7 @@ static inline void qw_strz(qw *w, const char *s) { qw_str(w, s, strlen(s)); }
 void qw_str_esc(qw *w, const char *raw, size_t n);      /* already-escaped content */
 /* s is plain ASCII with nothing to escape (a literal such as a type name):
  * after a key it is written in place */
-static inline void qw_lit(qw *w, const char *s) {
+QW_INLINE void qw_lit(qw *w, const char *s) {
     size_t n = strlen(s);
     qbuf *b = w->b;
     if (Q_LIKELY(w->after_key && b->cap - b->len > n + 2)) {
@@ -201,6 +270,70 @@ static inline void qw_lit(qw *w, const char *s) {
         return;
     }
     qw_str_esc(w, s, n);
+}
+/* An object opened with its first member, a literal: {"k":"v" (k and v plain
+ * ASCII with nothing to escape). Compact output with room: one step, the
+ * buffer's length and the depth table read once (the byte stores may alias
+ * them); otherwise the three calls. */
+QW_INLINE void qw_obj_lit(qw *w, const char *k, const char *v) {
+    size_t nk = strlen(k), nv = strlen(v);
+    qbuf *b = w->b;
+    uint32_t depth = w->depth;
+    size_t len = b->len;
+    if (Q_LIKELY(!w->pretty && depth + 1 < w->cap && b->cap - len > nk + nv + 8)) {
+        uint8_t *cnt = w->count;
+        size_t comma = 0;
+        if (w->after_key) {
+            w->after_key = false;
+        } else if (depth) {
+            comma = cnt[depth] != 0;
+            cnt[depth] = 1;
+        }
+        cnt[depth + 1] = 1; /* the object has its first member */
+        w->depth = depth + 1;
+        char *o = b->data + len;
+        o[0] = ',';
+        o += comma;
+        o[0] = '{';
+        o[1] = '"';
+        memcpy(o + 2, k, nk);
+        o[nk + 2] = '"';
+        o[nk + 3] = ':';
+        o[nk + 4] = '"';
+        memcpy(o + nk + 5, v, nv);
+        o[nk + nv + 5] = '"';
+        b->len = len + comma + nk + nv + 6;
+        return;
+    }
+    qw_obj_begin(w);
+    qw_key(w, k);
+    qw_lit(w, v);
+}
+/* A key (plain ASCII) and its value, already-escaped string content, in one
+ * reservation: "k":"raw" (after a comma unless the object's first). Inline:
+ * the key's length is a constant at the call. */
+QW_INLINE void qw_key_str_esc(qw *w, const char *k, size_t nk, const char *raw, size_t n) {
+    qbuf *b = w->b;
+    uint32_t depth = w->depth;
+    size_t len = b->len;
+    if (Q_LIKELY(!w->pretty && !w->after_key && depth && b->cap - len > nk + n + 6)) {
+        size_t comma = w->count[depth] != 0;
+        w->count[depth] = 1;
+        char *o = b->data + len;
+        o[0] = ',';
+        o += comma;
+        o[0] = '"';
+        memcpy(o + 1, k, nk);
+        o[nk + 1] = '"';
+        o[nk + 2] = ':';
+        o[nk + 3] = '"';
+        memcpy(o + nk + 4, raw, n);
+        o[nk + n + 4] = '"';
+        b->len = len + comma + nk + n + 5;
+        return;
+    }
+    qw_key_esc(w, k, nk);
+    qw_str_esc(w, raw, n);
 }
 void qw_num_raw(qw *w, const char *s, size_t n);        /* number text as is */
 void qw_int(qw *w, int64_t v);

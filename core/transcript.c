@@ -194,13 +194,19 @@ static inline quire_status expect_type(dctx *c, uint32_t v, qj_type want, const 
     return type_err(c, v, what);
 }
 
+static quire_status fields_err(dctx *c, uint32_t k, bool dup, const char *what);
 /* Scans the members of obj: each key must be one of names (else "unknown
- * field"), none may repeat. vals[i] receives the value index or QJ_NONE. */
-static quire_status scan_fields(dctx *c, uint32_t obj, const char *const *names, const uint8_t *lens, size_t n,
-                                uint32_t *vals, uint64_t *present, const char *what) {
+ * field"), none may repeat. vals[i] receives the value index or QJ_NONE.
+ * Inline in each caller (the table and its size are constants there); the
+ * error out of line. */
+static inline quire_status scan_fields(dctx *c, uint32_t obj, const char *const *names, const uint8_t *lens, size_t n,
+                                       uint32_t *vals, uint64_t *present, const char *what) {
     bool dup;
     uint32_t k = qj_match_fields_len(c->d, obj, names, lens, n, vals, present, &dup);
-    if (k == QJ_NONE) return QUIRE_OK;
+    if (Q_LIKELY(k == QJ_NONE)) return QUIRE_OK;
+    return fields_err(c, k, dup, what);
+}
+static quire_status fields_err(dctx *c, uint32_t k, bool dup, const char *what) {
     char keybuf[128];
     const qj_node *kn = qj_at(c->d, k);
     size_t kl = kn->len < sizeof keybuf - 1 ? kn->len : sizeof keybuf - 1;
@@ -211,12 +217,14 @@ static quire_status scan_fields(dctx *c, uint32_t obj, const char *const *names,
     return derr(c, k, "unknown field \"%s\" in %s", keybuf, what);
 }
 
-static quire_status get_str(dctx *c, uint32_t v, const char *field, qstr *out) {
+static quire_status str_err(dctx *c, uint32_t v, const char *field) {
+    ptr_key(c, field); /* the pointer is only built for an error */
+    return expect_type(c, v, QJ_STRING, "string");
+}
+/* Inline (a few loads and stores per field), the error out of line. */
+static inline quire_status get_str(dctx *c, uint32_t v, const char *field, qstr *out) {
     if (v == QJ_NONE) return QUIRE_OK;
-    if (Q_UNLIKELY(qj_type_of(c->d, v) != QJ_STRING)) { /* the pointer is only built for an error */
-        ptr_key(c, field);
-        return expect_type(c, v, QJ_STRING, "string");
-    }
+    if (Q_UNLIKELY(qj_type_of(c->d, v) != QJ_STRING)) return str_err(c, v, field);
     *out = qstr_node(c->d, v);
     return QUIRE_OK;
 }
@@ -865,6 +873,15 @@ quire_status qtr_decode(quire_transcript *t, const qj_doc *d, uint32_t root, qui
     ptr_key(&c, "messages");
     if ((st = expect_type(&c, mv, QJ_ARRAY, "array of messages"))) return st;
     uint32_t n = qj_at(d, mv)->n;
+    if (n > c.t->capmsgs - c.t->nmsgs) {
+        /* room for one message per element at once (a user message split
+         * in two grows it as usual), not a chain of reallocations */
+        uint32_t ncap = c.t->nmsgs + n;
+        qmsg *nm = q_realloc(c.t->a, c.t->msgs, (size_t)c.t->capmsgs * sizeof(qmsg), (size_t)ncap * sizeof(qmsg));
+        if (!nm) return q_oom(err);
+        c.t->msgs = nm;
+        c.t->capmsgs = ncap;
+    }
     size_t s = ptr_enter(&c);
     uint32_t e = mv + 1;
     for (uint32_t i = 0; i < n; i++) {
@@ -1042,12 +1059,17 @@ quire_status quire_transcript_write(const quire_transcript *t, int pretty, quire
     return QUIRE_OK;
 }
 
-bool qtr_ids_eq(qstr a, qstr b) {
-    if (a.esc == b.esc) return a.len == b.len && memcmp(a.p, b.p, a.len) == 0;
+/* One escaped and one not: compared decoded (a frame of 1 KiB, kept out of
+ * the usual path). */
+static bool ids_eq_mixed(qstr a, qstr b) {
     char ta[512], tb[512];
     if (a.len >= sizeof ta || b.len >= sizeof tb) return false;
     size_t na = a.esc ? qj_unescape(a.p, a.len, ta) : a.len, nb = b.esc ? qj_unescape(b.p, b.len, tb) : b.len;
     return na == nb && memcmp(a.esc ? ta : a.p, b.esc ? tb : b.p, na) == 0;
+}
+bool qtr_ids_eq(qstr a, qstr b) {
+    if (Q_LIKELY(a.esc == b.esc)) return a.len == b.len && memcmp(a.p, b.p, a.len) == 0;
+    return ids_eq_mixed(a, b);
 }
 
 uint64_t qtr_id_hash(qstr s) {

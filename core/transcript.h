@@ -35,6 +35,16 @@ static inline qstr qstr_node(const qj_doc *d, uint32_t i) {
 const char *qstr_plain_bytes(qstr s, qarena *ar, size_t *len);
 bool qstr_eq(qstr s, const char *z);
 void qw_qstr(qw *w, qstr s);
+/* qw_key(w, k) then qw_qstr(w, s); a string copied as it is goes with its
+ * key in one reservation. */
+QW_INLINE void qw_key_qstr(qw *w, const char *k, qstr s) {
+    if (s.esc || s.raw) {
+        qw_key_str_esc(w, k, strlen(k), s.p, s.len);
+        return;
+    }
+    qw_key(w, k);
+    qw_qstr(w, s);
+}
 /* Appends the plain (decoded) bytes of s to b. */
 void qbuf_put_qstr(qbuf *b, qstr s);
 

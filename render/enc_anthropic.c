@@ -29,26 +29,25 @@ static void source(qw *w, const qblock *b, bool document) {
     qw_obj_begin(w);
     if (qstr_present(b->file_id)) {
         qw_key(w, "type"); qw_lit(w, "file");
-        qw_key(w, "file_id"); qw_qstr(w, b->file_id);
+        qw_key_qstr(w, "file_id", b->file_id);
     } else if (qstr_present(b->url)) {
         qw_key(w, "type"); qw_lit(w, "url");
-        qw_key(w, "url"); qw_qstr(w, b->url);
+        qw_key_qstr(w, "url", b->url);
     } else if (document && qstr_eq(b->media_type, "text/plain")) {
         qw_key(w, "type"); qw_lit(w, "text");
-        qw_key(w, "media_type"); qw_qstr(w, b->media_type);
-        qw_key(w, "data"); qw_qstr(w, b->data);
+        qw_key_qstr(w, "media_type", b->media_type);
+        qw_key_qstr(w, "data", b->data);
     } else {
         qw_key(w, "type"); qw_lit(w, "base64");
-        qw_key(w, "media_type"); qw_qstr(w, b->media_type);
-        qw_key(w, "data"); qw_qstr(w, b->data);
+        qw_key_qstr(w, "media_type", b->media_type);
+        qw_key_qstr(w, "data", b->data);
     }
     qw_obj_end(w);
 }
 
 static void text_block(qw *w, qstr text) {
-    qw_obj_begin(w);
-    qw_key(w, "type"); qw_lit(w, "text");
-    qw_key(w, "text"); qw_qstr(w, text);
+    qw_obj_lit(w, "type", "text");
+    qw_key_qstr(w, "text", text);
     qw_obj_end(w);
 }
 
@@ -76,9 +75,8 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
     switch (b->type) {
     case QB_TEXT:
         if (b->text.len == 0) { qr_unsupported(c, mi, (int32_t)bi, "an empty text block"); return; }
-        qw_obj_begin(w);
-        qw_key(w, "type"); qw_lit(w, "text");
-        qw_key(w, "text"); qw_qstr(w, b->text);
+        qw_obj_lit(w, "type", "text");
+        qw_key_qstr(w, "text", b->text);
         if (qval_present(b->citations)) { qw_key(w, "citations"); qw_qval(w, b->citations); }
         if (!part) mark(c, QRS_BLOCK, mi, bi);
         qw_obj_end(w);
@@ -108,21 +106,19 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
             qr_unsupported(c, mi, (int32_t)bi, "a document that is neither application/pdf nor text/plain");
             return;
         }
-        qw_obj_begin(w);
-        qw_key(w, "type"); qw_lit(w, doc ? "document" : "image");
+        qw_obj_lit(w, "type", doc ? "document" : "image");
         source(w, b, doc);
-        if (qstr_present(b->title)) { qw_key(w, "title"); qw_qstr(w, b->title); }
-        else if (doc && qstr_present(b->filename)) { qw_key(w, "title"); qw_qstr(w, b->filename); }
+        if (qstr_present(b->title)) { qw_key_qstr(w, "title", b->title); }
+        else if (doc && qstr_present(b->filename)) { qw_key_qstr(w, "title", b->filename); }
         if (!part) mark(c, QRS_BLOCK, mi, bi);
         qw_obj_end(w);
         return;
     }
     case QB_SERVER_TOOL_CALL:
         if (!qstr_eq(b->provider, "anthropic")) { qr_drop_artefact(c, mi, bi, "server tool call of another provider"); return; }
-        qw_obj_begin(w);
-        qw_key(w, "type"); qw_lit(w, "server_tool_use");
-        qw_key(w, "id"); qw_qstr(w, b->id);
-        qw_key(w, "name"); qw_qstr(w, b->name);
+        qw_obj_lit(w, "type", "server_tool_use");
+        qw_key_qstr(w, "id", b->id);
+        qw_key_qstr(w, "name", b->name);
         qw_key(w, "input"); qw_qval(w, b->input);
         mark(c, QRS_BLOCK, mi, bi);
         qw_obj_end(w);
@@ -145,7 +141,7 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
             else qj_escape(ob, nm.p, nm.len);
             qbuf_puts(ob, "_tool_result\"");
         }
-        qw_key(w, "tool_use_id"); qw_qstr(w, b->tool_call_id);
+        qw_key_qstr(w, "tool_use_id", b->tool_call_id);
         qw_key(w, "content"); qw_qval(w, b->result);
         mark(c, QRS_BLOCK, mi, bi);
         qw_obj_end(w);
@@ -153,22 +149,20 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
     }
     case QB_TOOL_CALL:
         if (!qr_tool_input_ok(c, mi, bi, b)) return;
-        qw_obj_begin(w);
-        qw_key(w, "type"); qw_lit(w, "tool_use");
-        qw_key(w, "id"); qw_qstr(w, b->id);
-        qw_key(w, "name"); qw_qstr(w, b->name);
+        qw_obj_lit(w, "type", "tool_use");
+        qw_key_qstr(w, "id", b->id);
+        qw_key_qstr(w, "name", b->name);
         qw_key(w, "input"); qr_write_tool_input(c, b);
         mark(c, QRS_BLOCK, mi, bi);
         qw_obj_end(w);
         return;
     case QB_TOOL_RESULT:
-        qw_obj_begin(w);
-        qw_key(w, "type"); qw_lit(w, "tool_result");
-        qw_key(w, "tool_use_id"); qw_qstr(w, b->tool_call_id);
-        qw_key(w, "content");
+        qw_obj_lit(w, "type", "tool_result");
+        qw_key_qstr(w, "tool_use_id", b->tool_call_id);
         if (b->content_is_string) {
-            qw_qstr(w, b->content_text);
+            qw_key_qstr(w, "content", b->content_text);
         } else {
+            qw_key(w, "content");
             /* an empty array when nothing is left (a blank result that is not
              * an error; an error result got a text: docs/providers.md) */
             qw_arr_begin(w);
@@ -187,17 +181,15 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
         return;
     case QB_THINKING:
         if (!c->caps.thinking) { qr_drop_artefact(c, mi, bi, "thinking block: the row has no thinking"); return; }
-        qw_obj_begin(w);
-        qw_key(w, "type"); qw_lit(w, "thinking");
-        qw_key(w, "thinking"); qw_qstr(w, b->text);
-        if (qstr_present(b->signature)) { qw_key(w, "signature"); qw_qstr(w, b->signature); }
+        qw_obj_lit(w, "type", "thinking");
+        qw_key_qstr(w, "thinking", b->text);
+        if (qstr_present(b->signature)) { qw_key_qstr(w, "signature", b->signature); }
         qw_obj_end(w);
         return;
     case QB_REDACTED_THINKING:
         if (!c->caps.thinking) { qr_drop_artefact(c, mi, bi, "redactedThinking block: the row has no thinking"); return; }
-        qw_obj_begin(w);
-        qw_key(w, "type"); qw_lit(w, "redacted_thinking");
-        qw_key(w, "data"); qw_qstr(w, b->data);
+        qw_obj_lit(w, "type", "redacted_thinking");
+        qw_key_qstr(w, "data", b->data);
         qw_obj_end(w);
         return;
     case QB_OPAQUE:
@@ -209,6 +201,7 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
 
 /* The user blocks (user_block, ephemeral_cache) anchored after message k. */
 static void groups_after(qr_ctx *c, uint32_t k, bool user_side) {
+    if (!c->ngroups) return; /* the usual case: no reminder anywhere */
     uint32_t f, n = qr_groups_at(c, k, &f);
     (void)user_side;
     for (uint32_t g = f; g < f + n; g++)
@@ -219,8 +212,7 @@ static void system_message(qr_ctx *c, const qstr *texts, uint32_t n) {
     qw *w = c->w;
     /* mid-conversation system messages are a beta feature: the envelope names it */
     qr_need_beta(c, "mid-conversation-system-2026-04-07");
-    qw_obj_begin(w);
-    qw_key(w, "role"); qw_lit(w, "system");
+    qw_obj_lit(w, "role", "system");
     qw_key(w, "content");
     qw_arr_begin(w);
     for (uint32_t i = 0; i < n; i++) text_block(w, texts[i]);
@@ -229,12 +221,14 @@ static void system_message(qr_ctx *c, const qstr *texts, uint32_t n) {
 }
 
 static void developer_groups_after(qr_ctx *c, uint32_t k) {
+    if (!c->ngroups) return;
     uint32_t f, n = qr_groups_at(c, k, &f);
     for (uint32_t g = f; g < f + n; g++)
         if (c->groups[g].slot == QSLOT_DEVELOPER) system_message(c, &c->groups[g].text, 1);
 }
 
 static bool has_user_groups(const qr_ctx *c, uint32_t k) {
+    if (!c->ngroups) return false;
     uint32_t f, n = qr_groups_at(c, k, &f);
     for (uint32_t g = f; g < f + n; g++)
         if (c->groups[g].slot != QSLOT_DEVELOPER) return true;
@@ -250,8 +244,7 @@ static void fold_system(qr_ctx *c) {
 static void user_message(qr_ctx *c, uint32_t i, uint32_t j, bool fold, bool tail, uint32_t extra_anchor) {
     const quire_transcript *t = c->t;
     qw *w = c->w;
-    qw_obj_begin(w);
-    qw_key(w, "role"); qw_lit(w, "user");
+    qw_obj_lit(w, "role", "user");
     qw_key(w, "content");
     qw_arr_begin(w);
     /* pass 0: tool results (they must open the message) */
@@ -281,8 +274,7 @@ static void user_message(qr_ctx *c, uint32_t i, uint32_t j, bool fold, bool tail
 
 static void assistant_message(qr_ctx *c, uint32_t i, uint32_t j) {
     qw *w = c->w;
-    qw_obj_begin(w);
-    qw_key(w, "role"); qw_lit(w, "assistant");
+    qw_obj_lit(w, "role", "assistant");
     qw_key(w, "content");
     qw_arr_begin(w);
     for (uint32_t k = i; k < j; k++) {
@@ -338,8 +330,7 @@ static void write_params(qr_ctx *c) {
         qw_key(w, "output_config");
         qw_obj_begin(w);
         qw_key(w, "format");
-        qw_obj_begin(w);
-        qw_key(w, "type"); qw_lit(w, "json_schema");
+        qw_obj_lit(w, "type", "json_schema");
         qw_key(w, "schema"); qw_qval(w, p->format_schema);
         qw_obj_end(w);
         qw_obj_end(w);
@@ -354,8 +345,7 @@ static void write_params(qr_ctx *c) {
                                  c->max_tokens ? c->max_tokens : 4096);
         } else {
             qw_key(w, "thinking");
-            qw_obj_begin(w);
-            qw_key(w, "type"); qw_lit(w, "enabled");
+            qw_obj_lit(w, "type", "enabled");
             qw_key(w, "budget_tokens"); qw_qval(w, p->budget_tokens);
             qw_obj_end(w);
         }
@@ -380,9 +370,8 @@ quire_status qr_encode_anthropic(qr_ctx *c) {
         qw_key(w, "system");
         qw_arr_begin(w);
         for (uint32_t i = 0; t->has_system && i < t->nsystem; i++) {
-            qw_obj_begin(w);
-            qw_key(w, "type"); qw_lit(w, "text");
-            qw_key(w, "text"); qw_qstr(w, t->system[i].text);
+            qw_obj_lit(w, "type", "text");
+            qw_key_qstr(w, "text", t->system[i].text);
             mark(c, QRS_SYSTEM, i, 0);
             qw_obj_end(w);
         }
@@ -411,8 +400,8 @@ quire_status qr_encode_anthropic(qr_ctx *c) {
                 continue;
             }
             qw_obj_begin(w);
-            qw_key(w, "name"); qw_qstr(w, tl->name);
-            if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
+            qw_key_qstr(w, "name", tl->name);
+            if (qstr_present(tl->description)) { qw_key_qstr(w, "description", tl->description); }
             qw_key(w, "input_schema"); qw_qval(w, tl->input_schema);
             mark(c, QRS_TOOL, i, 0);
             qw_obj_end(w);
@@ -437,8 +426,7 @@ quire_status qr_encode_anthropic(qr_ctx *c) {
             /* an opening user turn: the folded system prompt, or a placeholder */
             bool only_tail = nr == 0 && !fold;
             if (!only_tail) {
-                qw_obj_begin(w);
-                qw_key(w, "role"); qw_lit(w, "user");
+                qw_obj_lit(w, "role", "user");
                 qw_key(w, "content");
                 qw_arr_begin(w);
                 if (fold) fold_system(c);
@@ -503,8 +491,7 @@ quire_status qr_encode_anthropic(qr_ctx *c) {
         for (uint32_t k = run->i; k < run->j; k++) developer_groups_after(c, k);
         /* user blocks anchored after the last assistant message with no user run following */
         if (run->role == QW_ASSISTANT && (last || runs[r + 1].role != QW_USER) && has_user_groups(c, run->j - 1)) {
-            qw_obj_begin(w);
-            qw_key(w, "role"); qw_lit(w, "user");
+            qw_obj_lit(w, "role", "user");
             qw_key(w, "content");
             qw_arr_begin(w);
             groups_after(c, run->j - 1, true);
@@ -517,8 +504,7 @@ quire_status qr_encode_anthropic(qr_ctx *c) {
     }
     if (tail_user) {
         /* the transcript ends with an assistant or system message: a new user turn */
-        qw_obj_begin(w);
-        qw_key(w, "role"); qw_lit(w, "user");
+        qw_obj_lit(w, "role", "user");
         qw_key(w, "content");
         qw_arr_begin(w);
         groups_after(c, QR_TAIL, true);

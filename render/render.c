@@ -710,19 +710,29 @@ static quire_status rules_system(qr_ctx *c, quire_transcript **viewp) {
  * docs/providers.md, "Provider rules". */
 #define QR_EMPTY_RESULT_TEXT "(no output)"
 
+/* The block as changed: bl copied into *nb at the first change (*copied);
+ * most tool results need none, and a block is a few hundred bytes. */
+static qblock *nb_take(const qblock *bl, qblock *nb, bool *copied) {
+    if (!*copied) {
+        *nb = *bl;
+        *copied = true;
+    }
+    return nb;
+}
+
 /* A tool result's blank text (Anthropic, Bedrock): blank text parts are
  * dropped (content_dropped blank_text, partIndex), and on Bedrock a blank
  * string content too; a result left with no content is sent with an empty
  * content on Anthropic when it is not an error, and with the placeholder
  * text on Bedrock and for an Anthropic error result (request_adjusted
  * empty_tool_result_placeholder). Returns whether *nb changed. */
-static bool rules_tool_result(qr_ctx *c, const qblock *bl, qblock *nb, uint32_t k, uint32_t b, bool *oom) {
+static bool rules_tool_result(qr_ctx *c, const qblock *bl, qblock *nb, bool *copied, uint32_t k, uint32_t b, bool *oom) {
     bool changed = false;
     if (bl->content_is_string) {
         /* Anthropic takes a string content as it is (Claude Code sends "" for
          * a silent tool); Converse makes a text block of it */
         if (c->caps.dialect == QD_ANTHROPIC_MESSAGES && bl->is_error == 1 && bl->content_text.len == 0) {
-            nb->content_text = qstr_lit(QR_EMPTY_RESULT_TEXT);
+            nb_take(bl, nb, copied)->content_text = qstr_lit(QR_EMPTY_RESULT_TEXT);
             qr_event_adjusted(c, "empty_tool_result_placeholder", k,
                               "an error tool result with no content carries the text \"" QR_EMPTY_RESULT_TEXT
                               "\" (this provider needs content when is_error is true)");
@@ -731,10 +741,11 @@ static bool rules_tool_result(qr_ctx *c, const qblock *bl, qblock *nb, uint32_t 
         if (c->caps.dialect != QD_BEDROCK_CONVERSE || !is_blank(bl->content_text)) return false;
         if (bl->content_text.len)
             ev_content_dropped(c, k, (int32_t)b, 0, "blank_text", "a tool result text with no visible character is rejected by this provider");
-        nb->content_is_string = false;
-        nb->content_text = (qstr){0};
-        nb->parts = NULL;
-        nb->nparts = 0;
+        qblock *o = nb_take(bl, nb, copied);
+        o->content_is_string = false;
+        o->content_text = (qstr){0};
+        o->parts = NULL;
+        o->nparts = 0;
         changed = true;
     } else {
         uint32_t blank = 0;
@@ -749,20 +760,24 @@ static bool rules_tool_result(qr_ctx *c, const qblock *bl, qblock *nb, uint32_t 
                                        "a tool result text with no visible character is rejected by this provider");
                 else parts[np++] = bl->parts[i];
             }
-            nb->parts = parts;
-            nb->nparts = np;
+            qblock *o = nb_take(bl, nb, copied);
+            o->parts = parts;
+            o->nparts = np;
             changed = true;
         }
     }
-    if (nb->nparts == 0 && !nb->content_is_string && c->caps.dialect == QD_BEDROCK_CONVERSE) {
-        nb->content_is_string = true;
-        nb->content_text = qstr_lit(QR_EMPTY_RESULT_TEXT);
+    const qblock *cur = *copied ? nb : bl;
+    if (cur->nparts == 0 && !cur->content_is_string && c->caps.dialect == QD_BEDROCK_CONVERSE) {
+        qblock *o = nb_take(bl, nb, copied);
+        o->content_is_string = true;
+        o->content_text = qstr_lit(QR_EMPTY_RESULT_TEXT);
         qr_event_adjusted(c, "empty_tool_result_placeholder", k,
                           "a tool result with no content carries the text \"" QR_EMPTY_RESULT_TEXT "\" (Converse needs content)");
         changed = true;
-    } else if (nb->nparts == 0 && !nb->content_is_string && c->caps.dialect == QD_ANTHROPIC_MESSAGES && bl->is_error == 1) {
-        nb->content_is_string = true;
-        nb->content_text = qstr_lit(QR_EMPTY_RESULT_TEXT);
+    } else if (cur->nparts == 0 && !cur->content_is_string && c->caps.dialect == QD_ANTHROPIC_MESSAGES && bl->is_error == 1) {
+        qblock *o = nb_take(bl, nb, copied);
+        o->content_is_string = true;
+        o->content_text = qstr_lit(QR_EMPTY_RESULT_TEXT);
         qr_event_adjusted(c, "empty_tool_result_placeholder", k,
                           "an error tool result with no content carries the text \"" QR_EMPTY_RESULT_TEXT
                           "\" (this provider needs content when is_error is true)");
@@ -927,11 +942,7 @@ static quire_status rules_msg(qr_ctx *c, uint32_t k, quire_transcript **viewp, b
         }
         qblock nb; /* the block as changed: copied only when a rule may change it */
         bool mod = false, oom = false, copied = false;
-        if (!reason && claude_rules && bl->type == QB_TOOL_RESULT) {
-            nb = *bl;
-            copied = true;
-            mod = rules_tool_result(c, bl, &nb, k, b, &oom);
-        }
+        if (!reason && claude_rules && bl->type == QB_TOOL_RESULT) mod = rules_tool_result(c, bl, &nb, &copied, k, b, &oom);
         if (!reason && map_ids && (bl->type == QB_TOOL_CALL || bl->type == QB_TOOL_RESULT)) {
             const char *to = ids_map(c, ids, bl->type == QB_TOOL_CALL ? bl->id : bl->tool_call_id, &oom);
             if (to) {
