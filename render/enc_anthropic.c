@@ -193,7 +193,11 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
         qw_obj_end(w);
         return;
     case QB_OPAQUE:
-        if (qstr_eq(b->provider, "anthropic")) { qw_qval(w, b->item); return; }
+        if (qstr_eq(b->provider, "anthropic")) {
+            qw_qval(w, b->item);
+            c->verbatim = true;
+            return;
+        }
         qr_drop_artefact(c, mi, bi, "opaque item of another provider");
         return;
     }
@@ -397,6 +401,7 @@ quire_status qr_encode_anthropic(qr_ctx *c) {
                 }
                 if (!own_cc) mark(c, QRS_TOOL, i, 0);
                 qw_obj_end(w);
+                c->verbatim = true;
                 continue;
             }
             qw_obj_begin(w);

@@ -1299,9 +1299,11 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
      * validator (the encoders write parameter fields valid by construction) */
     bool merged = false;
     if (!st && !out.oom) st = merge_provider_options(&c, a, &out, &merged);
-    if (!st && (ro->lossy || merged) && !out.oom) {
+    if (!st && (ro->lossy || merged || (c.verbatim && !memo)) && !out.oom) {
         /* what --lossy dropped may leave a request its provider rejects (an
-         * emptied message): check our own output, never emit it invalid */
+         * emptied message), and opaque items and provider tools are written
+         * as the transcript gave them: check our own output, never emit it
+         * invalid (a session checks its bodies in session/replay.c) */
         quire_render_options vro = *ro;
         vro.model = model;
         quire_bytes rep;
@@ -1312,8 +1314,10 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
         if (vs == QUIRE_E_VALIDATE) {
             size_t n = 0;
             while (n < rep.len && rep.data[n] != '\n') n++;
-            st = q_err(err, QUIRE_E_UNSUPPORTED, ro->lossy ? "after dropping what %s cannot express, the request is invalid: %.*s"
-                                                           : "the %s request with these parameters is invalid: %.*s",
+            st = q_err(err, QUIRE_E_UNSUPPORTED,
+                       ro->lossy  ? "after dropping what %s cannot express, the request is invalid: %.*s"
+                       : merged   ? "the %s request with these parameters is invalid: %.*s"
+                                  : "the %s request with the opaque items and provider tools as given is invalid: %.*s",
                        qdialect_name(c.caps.dialect), (int)(n < 300 ? n : 300), rep.data);
             quire_bytes_free(&rep);
         } else if (vs == QUIRE_E_NOMEM) {
@@ -1399,7 +1403,7 @@ void qr_write_function_tools(qr_ctx *c) {
     for (uint32_t i = 0; i < t->ntools; i++) {
         const qtool *tl = &t->tools[i];
         if (tl->kind == QTK_PROVIDER) {
-            if (qr_is_provider(c, tl->provider)) qw_qval(w, tl->item);
+            if (qr_is_provider(c, tl->provider)) { qw_qval(w, tl->item); c->verbatim = true; }
             else qr_tool_unsupported(c, i, "a provider tool of another provider");
             continue;
         }

@@ -70,6 +70,7 @@ typedef struct qr_ctx {
     uint32_t nbetas;
     uint8_t unit_betas[4];    /* the features the memo unit being encoded needed, in order (qr_beta_id + 1) */
     uint8_t nunit_betas;
+    bool verbatim;            /* an opaque item was written as given: the body is validated before it is returned */
 } qr_ctx;
 
 /* Dialect encoders: write the whole request body with c->w. */

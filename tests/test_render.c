@@ -813,7 +813,66 @@ static void test_into(void) {
     quire_transcript_free(t);
 }
 
+/* ---- opaque items and provider tools are written as given: render checks
+ * the body with the validator before returning it ---- */
+static void verbatim_case(const char *provider, const char *json, bool ok) {
+    quire_transcript *t = tr(json);
+    CHECK(t != NULL);
+    if (!t) return;
+    quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
+    ro.provider = provider;
+    quire_render_result res;
+    quire_error e;
+    memset(&e, 0, sizeof e);
+    quire_status st = quire_render(t, NULL, &ro, NULL, &res, &e);
+    if (ok) {
+        CHECK_MSG(st == QUIRE_OK, "%s: %s", provider, e.message);
+        if (st == QUIRE_OK) {
+            quire_bytes rep = {0};
+            quire_error ve;
+            CHECK_MSG(quire_validate(res.request.data, res.request.len, &ro, NULL, &rep, &ve) == QUIRE_OK, "%s: %s",
+                      provider, rep.data ? rep.data : ve.message);
+            quire_bytes_free(&rep);
+            quire_render_result_free(&res);
+        }
+    } else {
+        CHECK_MSG(st == QUIRE_E_UNSUPPORTED && strstr(e.message, "as given is invalid"), "%s: status %d: %s", provider,
+                  (int)st, e.message);
+        if (st == QUIRE_OK) quire_render_result_free(&res);
+    }
+    quire_transcript_free(t);
+}
+
+static void test_verbatim(void) {
+#define OPQ(prov, item)                                                                                                \
+    "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"opaque\","    \
+    "\"provider\":\"" prov "\",\"item\":" item "},{\"type\":\"text\",\"text\":\"y\"}]},{\"role\":\"user\",\"content\":\"z\"}]}"
+    /* items the provider would reject: no type, a call without its fields, an unknown part field */
+    verbatim_case("openai_responses", OPQ("openai_responses", "{\"type)\":\"reasoning\",\"summary\":[]}"), false);
+    verbatim_case("openai_responses", OPQ("openai_responses", "{\"type\":\"function_call\",\"id\":\"x\"}"), false);
+    verbatim_case("gemini", OPQ("gemini", "{\"foo\":1}"), false);
+    verbatim_case("anthropic", OPQ("anthropic", "{\"foo\":1}"), false);
+    verbatim_case("bedrock", OPQ("bedrock_converse", "{\"foo\":1}"), false);
+    /* items as the providers send them */
+    verbatim_case("openai_responses",
+                  OPQ("openai_responses", "{\"type\":\"reasoning\",\"id\":\"rs_1\",\"summary\":[],"
+                                          "\"encrypted_content\":\"gAAAA==\"}"), true);
+    verbatim_case("gemini", OPQ("gemini", "{\"text\":\"t\",\"thoughtSignature\":\"c2ln\"}"), true);
+    /* another provider's opaque item is dropped with an event, never written */
+    verbatim_case("anthropic", OPQ("gemini", "{\"foo\":1}"), true);
+#undef OPQ
+    /* a provider tool, byte-exact: checked the same way */
+    verbatim_case("anthropic",
+                  "{\"tools\":[{\"kind\":\"provider\",\"provider\":\"anthropic\",\"item\":{\"bogus\":true}}],"
+                  "\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}", false);
+    verbatim_case("anthropic",
+                  "{\"tools\":[{\"kind\":\"provider\",\"provider\":\"anthropic\",\"item\":{\"type\":"
+                  "\"web_search_20250305\",\"name\":\"web_search\"}}],\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}",
+                  true);
+}
+
 int main(void) {
+    test_verbatim();
     test_into();
     test_anthropic_tail();
     test_anthropic_slots();
