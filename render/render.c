@@ -704,6 +704,23 @@ static quire_status rules_system(qr_ctx *c, quire_transcript **viewp) {
     return QUIRE_OK;
 }
 
+/* Gemini rows without a system instruction take the system prompt as a text
+ * part of the first user content: an empty prompt would be an empty part,
+ * which Gemini rejects; it is dropped with an event instead (a prompt of
+ * several blocks is joined with blank lines, never empty). */
+static quire_status rules_system_folded(qr_ctx *c, quire_transcript **viewp) {
+    const quire_transcript *t = c->t;
+    if (!t->has_system || t->nsystem != 1 || t->system[0].text.len != 0 || qstr_present(c->sys_extra))
+        return QUIRE_OK;
+    ev_drop_system(c, 0, "blank_text",
+                   "an empty system prompt would be an empty text part of the first user content, which this "
+                   "provider rejects");
+    quire_status st = view_of(c, viewp);
+    if (st) return st;
+    (*viewp)->nsystem = 0;
+    return QUIRE_OK;
+}
+
 /* The text a tool result whose content is empty carries where the provider
  * needs one: any result on Bedrock (a toolResult needs content), an error
  * result on Anthropic ("content cannot be empty if is_error is true");
@@ -1038,7 +1055,9 @@ static quire_status apply_rules_from(qr_ctx *c, quire_transcript **viewp, qr_rul
     const quire_transcript *t = c->t;
     bool claude_rules = c->caps.dialect == QD_ANTHROPIC_MESSAGES || c->caps.dialect == QD_BEDROCK_CONVERSE;
     *viewp = NULL;
-    quire_status st = claude_rules ? rules_system(c, viewp) : QUIRE_OK;
+    quire_status st = claude_rules ? rules_system(c, viewp)
+                      : c->caps.dialect == QD_GEMINI && c->caps.system == QSYS_FIRST_USER ? rules_system_folded(c, viewp)
+                                                                                        : QUIRE_OK;
     if (st) return st;
     qr_ids ids = {0};
     bool map_ids = c->caps.tool_ids == QIDS_ALNUM9;

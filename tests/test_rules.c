@@ -502,6 +502,31 @@ static size_t count_of(const char *hay, const char *needle) {
     return n;
 }
 
+/* Gemma rows (no system instruction) fold the system prompt into the first
+ * user content as a text part: an empty prompt is dropped with an event, never
+ * sent as an empty part (found by fuzz_differential). */
+static void test_gemini_folded_empty_system(void) {
+    out o = rend("{\"system\":\"\",\"messages\":[{\"role\":\"user\",\"content\":\"go\"}]}", "gemini", "gemma-3-27b-it", false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_NOT(o.req, "{\"text\":\"\"}");
+    CHECK_HAS(o.req, "\"parts\":[{\"text\":\"go\"}]");
+    CHECK_HAS(o.ev, "{\"sessionUpdate\":\"content_dropped\",\"systemIndex\":0,\"reason\":\"blank_text\"");
+    out_free(&o);
+    /* a prompt with text is folded as before */
+    o = rend("{\"system\":\"Be brief.\",\"messages\":[{\"role\":\"user\",\"content\":\"go\"}]}", "gemini", "gemma-3-27b-it", false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "\"parts\":[{\"text\":\"Be brief.\"},{\"text\":\"go\"}]");
+    CHECK_NOT(o.ev, "blank_text");
+    out_free(&o);
+    /* a row with a system instruction is unchanged by this rule */
+    o = rend("{\"system\":\"\",\"messages\":[{\"role\":\"user\",\"content\":\"go\"}]}", "gemini", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_NOT(o.ev, "systemIndex");
+    out_free(&o);
+    CHECK_VIOL("{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"\"},{\"text\":\"go\"}]}]}", "gemini",
+               "gemma-3-27b-it", "an empty text part is rejected");
+}
+
 static void test_blank_system_and_results(void) {
     const char *t = "{\"system\":[{\"type\":\"text\",\"text\":\" \\n\"},{\"type\":\"text\",\"text\":\"Be brief.\"}],"
                     "\"messages\":[{\"role\":\"user\",\"content\":\"go\"},"
@@ -844,6 +869,7 @@ int main(void) {
     test_compact_checks();
     test_cross();
     test_blank_system_and_results();
+    test_gemini_folded_empty_system();
     test_unrecorded_signature();
     test_mistral_ids();
     test_converse_names_back();
