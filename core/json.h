@@ -271,6 +271,18 @@ QW_INLINE void qw_lit(qw *w, const char *s) {
     }
     qw_str_esc(w, s, n);
 }
+/* Stores "k":"v" at o (k and v written as given, the room checked by the
+ * caller); returns its length. */
+QW_INLINE size_t qw_put_kv(char *o, const char *k, size_t nk, const char *v, size_t nv) {
+    o[0] = '"';
+    memcpy(o + 1, k, nk);
+    o[nk + 1] = '"';
+    o[nk + 2] = ':';
+    o[nk + 3] = '"';
+    memcpy(o + nk + 4, v, nv);
+    o[nk + nv + 4] = '"';
+    return nk + nv + 5;
+}
 /* An object opened with its first member, a literal: {"k":"v" (k and v plain
  * ASCII with nothing to escape). Compact output with room: one step, the
  * buffer's length and the depth table read once (the byte stores may alias
@@ -295,14 +307,7 @@ QW_INLINE void qw_obj_lit(qw *w, const char *k, const char *v) {
         o[0] = ',';
         o += comma;
         o[0] = '{';
-        o[1] = '"';
-        memcpy(o + 2, k, nk);
-        o[nk + 2] = '"';
-        o[nk + 3] = ':';
-        o[nk + 4] = '"';
-        memcpy(o + nk + 5, v, nv);
-        o[nk + nv + 5] = '"';
-        b->len = len + comma + nk + nv + 6;
+        b->len = len + comma + 1 + qw_put_kv(o + 1, k, nk, v, nv);
         return;
     }
     qw_obj_begin(w);
@@ -322,14 +327,7 @@ QW_INLINE void qw_key_str_esc(qw *w, const char *k, size_t nk, const char *raw, 
         char *o = b->data + len;
         o[0] = ',';
         o += comma;
-        o[0] = '"';
-        memcpy(o + 1, k, nk);
-        o[nk + 1] = '"';
-        o[nk + 2] = ':';
-        o[nk + 3] = '"';
-        memcpy(o + nk + 4, raw, n);
-        o[nk + n + 4] = '"';
-        b->len = len + comma + nk + n + 5;
+        b->len = len + comma + qw_put_kv(o, k, nk, raw, n);
         return;
     }
     qw_key_esc(w, k, nk);
