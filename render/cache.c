@@ -109,7 +109,7 @@ quire_status qr_plan_cache(qr_ctx *c) {
     qr_inmarks *im = c->memo ? qr_memo_inmarks(c->memo) : NULL;
     uint32_t from = 0;
     if (im) {
-        if (im->t == t && im->n <= t->nmsgs && (im->n == 0 || t->msgs[im->n - 1].blocks == im->last)) {
+        if (qr_scan_holds(im->t, im->n, im->last, t)) {
             from = im->n;
         } else {
             im->t = t;

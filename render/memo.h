@@ -97,6 +97,14 @@ size_t qr_memo_same(const qr_memo *m, uint64_t *gen, size_t *bytes);
  * same. False when nothing would be left out. */
 bool qr_memo_window(qr_memo *m, const char **p, size_t *n);
 
+/* Whether what a render found in messages [0, n) of transcript seen (message
+ * n - 1 then held the blocks last) still holds for t: the same transcript,
+ * at most appended to since. The scans below resume after n when it does. */
+static inline bool qr_scan_holds(const quire_transcript *seen, uint32_t n, const qblock *last,
+                                 const quire_transcript *t) {
+    return seen == t && n <= t->nmsgs && (n == 0 || t->msgs[n - 1].blocks == last);
+}
+
 /* What the transcript checks of render.c have verified for a transcript:
  * messages [0, n) (the last one's blocks identify it) and, for the dialects
  * that want toolCall ids unique request-wide, the ids of their calls (an

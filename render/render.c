@@ -109,7 +109,7 @@ static void note_image_detail(qr_ctx *c) {
     qr_details *d = c->memo ? qr_memo_details(c->memo) : NULL;
     uint32_t from = 0;
     if (d) {
-        if (d->t == t && d->n <= t->nmsgs && (d->n == 0 || t->msgs[d->n - 1].blocks == d->last)) {
+        if (qr_scan_holds(d->t, d->n, d->last, t)) {
             from = d->n;
         } else {
             d->t = t;
@@ -562,7 +562,7 @@ static quire_status check_transcript(qr_ctx *c, qr_memo *memo) {
     qr_checked *ck = memo ? qr_memo_checked(memo) : NULL;
     uint32_t from = 0;
     if (ck) {
-        if (ck->t == t && ck->global == global && ck->n <= t->nmsgs && (ck->n == 0 || t->msgs[ck->n - 1].blocks == ck->last))
+        if (ck->global == global && qr_scan_holds(ck->t, ck->n, ck->last, t))
             from = ck->n;
         else {
             qr_checked_reset(memo);
@@ -1099,7 +1099,7 @@ static quire_status apply_rules(qr_ctx *c, quire_transcript **viewp) {
     qr_rules *ru = c->memo && c->caps.tool_ids != QIDS_ALNUM9 ? qr_memo_rules(c->memo) : NULL;
     if (ru) {
         bool thinking = c->caps.thinking != 0;
-        if (!(ru->t == t && ru->n <= t->nmsgs && (ru->n == 0 || t->msgs[ru->n - 1].blocks == ru->last) &&
+        if (!(qr_scan_holds(ru->t, ru->n, ru->last, t) &&
               ru->dialect == (int)c->caps.dialect && ru->thinking == thinking && strcmp(ru->provider, c->ro->provider) == 0)) {
             ru->t = NULL;
             ru->n = ru->nchg = 0;
