@@ -194,8 +194,7 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
         return;
     case QB_OPAQUE:
         if (qstr_eq(b->provider, "anthropic")) {
-            qw_qval(w, b->item);
-            c->verbatim = true;
+            qr_write_as_given(c, b->item);
             return;
         }
         qr_drop_artefact(c, mi, bi, "opaque item of another provider");

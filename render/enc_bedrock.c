@@ -218,8 +218,7 @@ static void block_at(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool 
         break;
     case QB_OPAQUE:
         if (qstr_eq(b->provider, c->ro->provider) || qstr_eq(b->provider, "bedrock_converse")) {
-            qw_qval(w, b->item);
-            c->verbatim = true;
+            qr_write_as_given(c, b->item);
             break;
         }
         qr_drop_artefact(c, mi, bi, "opaque item of another provider");
@@ -343,8 +342,7 @@ quire_status qr_encode_bedrock(qr_ctx *c) {
             if (tl->kind == QTK_CUSTOM) { qr_tool_unsupported(c, i, "a custom (freeform) tool"); continue; }
             if (tl->kind == QTK_PROVIDER) {
                 if (!qr_is_provider(c, tl->provider)) { qr_tool_unsupported(c, i, "a provider tool of another provider"); continue; }
-                qw_qval(w, tl->item);
-                c->verbatim = true;
+                qr_write_as_given(c, tl->item);
                 point_after(c, QRS_TOOL, i, 0);
                 continue;
             }

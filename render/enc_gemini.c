@@ -58,7 +58,7 @@ static void user_part(qr_ctx *c, const qmsg *m, const qblock *b, uint32_t mi, ui
     case QB_IMAGE: case QB_DOCUMENT: case QB_AUDIO: case QB_FILE: media_part(c, b, mi, bi); return;
     case QB_SERVER_TOOL_CALL: case QB_SERVER_TOOL_RESULT: return; /* assistant-only blocks */
     case QB_OPAQUE:
-        if (qstr_eq(b->provider, c->ro->provider) || qstr_eq(b->provider, "gemini")) { qw_qval(c->w, b->item); c->verbatim = true; }
+        if (qstr_eq(b->provider, c->ro->provider) || qstr_eq(b->provider, "gemini")) qr_write_as_given(c, b->item);
         else qr_drop_artefact(c, mi, bi, "opaque item of another provider");
         return;
     case QB_TOOL_CALL: case QB_TOOL_RESULT: case QB_THINKING: case QB_REDACTED_THINKING: return;
@@ -156,8 +156,7 @@ static void model_part(qr_ctx *c, const qmsg *m, uint32_t mi, uint32_t bi, bool 
         return;
     case QB_OPAQUE:
         if (qstr_eq(b->provider, c->ro->provider) || qstr_eq(b->provider, "gemini")) {
-            qw_qval(w, b->item);
-            c->verbatim = true;
+            qr_write_as_given(c, b->item);
             return;
         }
         qr_drop_artefact(c, mi, bi, "opaque item of another provider");
@@ -369,7 +368,7 @@ quire_status qr_encode_gemini(qr_ctx *c) {
             const qtool *tl = &t->tools[i];
             if (tl->kind == QTK_FUNCTION) nfn++;
             else if (tl->kind == QTK_CUSTOM) qr_tool_unsupported(c, i, "a custom (freeform) tool");
-            else if (qr_is_provider(c, tl->provider)) { qw_qval(w, tl->item); c->verbatim = true; }
+            else if (qr_is_provider(c, tl->provider)) qr_write_as_given(c, tl->item);
             else qr_tool_unsupported(c, i, "a provider tool of another provider");
         }
         if (nfn) {

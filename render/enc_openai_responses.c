@@ -152,7 +152,7 @@ static void user_message(qr_ctx *c, uint32_t k, bool *fold) {
         if (b < m->nblocks && !opq) continue;
         if (b > start || (b == m->nblocks && start == 0)) user_message_range(c, k, fold, start, b);
         if (opq) {
-            if (opaque_mine(c, &m->blocks[b])) { qw_qval(c->w, m->blocks[b].item); c->verbatim = true; }
+            if (opaque_mine(c, &m->blocks[b])) qr_write_as_given(c, m->blocks[b].item);
             else qr_drop_artefact(c, k, b, "opaque item of another provider");
         }
         start = b + 1;
@@ -241,7 +241,7 @@ static void assistant_items(qr_ctx *c, uint32_t k) {
             qw_obj_end(w);
             break;
         case QB_OPAQUE:
-            if (opaque_mine(c, bl)) { qw_qval(w, bl->item); c->verbatim = true; }
+            if (opaque_mine(c, bl)) qr_write_as_given(c, bl->item);
             else qr_drop_artefact(c, k, b, "opaque item of another provider");
             break;
         case QB_THINKING: case QB_REDACTED_THINKING:
@@ -420,7 +420,7 @@ quire_status qr_encode_openai_responses(qr_ctx *c) {
         for (uint32_t i = 0; i < t->ntools; i++) {
             const qtool *tl = &t->tools[i];
             if (tl->kind == QTK_PROVIDER) {
-                if (mine(c, tl->provider)) { qw_qval(w, tl->item); c->verbatim = true; }
+                if (mine(c, tl->provider)) qr_write_as_given(c, tl->item);
                 else qr_tool_unsupported(c, i, "a provider tool of another provider");
                 continue;
             }

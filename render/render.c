@@ -1422,7 +1422,7 @@ void qr_write_function_tools(qr_ctx *c) {
     for (uint32_t i = 0; i < t->ntools; i++) {
         const qtool *tl = &t->tools[i];
         if (tl->kind == QTK_PROVIDER) {
-            if (qr_is_provider(c, tl->provider)) { qw_qval(w, tl->item); c->verbatim = true; }
+            if (qr_is_provider(c, tl->provider)) qr_write_as_given(c, tl->item);
             else qr_tool_unsupported(c, i, "a provider tool of another provider");
             continue;
         }

@@ -164,6 +164,12 @@ qstr qr_tool_name_for(const qr_ctx *c, uint32_t before_msg, qstr call_id);
 static inline bool qr_fold_system(const qr_ctx *c) {
     return c->caps.system == QSYS_FIRST_USER && ((c->t->has_system && c->t->nsystem) || qstr_present(c->sys_extra));
 }
+/* Writes an opaque item or a provider tool as the transcript gives it; the
+ * body is then checked with the validator before it is returned (render.c). */
+static inline void qr_write_as_given(qr_ctx *c, qval v) {
+    qw_qval(c->w, v);
+    c->verbatim = true;
+}
 static inline bool qr_has_system(const qr_ctx *c) {
     return (c->t->has_system && c->t->nsystem) || qstr_present(c->sys_extra);
 }
