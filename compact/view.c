@@ -75,8 +75,8 @@ uint64_t qc_count_qstr(qc_counter *c, qstr s) {
         if (e) return qc_count_text(c, e->p, e->n);
         size_t n;
         const char *p = qstr_plain_bytes(s, c->keep, &n);
-        if (p && plain_add(c, s, p, n)) return qc_count_text(c, p, n);
         if (!p) { c->oom = true; return 0; }
+        (void)plain_add(c, s, p, n); /* not kept on OOM: a cut decodes the text again */
         return qc_count_text(c, p, n);
     }
     c->tmp.len = 0;
