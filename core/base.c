@@ -189,6 +189,18 @@ static void utf8_mend(char *str) {
     s[o] = '\0';
 }
 static void utf8_trim(char *s) { utf8_mend(s); }
+/* An error message is one line of text whatever it quotes: a control byte
+ * that reached it from decoded input is written as an escape. */
+static void msg_one_line(char *m, size_t cap) {
+    utf8_mend(m);
+    size_t n = strlen(m), i = 0;
+    while (i < n && (unsigned char)m[i] >= 0x20 && m[i] != 0x7F) i++;
+    if (i == n) return;
+    char tmp[sizeof ((quire_error *)0)->message];
+    size_t tn = n < sizeof tmp ? n : sizeof tmp - 1;
+    memcpy(tmp, m, tn);
+    q_quote_text(m, cap, tmp, tn);
+}
 void q_utf8_trim(char *s) { utf8_mend(s); }
 void q_utf8_mend(char *s) { utf8_mend(s); }
 
@@ -233,7 +245,7 @@ quire_status q_err(quire_error *e, quire_status code, const char *fmt, ...) {
     va_list ap; va_start(ap, fmt);
     vsnprintf(e->message, sizeof e->message, fmt, ap);
     va_end(ap);
-    utf8_trim(e->message);
+    msg_one_line(e->message, sizeof e->message);
     return code;
 }
 quire_status q_err_at(quire_error *e, quire_status code, size_t offset, const char *pointer,
@@ -245,7 +257,7 @@ quire_status q_err_at(quire_error *e, quire_status code, size_t offset, const ch
     va_list ap; va_start(ap, fmt);
     vsnprintf(e->message, sizeof e->message, fmt, ap);
     va_end(ap);
-    utf8_trim(e->message);
+    msg_one_line(e->message, sizeof e->message);
     return code;
 }
 quire_status q_oom(quire_error *e) { return q_err(e, QUIRE_E_NOMEM, "out of memory"); }

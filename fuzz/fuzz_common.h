@@ -60,7 +60,9 @@ static inline void qf_check_error(quire_status st, const quire_error *e, const c
     QF_ASSERT(e->code == st, "%s: returned %s but err.code is %s", what, quire_status_name(st),
               quire_status_name(e->code));
     QF_ASSERT(e->message[0] != '\0', "%s: %s without a message", what, quire_status_name(st));
-    QF_ASSERT(strchr(e->message, '\n') == NULL, "%s: multi-line message: %s", what, e->message);
+    for (const char *m = e->message; *m; m++)
+        QF_ASSERT((unsigned char)*m >= 0x20 && *m != 0x7F, "%s: control byte 0x%02x in message: %s", what,
+                  (unsigned)(unsigned char)*m, e->message);
     QF_ASSERT(st != QUIRE_E_NOMEM, "%s: out of memory on a small input: %s", what, e->message);
     QF_ASSERT(memchr(e->pointer, '\0', sizeof e->pointer) != NULL, "%s: pointer not terminated", what);
     QF_ASSERT(e->pointer[0] == '\0' || e->pointer[0] == '/', "%s: pointer '%s' is not a JSON Pointer", what,

@@ -405,10 +405,10 @@ static quire_status ev_message(lctx *c, uint32_t root) {
             if (!s) return q_oom(c->err);
             n = qj_str_decode_into(c->d, id, s);
             if (!idset_has(&r->calls, s, n)) {
-                char ptr[64];
+                char ptr[64], q[104];
                 snprintf(ptr, sizeof ptr, "/message/content/%u/toolCallId", i);
-                return lerr(c, QUIRE_E_SESSION, id, ptr, "tool result for \"%.*s\", which no earlier toolCall in the log has",
-                            (int)(n > 100 ? 100 : n), s);
+                q_quote_text(q, sizeof q, s, n); /* a decoded id may hold line breaks */
+                return lerr(c, QUIRE_E_SESSION, id, ptr, "tool result for \"%s\", which no earlier toolCall in the log has", q);
             }
         }
     }

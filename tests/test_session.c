@@ -186,6 +186,11 @@ static void test_errors(void) {
                     "\"toolCallId\":\"t9\",\"content\":\"?\"}]}}\n",
                QUIRE_E_SESSION, 2, 89, "/message/content/0/toolCallId",
                "tool result for \"t9\", which no earlier toolCall in the log has");
+    /* a decoded id with a line break or a control byte stays on one line (found by fuzz_session) */
+    expect_err(HEAD "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"toolResult\","
+                    "\"toolCallId\":\"a\\nb\\u0001c\",\"content\":\"?\"}]}}\n",
+               QUIRE_E_SESSION, 2, 89, "/message/content/0/toolCallId",
+               "tool result for \"a\\nb\\x01c\", which no earlier toolCall in the log has");
     expect_err(HEAD "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"txt\"}]}}\n",
                QUIRE_E_SCHEMA, 2, 63, "/message/content/0/type", "unknown block type \"txt\"");
     expect_err(HEAD HEAD, QUIRE_E_SESSION, 2, 1, "", "a second session event; a log holds one, first");
