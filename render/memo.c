@@ -44,6 +44,7 @@ typedef struct mhole {
     bool marked, sep;
     uint8_t role;
     bool closed;
+    bool written;
 } mhole;
 
 struct qr_memo {
@@ -96,6 +97,9 @@ struct qr_memo {
     uint32_t npmarks;
     const char *prev_head;   /* the head piece of the last successful render */
     size_t same;             /* leading pieces equal to the last successful render's */
+    /* the first piece the last successful render wrote (pieces from there on
+     * may have .written set), and the same for the render before it */
+    size_t wfirst, wprev;
     /* the validation window (qr_memo_window), resumable */
     qbuf win;
     struct wstate { size_t a, len; bool any; } *ws;
@@ -140,6 +144,7 @@ void qr_memo_clear(qr_memo *m) {
     free_storage(m);
     m->epoch++;
     m->have_ctx = false;
+    m->wfirst = m->wprev = 0;
     m->chain_ok = m->chain_open = false;
     m->nchain = 0;
     m->rules.t = NULL;
@@ -234,7 +239,7 @@ static void compact_storage(qr_memo *m) {
 }
 
 static bool add_hole(qr_memo *m, size_t off, const char *p, size_t n, uint8_t kind, bool marked, bool sep,
-                     uint8_t role, bool closed) {
+                     uint8_t role, bool closed, bool written) {
     if (m->nholes == m->capholes) {
         size_t ncap = m->capholes ? m->capholes * 2 : 64;
         mhole *nh = q_realloc(m->a, m->holes, m->capholes * sizeof *nh, ncap * sizeof *nh);
@@ -242,7 +247,7 @@ static bool add_hole(qr_memo *m, size_t off, const char *p, size_t n, uint8_t ki
         m->holes = nh;
         m->capholes = ncap;
     }
-    mhole h = {off, p, n, kind, marked, sep, role, closed};
+    mhole h = {off, p, n, kind, marked, sep, role, closed, written};
     m->holes[m->nholes++] = h;
     return true;
 }
@@ -302,7 +307,7 @@ void qr_memo_prepare(qr_memo *m, qr_ctx *c, bool use) {
 }
 
 static bool put_piece(qr_memo *m, const char *p, size_t n, bool stable, uint8_t kind, bool marked, bool sep,
-                      uint8_t role, bool closed) {
+                      uint8_t role, bool closed, bool written) {
     if (!n) return true;
     if (m->npieces == m->cappieces) {
         size_t ncap = m->cappieces ? m->cappieces * 2 : 64;
@@ -311,7 +316,7 @@ static bool put_piece(qr_memo *m, const char *p, size_t n, bool stable, uint8_t 
         m->pieces = np;
         m->cappieces = ncap;
     }
-    qr_piece pc = {p, n, stable, kind, marked, sep, role, closed};
+    qr_piece pc = {p, n, stable, kind, marked, sep, role, closed, written};
     m->pieces[m->npieces++] = pc;
     m->body_len += n;
     return true;
@@ -332,19 +337,26 @@ bool qr_memo_finish(qr_memo *m, qr_ctx *c, qbuf *out) {
     if (m->skipped) {
         /* the head, then the prefix's units: pieces 1..K of the last body */
         const mhole *hl = &m->holes[0];
-        if (!put_piece(m, hl->p, hl->n, true, hl->kind, hl->marked, hl->sep, hl->role, hl->closed)) goto fail;
+        if (!put_piece(m, hl->p, hl->n, true, hl->kind, hl->marked, hl->sep, hl->role, hl->closed, false)) goto fail;
         m->npieces = 1 + m->skipped;
+        /* the prefix's pieces are the last body's: those it wrote are stored now */
+        for (size_t q = m->wfirst; q < m->npieces; q++) m->pieces[q].written = false;
         m->body_len += m->chain[m->skipped - 1].bytes;
         h = 1 + m->skipped;
         if (m->prev_head == hl->p) m->same = 1 + m->skipped;
     }
     for (; h < m->nholes; h++) {
         const mhole *hl = &m->holes[h];
-        if (!put_piece(m, f + at, hl->off - at, false, QR_PIECE_FRESH, false, false, 0, false)) goto fail;
-        if (!put_piece(m, hl->p, hl->n, true, hl->kind, hl->marked, hl->sep, hl->role, hl->closed)) goto fail;
+        if (!put_piece(m, f + at, hl->off - at, false, QR_PIECE_FRESH, false, false, 0, false, false)) goto fail;
+        if (!put_piece(m, hl->p, hl->n, true, hl->kind, hl->marked, hl->sep, hl->role, hl->closed, hl->written))
+            goto fail;
         at = hl->off;
     }
-    if (!put_piece(m, f + at, m->fresh.len - at, false, QR_PIECE_FRESH, false, false, 0, false)) goto fail;
+    if (!put_piece(m, f + at, m->fresh.len - at, false, QR_PIECE_FRESH, false, false, 0, false, false)) goto fail;
+    m->wprev = m->wfirst;
+    m->wfirst = m->npieces;
+    for (size_t q = m->skipped ? 1 + m->skipped : 0; q < m->npieces; q++)
+        if (m->pieces[q].written) { m->wfirst = q; break; }
     m->gen++;
     /* seal the chain: its last unit must end before a message that exists
      * and is no instruction (what follows cannot regroup it) */
@@ -364,6 +376,7 @@ bool qr_memo_finish(qr_memo *m, qr_ctx *c, qbuf *out) {
 fail:
     m->chain_ok = false;
     m->npieces = 0;
+    m->wfirst = 0; /* the array's flags are unknown: clear them all next time */
     return false;
 }
 
@@ -555,7 +568,7 @@ bool qr_unit_begin(qr_ctx *c, qr_unit *u, uint32_t i, uint32_t j, uint32_t varia
         need_betas(c, e->betas, e->nbetas);
         if (e->ev_n) qbuf_put(c->events, e->ev, e->ev_n);
         if (!add_hole(m, w->b->len, e->p, e->n, QR_PIECE_UNIT, e->marked, e->sep, (uint8_t)variant,
-                      t->msgs[i].role != QR_ASSISTANT))
+                      t->msgs[i].role != QR_ASSISTANT, false))
             return false;
         if (e->n && w->depth > 0) w->count[w->depth] = 1;
         u->nwire = e->nwire;
@@ -608,7 +621,8 @@ void qr_unit_end(qr_ctx *c, qr_unit *u) {
     e->ev_n = ev_n;
     b->len = u->start;
     chain_push(m, c, u, n, u->nwire, u->marked, e->betas, e->nbetas, ev, ev_n);
-    add_hole(m, u->start, p, n, QR_PIECE_UNIT, u->marked, u->sep, (uint8_t)u->variant, t->msgs[u->i].role != QR_ASSISTANT);
+    add_hole(m, u->start, p, n, QR_PIECE_UNIT, u->marked, u->sep, (uint8_t)u->variant, t->msgs[u->i].role != QR_ASSISTANT,
+             true);
 }
 
 void qr_memo_head(qr_ctx *c) {
@@ -624,7 +638,7 @@ void qr_memo_head(qr_ctx *c) {
         if (!m->head) return;
     }
     b->len = 0;
-    add_hole(m, 0, m->head, n, QR_PIECE_HEAD, false, false, 0, false);
+    add_hole(m, 0, m->head, n, QR_PIECE_HEAD, false, false, 0, false, false);
     /* the units that follow start the chain (the last one is kept in its
      * array until they overwrite it: qr_memo_skip takes its start) */
     m->chain_open = true;
@@ -710,7 +724,9 @@ bool qr_memo_skip(qr_ctx *c, uint32_t k, uint32_t *nwire) {
 
 /* ---- validation window ---- */
 
-static bool base_keep(const qr_piece *p) { return !(p->kind == QR_PIECE_UNIT && p->sep && !p->marked); }
+static bool base_keep(const qr_piece *p) {
+    return !(p->kind == QR_PIECE_UNIT && p->sep && !p->marked && !p->written);
+}
 
 static bool boundary(const qr_piece *p) { return p->kind == QR_PIECE_UNIT && p->closed; }
 
@@ -735,8 +751,10 @@ bool qr_memo_window(qr_memo *m, const char **p, size_t *len) {
     /* the scan's state at piece k depends on pieces [0, k + 1] only: after
      * a render that kept the last body's first `same` pieces, resume at
      * same - 2 with what the last scan had there (its output is in place) */
-    if (m->same >= 3 && m->win_last + 1 == m->gen && m->nws > m->same - 2) {
-        k = m->same - 2;
+    /* (the last scan kept what the render before wrote: resume before that) */
+    size_t r = m->same < m->wprev ? m->same : m->wprev;
+    if (r >= 3 && m->win_last + 1 == m->gen && m->nws > r - 2) {
+        k = r - 2;
         a = m->ws[k].a;
         out->len = m->ws[k].len;
         any = m->ws[k].any;

@@ -70,6 +70,7 @@ typedef struct qr_piece {
     bool marked, sep;    /* a unit: carries a breakpoint; starts with a separator */
     uint8_t role;        /* a unit: its role (the encoder's variant) */
     bool closed;         /* a unit that leaves no call open (not an assistant's) */
+    bool written;        /* a unit this render encoded (not one it took from storage) */
 } qr_piece;
 const qr_piece *qr_memo_pieces(const qr_memo *m, size_t *n, size_t *body_len);
 /* The pieces with contiguous neighbours merged (for writev). */

@@ -7,6 +7,7 @@
  * at a few units only, however long the history (the reused prefix), its
  * body shares its leading pieces with the body before and the body in one
  * buffer is written from the first byte that changed. */
+#define _GNU_SOURCE /* memmem */
 #include "render/memo.h"
 #include "session/engine.h"
 #include "quire.h"
@@ -121,6 +122,7 @@ static void run(const char *log, size_t len, const char *provider, const char *m
     r->memo = qr_memo_new(r->a);
     qr_memo_set_slack(r->memo, slack);
     int renders = 0, checked = 0, steady = 0, small = 0, prefixed = 0, few = 0, tail_small = 0, tail_turns = 0, evturns = 0;
+    size_t written_units = 0;
     uint32_t max_visited = 0, max_units = 0;
     uint64_t epoch0 = qr_memo_epoch(r->memo);
     for (;;) {
@@ -185,6 +187,23 @@ static void run(const char *log, size_t len, const char *provider, const char *m
             evturns += strstr(want.p, "content_dropped") != NULL;
             free(want.p);
             checked++;
+            /* the validation window holds every unit this render encoded
+             * (after the compaction: all of them), not only what sits next
+             * to the tail or a breakpoint */
+            {
+                const char *win = NULL;
+                size_t wl = 0;
+                if (qr_memo_window(r->memo, &win, &wl)) {
+                    for (size_t k = 0; k < np; k++) {
+                        if (!pc[k].written) continue;
+                        written_units++;
+                        bool found = memmem(win, wl, pc[k].p, pc[k].n) != NULL;
+                        CHECK_MSG(found, "%s turn %lld: a unit encoded this turn (piece %zu) is not in the validation "
+                                  "window", provider, (long long)step.turn, k);
+                        if (!found) break;
+                    }
+                }
+            }
             uint32_t reused, encoded;
             qr_memo_counts(r->memo, &reused, &encoded);
             if (step.turn > 20) {
@@ -219,7 +238,9 @@ static void run(const char *log, size_t len, const char *provider, const char *m
         }
     }
     /* validation on a window of the body, not the whole body, once it is long */
-    printf("  validated on a window: %u, in full: %u\n", r->nwindow, r->nfull);
+    printf("  validated on a window: %u, in full: %u; %zu units encoded in a windowed turn, each in its window\n",
+           r->nwindow, r->nfull, written_units);
+    CHECK(written_units > 0);
     CHECK(r->nwindow > 200 && r->nfull < 40);
     /* a turn costs what changed: nearly every later turn reuses its history */
     CHECK_MSG(small * 10 >= steady * 9, "%s: %d of %d turns encoded few units", provider, small, steady);
