@@ -5,7 +5,10 @@
  * reminder, clear; JSONL or a JSON array) applied to a fresh state.
  * Checks: no crash; errors carry a message; a rendered request is one JSON
  * text, events are JSONL, the next state writes and parses back; rendering is
- * deterministic; the request passes quire_validate for its own target. */
+ * deterministic; the request passes quire_validate for its own target.
+ * The transcript bytes are also validated as a request body for the target:
+ * a report is lines "pointer: message" without a control byte. */
+#define _GNU_SOURCE /* memmem */
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -21,6 +24,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     o.limits.max_depth = 64;
     o.limits.max_messages = 4096;
     quire_error e;
+    if (QF_HAVE(quire_validate)) {
+        quire_render_options vo = QUIRE_RENDER_OPTIONS_INIT;
+        vo.provider = tg[0];
+        vo.model = tg[1];
+        quire_bytes rep = {0};
+        quire_status vs = quire_validate(tr, trlen, &vo, &o, &rep, &e);
+        if (vs == QUIRE_E_VALIDATE) {
+            QF_ASSERT(rep.len > 0 && rep.data[rep.len - 1] == '\n', "validate: a report that does not end a line");
+            for (size_t i = 0, ls = 0; i < rep.len; i++) {
+                unsigned char c = (unsigned char)rep.data[i];
+                if (c == '\n') {
+                    QF_ASSERT(rep.data[ls] == '/' && memmem(rep.data + ls, i - ls, ": ", 2) != NULL,
+                              "validate: a report line is not \"pointer: message\": %.*s", (int)(i - ls), rep.data + ls);
+                    ls = i + 1;
+                } else {
+                    QF_ASSERT(c >= 0x20 && c != 0x7F, "validate: control byte 0x%02x in the report: %.300s", c, rep.data);
+                }
+            }
+        } else if (vs) {
+            qf_check_error(vs, &e, "validate");
+        }
+        quire_bytes_free(&rep);
+    }
     quire_transcript *t = NULL;
     quire_status st = quire_transcript_parse(tr, trlen, &o, &t, &e);
     if (st) { qf_check_error(st, &e, "transcript_parse"); QF_ASSERT(!t, "transcript on failure"); return 0; }

@@ -19,16 +19,22 @@ typedef struct vctx {
     bool ttl_reported;
 } vctx;
 
+/* One report line, "pointer: message": a control byte that reached either
+ * from a decoded key or value is written as an escape, so a line is always
+ * one violation. */
 static void Q_PRINTF(3, 4) viol(vctx *v, const char *ptr, const char *fmt, ...) {
     if (v->n >= 200) { v->n++; return; }
-    qbuf_puts(v->out, ptr && *ptr ? ptr : "/");
+    char msg[400], q[1100];
+    ptr = ptr && *ptr ? ptr : "/";
+    q_quote_text(q, sizeof q, ptr, strlen(ptr));
+    qbuf_puts(v->out, q);
     qbuf_puts(v->out, ": ");
-    char msg[400];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    qbuf_puts(v->out, msg);
+    q_quote_text(q, sizeof q, msg, strlen(msg));
+    qbuf_puts(v->out, q);
     qbuf_putc(v->out, '\n');
     v->n++;
 }
@@ -274,6 +280,11 @@ static void final_assistant_ws(vctx *v, uint32_t msgs, uint32_t n) {
     }
 }
 
+static void unknown_keys(vctx *v, uint32_t obj, const char *const *names, size_t nn, vp p);
+/* A message of the Messages API and of Converse holds these two fields and
+ * no other (the API answers "Extra inputs are not permitted"). */
+static const char *const k_role_content[] = {"role", "content"};
+
 static void v_anthropic(vctx *v, uint32_t root) {
     vp r = P("");
     uint32_t model = get(v, root, "model"), mt = get(v, root, "max_tokens"), msgs = get(v, root, "messages");
@@ -316,6 +327,7 @@ static void v_anthropic(vctx *v, uint32_t root) {
     for (uint32_t i = 0; i < n; i++, e = next(v, e)) {
         vp p = PI(PK(r, "messages"), i);
         uint32_t role = get(v, e, "role"), content = get(v, e, "content");
+        unknown_keys(v, e, k_role_content, Q_COUNTOF(k_role_content), p);
         if (!need_type(v, role, QJ_STRING, PK(p, "role"), "\"role\"")) continue;
         const char *rn = str_is(v, role, "user") ? "user" : str_is(v, role, "assistant") ? "assistant"
                        : str_is(v, role, "system") ? "system" : NULL;
@@ -505,6 +517,7 @@ static void v_bedrock(vctx *v, uint32_t root) {
     for (uint32_t i = 0; i < n; i++, e = next(v, e)) {
         vp p = PI(PK(r, "messages"), i);
         uint32_t role = get(v, e, "role"), content = get(v, e, "content");
+        unknown_keys(v, e, k_role_content, Q_COUNTOF(k_role_content), p);
         const char *rn = str_is(v, role, "user") ? "user" : str_is(v, role, "assistant") ? "assistant" : NULL;
         if (!rn) { viol(v, PK(p, "role").s, "role must be user or assistant"); continue; }
         if (i == 0 && strcmp(rn, "user") != 0) viol(v, PK(p, "role").s, "the first message must be a user message");
