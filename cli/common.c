@@ -162,15 +162,28 @@ size_t cli_count_by_bytes(const char *text, size_t len, void *ud) {
     return (len + per - 1) / per;
 }
 
+/* s on stderr with its control characters escaped: a report is one line
+ * whatever a file name or a pointer (decoded keys) holds. */
+static void put_line_safe(const char *s) {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '\n') fputs("\\n", stderr);
+        else if (c == '\t') fputs("\\t", stderr);
+        else if (c < 0x20 || c == 0x7F) fprintf(stderr, "\\x%02x", c);
+        else fputc(c, stderr);
+    }
+}
+
 void cli_report(const char *file, const quire_error *e) {
     fputs("quire: ", stderr);
     if (file) {
-        fputs(file, stderr);
+        put_line_safe(file);
         if (e->line) fprintf(stderr, ":%u:%u", e->line, e->column);
         fputs(": ", stderr);
     }
-    if (e->pointer[0]) fprintf(stderr, "%s: ", e->pointer);
-    fprintf(stderr, "%s\n", e->message[0] ? e->message : quire_status_name(e->code));
+    if (e->pointer[0]) { put_line_safe(e->pointer); fputs(": ", stderr); }
+    put_line_safe(e->message[0] ? e->message : quire_status_name(e->code));
+    fputc('\n', stderr);
 }
 
 int cli_fail(const char *fmt, ...) {
