@@ -217,6 +217,32 @@ static quire_status fields_err(dctx *c, uint32_t k, bool dup, const char *what) 
     return derr(c, k, "unknown field \"%s\" in %s", keybuf, what);
 }
 
+/* A cache marker: {"type":"ephemeral"} with an optional "ttl" of "5m" or
+ * "1h", nothing else (the only marker the providers take; the Messages API
+ * refuses any other field or value, and Bedrock's cachePoint takes the same
+ * TTLs). The pointer is at the cacheControl member. */
+static quire_status cache_control_check(dctx *c, uint32_t obj) {
+    static const char *const names[] = {"type", "ttl"};
+    static const uint8_t lens[] = {4, 3};
+    quire_status st = expect_type(c, obj, QJ_OBJECT, "object");
+    if (st) return st;
+    uint32_t v[2];
+    uint64_t present = 0;
+    size_t s = ptr_enter(c);
+    if ((st = scan_fields(c, obj, names, lens, 2, v, &present, "cacheControl"))) return st;
+    if (v[0] == QJ_NONE) return derr(c, obj, "missing required field \"type\" (\"ephemeral\")");
+    ptr_key(c, "type");
+    if (qj_type_of(c->d, v[0]) != QJ_STRING || !qj_str_eq(c->d, v[0], "ephemeral"))
+        return derr(c, v[0], "a cache marker's type is \"ephemeral\"");
+    if (v[1] != QJ_NONE) {
+        ptr_key(c, "ttl");
+        if (qj_type_of(c->d, v[1]) != QJ_STRING || !(qj_str_eq(c->d, v[1], "5m") || qj_str_eq(c->d, v[1], "1h")))
+            return derr(c, v[1], "a cache marker's ttl is \"5m\" or \"1h\"");
+    }
+    ptr_leave(c, s);
+    return QUIRE_OK;
+}
+
 static quire_status str_err(dctx *c, uint32_t v, const char *field) {
     ptr_key(c, field); /* the pointer is only built for an error */
     return expect_type(c, v, QJ_STRING, "string");
@@ -410,7 +436,7 @@ static quire_status decode_block(dctx *c, uint32_t v, qblock *b, bool in_tool_re
     }
     if (f[BF_CACHE] != QJ_NONE) {
         ptr_key(c, "cacheControl");
-        if ((st = expect_type(c, f[BF_CACHE], QJ_OBJECT, "object"))) return st;
+        if ((st = cache_control_check(c, f[BF_CACHE]))) return st;
         b->cache_control = qval_of(d, f[BF_CACHE]);
     }
     if (f[BF_POPTS] != QJ_NONE) {
@@ -826,7 +852,7 @@ static quire_status decode_tools(dctx *c, uint32_t v) {
         }
         if (f[TF_CACHE] != QJ_NONE) {
             ptr_key(c, "cacheControl");
-            if ((st = expect_type(c, f[TF_CACHE], QJ_OBJECT, "object"))) return st;
+            if ((st = cache_control_check(c, f[TF_CACHE]))) return st;
             tl->cache_control = qval_of(d, f[TF_CACHE]);
         }
         ptr_leave(c, s2);

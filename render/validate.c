@@ -157,6 +157,8 @@ static void ids_close(idlist *l, vctx *v, vp p) {
 }
 
 /* ---- Anthropic Messages ---- */
+static void unknown_keys(vctx *v, uint32_t obj, const char *const *names, size_t nn, vp p);
+
 static void a_cache(vctx *v, uint32_t obj, vp p) {
     uint32_t cc = get(v, obj, "cache_control");
     if (cc == QJ_NONE) return;
@@ -166,7 +168,12 @@ static void a_cache(vctx *v, uint32_t obj, vp p) {
     v->marks++;
     if (v->marks == v->caps.cache_limit + 1)
         viol(v, q.s, "more than %u cache_control markers in the request", v->caps.cache_limit);
+    static const char *const k_cc[] = {"type", "ttl"};
+    unknown_keys(v, cc, k_cc, Q_COUNTOF(k_cc), q);
+    if (!str_is(v, get(v, cc, "type"), "ephemeral")) viol(v, PK(q, "type").s, "cache_control type must be \"ephemeral\"");
     uint32_t ttl = get(v, cc, "ttl");
+    if (ttl != QJ_NONE && !str_is(v, ttl, "5m") && !str_is(v, ttl, "1h"))
+        viol(v, PK(q, "ttl").s, "cache_control ttl must be \"5m\" or \"1h\"");
     bool h1 = str_is(v, ttl, "1h");
     if (h1 && v->seen_5m && !v->ttl_reported) {
         viol(v, q.s, "a 1h cache_control after a shorter one (longer TTLs must come first)");
@@ -280,7 +287,6 @@ static void final_assistant_ws(vctx *v, uint32_t msgs, uint32_t n) {
     }
 }
 
-static void unknown_keys(vctx *v, uint32_t obj, const char *const *names, size_t nn, vp p);
 /* A message of the Messages API and of Converse holds these two fields and
  * no other (the API answers "Extra inputs are not permitted"). */
 static const char *const k_role_content[] = {"role", "content"};

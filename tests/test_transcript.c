@@ -154,6 +154,20 @@ int main(void) {
         "missing required field \"item\" in opaque block", 1, 45);
     bad(M("{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"x\",\"cacheControl\":true}]}"),
         "/messages/0/content/0/cacheControl", "expected object, got boolean", 1, 81);
+    /* a cache marker is {"type":"ephemeral"} with an optional ttl of 5m or 1h: any other
+     * shape would be written into a request the provider refuses */
+    bad(M("{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"x\",\"cacheControl\":{}}]}"),
+        "/messages/0/content/0/cacheControl", "missing required field \"type\" (\"ephemeral\")", 1, 81);
+    bad(M("{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"x\",\"cacheControl\":{\"type\":\"persistent\"}}]}"),
+        "/messages/0/content/0/cacheControl/type", "a cache marker's type is \"ephemeral\"", 1, 89);
+    bad(M("{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"x\",\"cacheControl\":{\"type\":\"ephemeral\","
+          "\"ttl\":\"2h\"}}]}"),
+        "/messages/0/content/0/cacheControl/ttl", "a cache marker's ttl is \"5m\" or \"1h\"", 1, 107);
+    bad(M("{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"x\",\"cacheControl\":{\"type\":\"ephemeral\","
+          "\"scope\":\"global\"}}]}"),
+        "/messages/0/content/0/cacheControl/scope", "unknown field \"scope\" in cacheControl", 1, 101);
+    bad("{\"tools\":[{\"name\":\"a\",\"inputSchema\":{\"type\":\"object\"},\"cacheControl\":{\"type\":\"x\"}}],\"messages\":[]}",
+        "/tools/0/cacheControl/type", "a cache marker's type is \"ephemeral\"", 1, 78);
     /* role rules */
     bad(M("{\"role\":\"tool\",\"content\":\"x\"}"), "/messages/0/content", "a tool message holds only toolResult blocks", 1, 39);
     bad(M("{\"role\":\"tool\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}"), "/messages/0/content/0/type",
