@@ -843,6 +843,21 @@ static quire_status decode_tools(dctx *c, uint32_t v) {
             if ((st = need(c, e, f[TF_SCHEMA], "inputSchema", "tool"))) return st;
             ptr_key(c, "inputSchema");
             if ((st = expect_type(c, f[TF_SCHEMA], QJ_OBJECT, "object (a JSON Schema)"))) return st;
+            /* the providers take only object parameters (the Messages API,
+             * Converse and OpenAI refuse any other top-level type; MCP
+             * requires it of a tool's inputSchema) */
+            uint32_t sty = qj_get(d, f[TF_SCHEMA], "type");
+            if (sty == QJ_NONE)
+                return derr(c, f[TF_SCHEMA], "a tool's inputSchema needs \"type\": \"object\" (the providers take only "
+                            "object parameters)");
+            if (qj_type_of(d, sty) != QJ_STRING || !qj_str_eq(d, sty, "object")) {
+                size_t s2b = ptr_enter(c);
+                ptr_key(c, "type");
+                quire_status es = derr(c, sty, "a tool's inputSchema is of type \"object\" (the providers take only "
+                                        "object parameters)");
+                ptr_leave(c, s2b);
+                return es;
+            }
             tl->input_schema = qval_of(d, f[TF_SCHEMA]);
         }
         if (tl->kind == QTK_CUSTOM && f[TF_FORMAT] != QJ_NONE) {

@@ -115,6 +115,32 @@ static qval empty_object(fctx *f) {
     return ad ? qval_of(ad, 0) : (qval){0};
 }
 
+/* A function tool's parameters as the transcript's inputSchema, a JSON
+ * Schema of type "object" (docs/transcript.md): parameters left out or
+ * given as {} are a function without parameters (the OpenAI and Gemini
+ * documents read them so), written {"type":"object","properties":{}}; any
+ * other schema must say "type": "object" itself. ptr: the schema's pointer. */
+static quire_status fn_schema(fctx *f, uint32_t owner, uint32_t ps, const char *ptr, qval *out) {
+    if (ps == QJ_NONE || (is(f, ps, QJ_OBJECT) && qj_at(f->d, ps)->n == 0)) {
+        quire_error e2;
+        static const char k_none[] = "{\"type\":\"object\",\"properties\":{}}";
+        qj_doc *ad = qtr_parse_doc(f->t, k_none, sizeof k_none - 1, true, f->opts, &e2);
+        if (!ad) return q_oom(f->err);
+        *out = qval_of(ad, 0);
+        return QUIRE_OK;
+    }
+    if (!is(f, ps, QJ_OBJECT)) return ferr(f, ps == QJ_NONE ? owner : ps, ptr, "a tool's parameters must be a JSON Schema object");
+    uint32_t ty = get(f, ps, "type");
+    if (!str_is(f, ty, "object")) {
+        char p2[200];
+        snprintf(p2, sizeof p2, "%s/type", ptr);
+        return ferr(f, ty == QJ_NONE ? ps : ty, ty == QJ_NONE ? ptr : p2,
+                    "only parameters of JSON Schema type \"object\" convert (the providers take no other)");
+    }
+    *out = qval_of(f->d, ps);
+    return QUIRE_OK;
+}
+
 /* ======================================================================== */
 /* Anthropic Messages                                                        */
 /* ======================================================================== */
@@ -284,6 +310,11 @@ static quire_status from_anthropic(fctx *f) {
             qtool *tl = &t->tools[t->ntools++];
             tl->name = S(f, get(f, e, "name"));
             tl->description = S(f, get(f, e, "description"));
+            if (!str_is(f, get(f, schema, "type"), "object")) { /* the Messages API requires it */
+                char ps[96];
+                snprintf(ps, sizeof ps, "%s/input_schema", p);
+                return ferr(f, schema, ps, "an input_schema is a JSON Schema of \"type\": \"object\"");
+            }
             tl->input_schema = qval_of(d, schema);
             uint32_t cc = get(f, e, "cache_control");
             if (cc != QJ_NONE) tl->cache_control = qval_of(d, cc);
@@ -521,7 +552,10 @@ static quire_status function_tools(fctx *f, uint32_t tools, bool nested) {
         if (!tl->name.p) return ferr(f, e, p, "function tool without a name");
         tl->description = S(f, get(f, fn, "description"));
         uint32_t params = get(f, fn, "parameters");
-        tl->input_schema = is(f, params, QJ_OBJECT) ? qval_of(f->d, params) : empty_object(f);
+        char pp[96];
+        snprintf(pp, sizeof pp, "%s%s/parameters", p, nested ? "/function" : "");
+        quire_status fs = fn_schema(f, fn, params, pp, &tl->input_schema);
+        if (fs) return fs;
     }
     return QUIRE_OK;
 }
@@ -897,8 +931,12 @@ static quire_status from_gemini(fctx *f) {
                 tl->name = S(f, get(f, x, "name"));
                 tl->description = S(f, get(f, x, "description"));
                 uint32_t ps = get(f, x, "parametersJsonSchema");
-                if (ps == QJ_NONE) ps = get(f, x, "parameters");
-                tl->input_schema = is(f, ps, QJ_OBJECT) ? qval_of(d, ps) : empty_object(f);
+                const char *pn = "parametersJsonSchema";
+                if (ps == QJ_NONE) { ps = get(f, x, "parameters"); pn = "parameters"; }
+                char pp[128];
+                snprintf(pp, sizeof pp, "/tools/%u/functionDeclarations/%u/%s", i, j, pn);
+                quire_status fs = fn_schema(f, x, ps, pp, &tl->input_schema);
+                if (fs) return fs;
             }
         }
     }

@@ -159,6 +159,13 @@ static void ids_close(idlist *l, vctx *v, vp p) {
 /* ---- Anthropic Messages ---- */
 static void unknown_keys(vctx *v, uint32_t obj, const char *const *names, size_t nn, vp p);
 
+/* A function's parameters: a JSON Schema of "type": "object" (the Messages
+ * API, Converse and OpenAI refuse any other top-level type). */
+static void object_schema(vctx *v, uint32_t schema, vp p) {
+    if (!str_is(v, get(v, schema, "type"), "object"))
+        viol(v, PK(p, "type").s, "a tool's input schema must be of type \"object\"");
+}
+
 static void a_cache(vctx *v, uint32_t obj, vp p) {
     uint32_t cc = get(v, obj, "cache_control");
     if (cc == QJ_NONE) return;
@@ -304,7 +311,9 @@ static void v_anthropic(vctx *v, uint32_t root) {
         for (uint32_t i = 0; i < count_of(v, tools); i++, e = next(v, e)) {
             vp p = PI(PK(r, "tools"), i);
             need_type(v, get(v, e, "name"), QJ_STRING, PK(p, "name"), "\"name\"");
-            if (get(v, e, "type") == QJ_NONE) need_type(v, get(v, e, "input_schema"), QJ_OBJECT, PK(p, "input_schema"), "\"input_schema\"");
+            if (get(v, e, "type") == QJ_NONE &&
+                need_type(v, get(v, e, "input_schema"), QJ_OBJECT, PK(p, "input_schema"), "\"input_schema\""))
+                object_schema(v, get(v, e, "input_schema"), PK(p, "input_schema"));
             a_cache(v, e, p);
         }
     }
@@ -504,7 +513,9 @@ static void v_bedrock(vctx *v, uint32_t root) {
                     need_type(v, get(v, spec, "name"), QJ_STRING, PK(PK(p, "toolSpec"), "name"), "\"name\"");
                     if (!converse_name(v, get(v, spec, "name")))
                         viol(v, PK(PK(p, "toolSpec"), "name").s, "a tool name matches [a-zA-Z0-9_-]{1,64}");
-                    need_type(v, get(v, get(v, spec, "inputSchema"), "json"), QJ_OBJECT, PK(PK(PK(p, "toolSpec"), "inputSchema"), "json"), "\"inputSchema.json\"");
+                    vp pj = PK(PK(PK(p, "toolSpec"), "inputSchema"), "json");
+                    uint32_t js = get(v, get(v, spec, "inputSchema"), "json");
+                    if (need_type(v, js, QJ_OBJECT, pj, "\"inputSchema.json\"")) object_schema(v, js, pj);
                 } else if (get(v, e, "cachePoint") == QJ_NONE) {
                     viol(v, p.s, "a tool is toolSpec or cachePoint");
                 }

@@ -388,7 +388,72 @@ static void test_chat_message_fields(void) {
     quire_transcript_free(t);
 }
 
+/* A function's parameters become an object schema: left out or {} is a
+ * function without parameters; any other type, or an Anthropic input_schema
+ * without "type": "object", is an error naming it. Every converted request
+ * renders into bodies the validator takes. */
+static void test_tool_schemas(void) {
+    static const struct { const char *dialect, *body, *schema; } ok[] = {
+        {"openai_chat", "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],"
+                        "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]}",
+         "\"inputSchema\":{\"type\":\"object\",\"properties\":{}}"},
+        {"openai_chat", "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],"
+                        "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":{}}}]}",
+         "\"inputSchema\":{\"type\":\"object\",\"properties\":{}}"},
+        {"openai_responses", "{\"model\":\"gpt-5\",\"input\":\"a\",\"tools\":[{\"type\":\"function\",\"name\":\"f\"}]}",
+         "\"inputSchema\":{\"type\":\"object\",\"properties\":{}}"},
+        {"gemini", "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"a\"}]}],\"tools\":[{\"functionDeclarations\":"
+                   "[{\"name\":\"f\",\"parametersJsonSchema\":{\"type\":\"object\",\"required\":[\"x\"]}}]}]}",
+         "\"inputSchema\":{\"type\":\"object\",\"required\":[\"x\"]}"},
+    };
+    for (size_t i = 0; i < N_OF(ok); i++) {
+        quire_error e;
+        quire_transcript *t = from(ok[i].dialect, ok[i].body, &e);
+        CHECK_MSG(t != NULL, "%s: %s %s", ok[i].body, e.pointer, e.message);
+        if (!t) continue;
+        char *w = written(t);
+        CHECK_MSG(w && strstr(w, ok[i].schema), "%s: %s", ok[i].body, w ? w : "(null)");
+        const char *provs[][2] = {{"anthropic", NULL}, {"openai", "gpt-4o"}, {"bedrock", "anthropic.claude-sonnet-4-5-v1:0"}};
+        for (size_t k = 0; k < N_OF(provs); k++) {
+            quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
+            ro.provider = provs[k][0];
+            ro.model = provs[k][1];
+            quire_render_result r;
+            CHECK(quire_render(t, NULL, &ro, NULL, &r, &e) == QUIRE_OK);
+            char *rep = report(r.request.data, provs[k][0], provs[k][1]);
+            CHECK_MSG(rep == NULL, "%s -> %s: %s", ok[i].body, provs[k][0], rep);
+            free(rep);
+            quire_render_result_free(&r);
+        }
+        free(w);
+        quire_transcript_free(t);
+    }
+    static const struct { const char *dialect, *body, *ptr, *msg; } bad[] = {
+        {"openai_chat", "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],\"tools\":[{\"type\":"
+                        "\"function\",\"function\":{\"name\":\"f\",\"parameters\":{\"type\":\"string\"}}}]}",
+         "/tools/0/function/parameters/type", "only parameters of JSON Schema type \"object\" convert"},
+        {"openai_chat", "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],\"tools\":[{\"type\":"
+                        "\"function\",\"function\":{\"name\":\"f\",\"parameters\":\"none\"}}]}",
+         "/tools/0/function/parameters", "a tool's parameters must be a JSON Schema object"},
+        {"gemini", "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"a\"}]}],\"tools\":[{\"functionDeclarations\":"
+                   "[{\"name\":\"f\",\"parameters\":{\"type\":\"OBJECT\"}}]}]}",
+         "/tools/0/functionDeclarations/0/parameters/type", "only parameters of JSON Schema type \"object\" convert"},
+        {"anthropic", "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],"
+                      "\"tools\":[{\"name\":\"f\",\"input_schema\":{}}]}",
+         "/tools/0/input_schema", "an input_schema is a JSON Schema of \"type\": \"object\""},
+    };
+    for (size_t i = 0; i < N_OF(bad); i++) {
+        quire_error e;
+        quire_transcript *t = from(bad[i].dialect, bad[i].body, &e);
+        CHECK_MSG(t == NULL, "accepted: %s", bad[i].body);
+        CHECK_STR(e.pointer, bad[i].ptr);
+        CHECK_HAS(e.message, bad[i].msg);
+        quire_transcript_free(t);
+    }
+}
+
 int main(void) {
+    test_tool_schemas();
     test_struct_response();
     test_response_images();
     test_openai_fields();

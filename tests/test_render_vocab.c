@@ -99,7 +99,7 @@ static void test_roundtrip(void) {
     roundtrip("{\"tools\":[{\"kind\":\"custom\",\"name\":\"apply_patch\",\"description\":\"d\",\"format\":"
               "{\"type\":\"grammar\",\"syntax\":\"lark\",\"definition\":\"start: /.+/\"}},{\"kind\":\"provider\","
               "\"provider\":\"anthropic\",\"item\":{\"type\":\"web_search_20250305\",\"name\":\"web_search\",\"max_uses\":5}},"
-              "{\"kind\":\"function\",\"name\":\"f\",\"inputSchema\":{}}],\"messages\":[]}");
+              "{\"kind\":\"function\",\"name\":\"f\",\"inputSchema\":{\"type\":\"object\"}}],\"messages\":[]}");
 }
 
 static void test_errors(void) {
@@ -124,6 +124,13 @@ static void test_errors(void) {
         "/messages/0/content/1/type", "this block type belongs in an assistant message");
     bad("{\"messages\":[{\"role\":\"assistant\",\"content\":[{\"type\":\"serverToolResult\",\"provider\":\"anthropic\","
         "\"toolCallId\":\"s\"}]}]}", "/messages/0/content/0", "missing required field \"content\" in serverToolResult block");
+    /* parameters are an object schema for every provider */
+    bad("{\"tools\":[{\"name\":\"f\",\"inputSchema\":{}}],\"messages\":[]}", "/tools/0/inputSchema",
+        "a tool's inputSchema needs \"type\": \"object\" (the providers take only object parameters)");
+    bad("{\"tools\":[{\"name\":\"f\",\"inputSchema\":{\"type\":\"string\"}}],\"messages\":[]}", "/tools/0/inputSchema/type",
+        "a tool's inputSchema is of type \"object\" (the providers take only object parameters)");
+    bad("{\"tools\":[{\"name\":\"f\",\"inputSchema\":{\"type\":[\"object\",\"null\"]}}],\"messages\":[]}",
+        "/tools/0/inputSchema/type", "a tool's inputSchema is of type \"object\" (the providers take only object parameters)");
     bad("{\"tools\":[{\"kind\":\"custom\",\"name\":\"c\",\"inputSchema\":{}}],\"messages\":[]}", "/tools/0/inputSchema",
         "unknown field \"inputSchema\" in custom tool");
     bad("{\"tools\":[{\"kind\":\"provider\",\"provider\":\"anthropic\"}],\"messages\":[]}", "/tools/0",
