@@ -591,27 +591,55 @@ quire_status quire_caps_list(const quire_caps *ov, int pretty, quire_bytes *out,
     return take(&b, out, err);
 }
 
-/* ---- Converse tool names (docs/providers.md, "Provider rules") ---- */
-bool qcaps_converse_name_ok(const char *s, size_t n) {
-    if (n < 1 || n > 64) return false;
-    for (size_t i = 0; i < n; i++) {
-        char ch = s[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-'))
-            return false;
+/* ---- tool names (docs/providers.md, "Provider rules") ---- */
+static bool name_char(char ch, bool dot_colon) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' ||
+           (dot_colon && (ch == '.' || ch == ':'));
+}
+
+qname_rule qcaps_name_rule(qdialect d) {
+    switch (d) {
+    case QD_ANTHROPIC_MESSAGES: return (qname_rule){128, false, false, true};
+    case QD_OPENAI_CHAT: case QD_OPENAI_RESPONSES: case QD_MISTRAL: case QD_BEDROCK_CONVERSE:
+        return (qname_rule){64, false, false, true};
+    case QD_GEMINI: return (qname_rule){64, true, true, true};
+    case QD_OLLAMA: case QD_COUNT_: break;
     }
+    return (qname_rule){0, false, false, false};
+}
+
+const char *qcaps_name_rule_text(qname_rule r) {
+    if (!r.any) return "any";
+    if (r.dot_colon) return "[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}";
+    return r.max == 128 ? "[a-zA-Z0-9_-]{1,128}" : "[a-zA-Z0-9_-]{1,64}";
+}
+
+bool qcaps_name_ok(qname_rule r, const char *s, size_t n) {
+    if (!r.any) return true;
+    if (n < 1 || n > r.max) return false;
+    if (r.first_letter && !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_')) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!name_char(s[i], r.dot_colon)) return false;
     return true;
 }
 
-size_t qcaps_converse_map_name(const char *s, size_t n, char out[65]) {
-    size_t k = 0;
-    for (size_t i = 0; i < n && k < 55; i++) {
+size_t qcaps_map_name(qname_rule r, const char *s, size_t n, char out[QCAPS_NAME_MAX + 1]) {
+    size_t k = 0, keep = r.max - 9; /* room for "_" and 8 hex digits */
+    if (r.first_letter && !(n && ((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_')))
+        out[k++] = '_';
+    for (size_t i = 0; i < n && k < keep; i++) {
         unsigned char ch = (unsigned char)s[i];
         if ((ch & 0xC0) == 0x80) continue; /* one '_' per code point */
-        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
-        out[k++] = ok ? (char)ch : '_';
+        out[k++] = name_char((char)ch, r.dot_colon) ? (char)ch : '_';
     }
     uint32_t h = 2166136261u;
     for (size_t i = 0; i < n; i++) { h ^= (unsigned char)s[i]; h *= 16777619u; }
-    k += (size_t)snprintf(out + k, 65 - k, "_%08x", h);
+    k += (size_t)snprintf(out + k, QCAPS_NAME_MAX + 1 - k, "_%08x", h);
     return k;
+}
+
+bool qcaps_converse_name_ok(const char *s, size_t n) { return qcaps_name_ok(qcaps_name_rule(QD_BEDROCK_CONVERSE), s, n); }
+
+size_t qcaps_converse_map_name(const char *s, size_t n, char out[QCAPS_NAME_MAX + 1]) {
+    return qcaps_map_name(qcaps_name_rule(QD_BEDROCK_CONVERSE), s, n, out);
 }

@@ -109,13 +109,28 @@ void qcaps_write(qw *w, const qcaps *c);
 
 const qcaps *qcaps_builtin(uint32_t *n);
 
-/* Converse tool names (Bedrock): [a-zA-Z0-9_-]{1,64}. A name outside it is
- * sent mapped (render/enc_bedrock.c) and mapped back when an answer calls it
- * (respond/, docs/providers.md "Provider rules"): every other character (per
- * code point) becomes '_', the result is cut to 55 bytes and "_" plus the
- * FNV-1a 32 of the name (8 hex digits) is appended. Plain UTF-8 bytes. */
-bool qcaps_converse_name_ok(const char *s, size_t n);
+/* Tool names a dialect takes (docs/providers.md, "Provider rules"):
+ * Anthropic [a-zA-Z0-9_-]{1,128}; OpenAI Chat and Responses, Mistral and
+ * Converse [a-zA-Z0-9_-]{1,64}; Gemini [a-zA-Z_][a-zA-Z0-9_.:-]{0,63};
+ * Ollama any. A name outside its dialect's rule is sent mapped (render/) and
+ * mapped back when an answer calls it (respond/): every other character (per
+ * code point) becomes '_', a leading '_' is added where the first character
+ * must be a letter or '_', the result is cut to max - 9 bytes and "_" plus
+ * the FNV-1a 32 of the name (8 hex digits) is appended. Plain UTF-8 bytes. */
+#define QCAPS_NAME_MAX 128
+typedef struct qname_rule {
+    size_t max;        /* longest name */
+    bool dot_colon;    /* '.' and ':' allowed too */
+    bool first_letter; /* the first character is a letter or '_' */
+    bool any;          /* false: every name is taken as it is */
+} qname_rule;
+qname_rule qcaps_name_rule(qdialect d);
+const char *qcaps_name_rule_text(qname_rule r);
+bool qcaps_name_ok(qname_rule r, const char *s, size_t n);
 /* The mapped name into out (NUL-terminated); returns its length. */
-size_t qcaps_converse_map_name(const char *s, size_t n, char out[65]);
+size_t qcaps_map_name(qname_rule r, const char *s, size_t n, char out[QCAPS_NAME_MAX + 1]);
+/* The Converse rule (Bedrock). */
+bool qcaps_converse_name_ok(const char *s, size_t n);
+size_t qcaps_converse_map_name(const char *s, size_t n, char out[QCAPS_NAME_MAX + 1]);
 
 #endif

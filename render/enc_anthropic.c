@@ -151,7 +151,7 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
         if (!qr_tool_input_ok(c, mi, bi, b)) return;
         qw_obj_lit(w, "type", "tool_use");
         qw_key_qstr(w, "id", b->id);
-        qw_key_qstr(w, "name", b->name);
+        qw_key(w, "name"); qr_write_tool_name(c, b->name, mi);
         qw_key(w, "input"); qr_write_tool_input(c, b);
         mark(c, QRS_BLOCK, mi, bi);
         qw_obj_end(w);
@@ -320,7 +320,7 @@ static void write_params(qr_ctx *c) {
             switch (p->tool_choice) {
             case QP_TC_NONE: qw_lit(w, "none"); break;
             case QP_TC_REQUIRED: qw_lit(w, "any"); break;
-            case QP_TC_TOOL: qw_lit(w, "tool"); qw_key(w, "name"); qw_qval(w, p->tool_name); break;
+            case QP_TC_TOOL: qw_lit(w, "tool"); qw_key(w, "name"); qr_write_tool_name(c, qstr_node(p->tool_name.doc, p->tool_name.idx), QR_NAME_CHOICE); break;
             case QP_TC_UNSET: case QP_TC_AUTO: qw_lit(w, "auto"); break;
             }
             if (p->parallel_tool_calls >= 0) { qw_key(w, "disable_parallel_tool_use"); qw_bool(w, !p->parallel_tool_calls); }
@@ -404,7 +404,7 @@ quire_status qr_encode_anthropic(qr_ctx *c) {
                 continue;
             }
             qw_obj_begin(w);
-            qw_key_qstr(w, "name", tl->name);
+            qw_key(w, "name"); qr_write_tool_name(c, tl->name, QR_NAME_TOOLS);
             if (qstr_present(tl->description)) { qw_key_qstr(w, "description", tl->description); }
             qw_key(w, "input_schema"); qw_qval(w, tl->input_schema);
             mark(c, QRS_TOOL, i, 0);

@@ -117,31 +117,10 @@ static void media(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
     qw_obj_end(w);
 }
 
-/* Converse tool names: [a-zA-Z0-9_-]{1,64} (escaped input never matches: an
- * escape is outside the set). A name outside it is sent mapped, the same way
- * in the tool list, the calls of the history and toolChoice
- * (qcaps_converse_map_name: other characters to '_', cut, FNV-1a 32 suffix);
- * the mapping is a function of the name alone, so an answer's call is mapped
- * back from the request's tools (respond/, request_adjusted tool_name_mapped
- * names each pair). docs/providers.md, "Provider rules". */
-static bool name_ok(qstr n) { return qcaps_converse_name_ok(n.p ? n.p : "", n.len); }
-
-/* Writes a tool name, mapped when Converse would refuse it; msg is the
- * message of a call (UINT32_MAX: the tool list, which reports the mapping). */
-static void tool_name(qr_ctx *c, qstr name, uint32_t msg) {
-    qw *w = c->w;
-    if (name_ok(name)) { qw_qstr(w, name); return; }
-    qstr p = qr_plain(c, name);
-    char m[65];
-    size_t mn = qcaps_converse_map_name(p.p ? p.p : "", p.len, m);
-    qw_str(w, m, mn);
-    if (msg != UINT32_MAX) return;
-    char q[140], detail[320];
-    q_quote_text(q, sizeof q, p.p ? p.p : "", p.len);
-    snprintf(detail, sizeof detail, "tool \"%s\" is sent as \"%.*s\" (Converse tool names match [a-zA-Z0-9_-]{1,64})", q,
-             (int)mn, m);
-    qr_event_adjusted(c, "tool_name_mapped", UINT32_MAX, detail);
-}
+/* Converse tool names: [a-zA-Z0-9_-]{1,64}; a name outside it is sent mapped
+ * (qr_write_tool_name). msg: the message of a call (UINT32_MAX: the tool
+ * list, which reports the mapping). */
+static void tool_name(qr_ctx *c, qstr name, uint32_t msg) { qr_write_tool_name(c, name, msg); }
 
 /* point: write the block's cache point after it (not for the parts of a
  * tool result: the marker of a result follows the whole toolResult block). */
@@ -263,7 +242,7 @@ static void write_tool_choice(qr_ctx *c) {
     if (p->tool_choice == QP_TC_TOOL) {
         qw_key(w, "tool");
         qw_obj_begin(w);
-        qw_key(w, "name"); tool_name(c, qstr_node(p->tool_name.doc, p->tool_name.idx), 0);
+        qw_key(w, "name"); tool_name(c, qstr_node(p->tool_name.doc, p->tool_name.idx), QR_NAME_CHOICE);
         qw_obj_end(w);
     } else {
         qw_key(w, p->tool_choice == QP_TC_AUTO ? "auto" : "any");

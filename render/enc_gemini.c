@@ -131,7 +131,7 @@ static void model_part(qr_ctx *c, const qmsg *m, uint32_t mi, uint32_t bi, bool 
         qw_key(w, "functionCall");
         qw_obj_begin(w);
         qw_key(w, "id"); qw_qstr(w, b->id);
-        qw_key(w, "name"); qw_qstr(w, b->name);
+        qw_key(w, "name"); qr_write_tool_name(c, b->name, mi);
         qw_key(w, "args"); qr_write_tool_input(c, b);
         qw_obj_end(w);
         if (qstr_present(pending_sig(m, bi))) sig(w, pending_sig(m, bi));
@@ -198,7 +198,7 @@ static void response_part(qr_ctx *c, const qblock *r, uint32_t mi, uint32_t bi) 
     qw_key(w, "functionResponse");
     qw_obj_begin(w);
     qw_key(w, "id"); qw_qstr(w, r->tool_call_id);
-    qw_key(w, "name"); qw_qstr(w, qr_tool_name_for(c, mi, r->tool_call_id));
+    qw_key(w, "name"); qr_write_tool_name(c, qr_tool_name_for(c, mi, r->tool_call_id), mi);
     qw_key(w, "response");
     uint32_t ntext = 0, nimg = 0;
     if (qval_present(r->content_json) && r->is_error != 1) {
@@ -301,7 +301,7 @@ static void write_tool_config(qr_ctx *c) {
     if (p->tool_choice == QP_TC_TOOL) {
         qw_key(w, "allowedFunctionNames");
         qw_arr_begin(w);
-        qw_qval(w, p->tool_name);
+        qr_write_tool_name(c, qstr_node(p->tool_name.doc, p->tool_name.idx), QR_NAME_CHOICE);
         qw_arr_end(w);
     }
     qw_obj_end(w);
@@ -379,7 +379,7 @@ quire_status qr_encode_gemini(qr_ctx *c) {
             const qtool *tl = &t->tools[i];
             if (tl->kind != QTK_FUNCTION) continue;
             qw_obj_begin(w);
-            qw_key(w, "name"); qw_qstr(w, tl->name);
+            qw_key(w, "name"); qr_write_tool_name(c, tl->name, QR_NAME_TOOLS);
             if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
             qw_key(w, "parametersJsonSchema"); qw_qval(w, tl->input_schema);
             qw_obj_end(w);

@@ -351,7 +351,7 @@ static void assistant_message(cctx *x, uint32_t k, bool prefix) {
             qw_key(w, "type"); qw_strz(w, "function");
             qw_key(w, "function");
             qw_obj_begin(w);
-            qw_key(w, "name"); qw_qstr(w, bl->name);
+            qw_key(w, "name"); qr_write_tool_name(c, bl->name, k);
             qw_key(w, "arguments"); qr_write_tool_input_string(c, bl);
             qw_obj_end(w);
             qw_obj_end(w);
@@ -374,7 +374,7 @@ static void tool_result_message(cctx *x, uint32_t k, uint32_t b, uint32_t absorb
     qw_key(w, "tool_call_id"); qw_qstr(w, r->tool_call_id);
     if (x->mistral) {
         qstr name = qr_tool_name_for(c, k, r->tool_call_id);
-        if (name.len) { qw_key(w, "name"); qw_qstr(w, name); }
+        if (name.len) { qw_key(w, "name"); qr_write_tool_name(c, name, k); }
     }
     qw_key(w, "content");
     bool marked = qr_mark_at(c, QRS_BLOCK, k, b) != NULL;
@@ -443,7 +443,7 @@ static void write_params(qr_ctx *c, bool mistral) {
             qw_key(w, "type"); qw_strz(w, "function");
             qw_key(w, "function");
             qw_obj_begin(w);
-            qw_key(w, "name"); qw_qval(w, p->tool_name);
+            qw_key(w, "name"); qr_write_tool_name(c, qstr_node(p->tool_name.doc, p->tool_name.idx), QR_NAME_CHOICE);
             qw_obj_end(w);
             qw_obj_end(w);
             break;

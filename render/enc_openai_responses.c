@@ -226,7 +226,7 @@ static void assistant_items(qr_ctx *c, uint32_t k) {
                 qw_obj_begin(w);
                 qw_key(w, "type"); qw_strz(w, "custom_tool_call");
                 qw_key(w, "call_id"); qw_qstr(w, bl->id);
-                qw_key(w, "name"); qw_qstr(w, bl->name);
+                qw_key(w, "name"); qr_write_tool_name(c, bl->name, k);
                 qw_key(w, "input"); qw_qval(w, bl->input);
                 item_options(c, bl, k, b);
                 qw_obj_end(w);
@@ -235,7 +235,7 @@ static void assistant_items(qr_ctx *c, uint32_t k) {
             qw_obj_begin(w);
             qw_key(w, "type"); qw_strz(w, "function_call");
             qw_key(w, "call_id"); qw_qstr(w, bl->id);
-            qw_key(w, "name"); qw_qstr(w, bl->name);
+            qw_key(w, "name"); qr_write_tool_name(c, bl->name, k);
             qw_key(w, "arguments"); qr_write_value_as_string(c, bl->input);
             item_options(c, bl, k, b);
             qw_obj_end(w);
@@ -314,7 +314,7 @@ static void write_params(qr_ctx *c) {
         case QP_TC_TOOL:
             qw_obj_begin(w);
             qw_key(w, "type"); qw_strz(w, "function");
-            qw_key(w, "name"); qw_qval(w, p->tool_name);
+            qw_key(w, "name"); qr_write_tool_name(c, qstr_node(p->tool_name.doc, p->tool_name.idx), QR_NAME_CHOICE);
             qw_obj_end(w);
             break;
         }
@@ -427,7 +427,7 @@ quire_status qr_encode_openai_responses(qr_ctx *c) {
             if (tl->kind == QTK_CUSTOM) {
                 qw_obj_begin(w);
                 qw_key(w, "type"); qw_strz(w, "custom");
-                qw_key(w, "name"); qw_qstr(w, tl->name);
+                qw_key(w, "name"); qr_write_tool_name(c, tl->name, QR_NAME_TOOLS);
                 if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
                 if (qval_present(tl->format)) { qw_key(w, "format"); qw_qval(w, tl->format); }
                 qw_obj_end(w);
@@ -435,7 +435,7 @@ quire_status qr_encode_openai_responses(qr_ctx *c) {
             }
             qw_obj_begin(w);
             qw_key(w, "type"); qw_strz(w, "function");
-            qw_key(w, "name"); qw_qstr(w, tl->name);
+            qw_key(w, "name"); qr_write_tool_name(c, tl->name, QR_NAME_TOOLS);
             if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
             qw_key(w, "parameters"); qw_qval(w, tl->input_schema);
             qw_key(w, "strict"); qw_bool(w, false);

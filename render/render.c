@@ -497,6 +497,33 @@ qstr qr_tool_name_for(const qr_ctx *c, uint32_t before_msg, qstr call_id) {
     return b ? b->name : qstr_lit("");
 }
 
+void qr_write_tool_name(qr_ctx *c, qstr name, uint32_t at) {
+    qw *w = c->w;
+    qname_rule rule = qcaps_name_rule(c->caps.dialect);
+    /* escaped input never matches: an escape is outside every rule's set */
+    if (qcaps_name_ok(rule, name.p ? name.p : "", name.len) && !name.esc) { qw_qstr(w, name); return; }
+    qstr p = qr_plain(c, name);
+    if (qcaps_name_ok(rule, p.p ? p.p : "", p.len)) { qw_qstr(w, name); return; }
+    char m[QCAPS_NAME_MAX + 1];
+    size_t mn = qcaps_map_name(rule, p.p ? p.p : "", p.len, m);
+    qw_str(w, m, mn);
+    if (at == QR_NAME_CHOICE) return;
+    if (at != QR_NAME_TOOLS) /* a call: reported here only when the tool list does not name it */
+        for (uint32_t i = 0; c->t->has_tools && i < c->t->ntools; i++) {
+            qstr tn = qr_plain(c, c->t->tools[i].name);
+            if (tn.len == p.len && (p.len == 0 || memcmp(tn.p, p.p, p.len) == 0)) return;
+        }
+    char q[140], detail[400];
+    q_quote_text(q, sizeof q, p.p ? p.p : "", p.len);
+    static const char *const label[QD_COUNT_] = {[QD_ANTHROPIC_MESSAGES] = "Messages API", [QD_OPENAI_CHAT] = "OpenAI Chat",
+                                                 [QD_OPENAI_RESPONSES] = "OpenAI Responses", [QD_GEMINI] = "Gemini",
+                                                 [QD_BEDROCK_CONVERSE] = "Converse", [QD_MISTRAL] = "Mistral",
+                                                 [QD_OLLAMA] = "Ollama"};
+    snprintf(detail, sizeof detail, "tool \"%s\" is sent as \"%.*s\" (%s tool names match %s)", q, (int)mn, m,
+             label[c->caps.dialect], qcaps_name_rule_text(rule));
+    qr_event_adjusted(c, "tool_name_mapped", at == QR_NAME_TOOLS ? UINT32_MAX : at, detail);
+}
+
 /* ---- result ---- */
 
 void quire_render_result_free(quire_render_result *r) {
@@ -1433,7 +1460,7 @@ void qr_write_function_tools(qr_ctx *c) {
             qw_key(w, "type"); qw_strz(w, "custom");
             qw_key(w, "custom");
             qw_obj_begin(w);
-            qw_key(w, "name"); qw_qstr(w, tl->name);
+            qw_key(w, "name"); qr_write_tool_name(c, tl->name, QR_NAME_TOOLS);
             if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
             if (qval_present(tl->format)) { qw_key(w, "format"); chat_format(w, tl->format); }
             qw_obj_end(w);
@@ -1444,7 +1471,7 @@ void qr_write_function_tools(qr_ctx *c) {
         qw_key(w, "type"); qw_strz(w, "function");
         qw_key(w, "function");
         qw_obj_begin(w);
-        qw_key(w, "name"); qw_qstr(w, tl->name);
+        qw_key(w, "name"); qr_write_tool_name(c, tl->name, QR_NAME_TOOLS);
         if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
         qw_key(w, "parameters"); qw_qval(w, tl->input_schema);
         qw_obj_end(w);

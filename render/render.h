@@ -160,6 +160,17 @@ void qr_write_tool_input_string(qr_ctx *c, const qblock *b);
 const qblock *qr_call_for(const qr_ctx *c, uint32_t before_msg, qstr call_id);
 /* Index of the tool call that a result answers, for names (Gemini, Ollama). */
 qstr qr_tool_name_for(const qr_ctx *c, uint32_t before_msg, qstr call_id);
+/* Writes a tool's name as the dialect takes it (providers/caps.h,
+ * qcaps_name_rule): as it is, or mapped when the dialect would refuse it;
+ * the same way in the tool list, the calls, the results that name their
+ * call and toolChoice, so an answer's call is mapped back from the request's
+ * tools (respond/). at: QR_NAME_TOOLS for the tool list, which reports each
+ * mapped pair (request_adjusted tool_name_mapped); QR_NAME_CHOICE for
+ * toolChoice (a tool of the list); else the message index of a call or
+ * result, reported when no tool of the list has that name. */
+#define QR_NAME_TOOLS UINT32_MAX
+#define QR_NAME_CHOICE (UINT32_MAX - 1)
+void qr_write_tool_name(qr_ctx *c, qstr name, uint32_t at);
 /* Whether the system prompt is folded into the first user message. */
 static inline bool qr_fold_system(const qr_ctx *c) {
     return c->caps.system == QSYS_FIRST_USER && ((c->t->has_system && c->t->nsystem) || qstr_present(c->sys_extra));

@@ -100,6 +100,15 @@ static bool trailing_ws_node(const vctx *v, uint32_t n) {
     }
     return false;
 }
+/* A tool name by the dialect's rule (providers/caps.h, qcaps_name_rule):
+ * a violation at p when it breaks it (a JSON escape never matches a rule). */
+static void tool_name_rule(vctx *v, uint32_t n, vp p) {
+    if (!is(v, n, QJ_STRING)) return; /* reported as a type error */
+    qname_rule r = qcaps_name_rule(v->caps.dialect);
+    const qj_node *x = qj_at(v->d, n);
+    if (!qcaps_name_ok(r, x->p, x->len)) viol(v, p.s, "a tool name matches %s", qcaps_name_rule_text(r));
+}
+
 /* Converse tool names: [a-zA-Z0-9_-]{1,64}. */
 static bool converse_name(const vctx *v, uint32_t n) {
     if (!is(v, n, QJ_STRING)) return true; /* reported as a type error */
@@ -231,6 +240,7 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
         if (!assistant) viol(v, pt.s, "tool_use blocks belong in assistant messages");
         need_type(v, get(v, b, "id"), QJ_STRING, PK(p, "id"), "\"id\"");
         need_type(v, get(v, b, "name"), QJ_STRING, PK(p, "name"), "\"name\"");
+        tool_name_rule(v, get(v, b, "name"), PK(p, "name"));
         need_type(v, get(v, b, "input"), QJ_OBJECT, PK(p, "input"), "\"input\"");
         a_cache(v, b, p);
     } else if (str_is(v, ty, "tool_result")) {
@@ -311,6 +321,7 @@ static void v_anthropic(vctx *v, uint32_t root) {
         for (uint32_t i = 0; i < count_of(v, tools); i++, e = next(v, e)) {
             vp p = PI(PK(r, "tools"), i);
             need_type(v, get(v, e, "name"), QJ_STRING, PK(p, "name"), "\"name\"");
+            if (get(v, e, "type") == QJ_NONE) tool_name_rule(v, get(v, e, "name"), PK(p, "name"));
             if (get(v, e, "type") == QJ_NONE &&
                 need_type(v, get(v, e, "input_schema"), QJ_OBJECT, PK(p, "input_schema"), "\"input_schema\""))
                 object_schema(v, get(v, e, "input_schema"), PK(p, "input_schema"));
@@ -684,6 +695,7 @@ static void v_chat(vctx *v, uint32_t root, qdialect dialect) {
                     uint32_t fn = get(v, c, "function");
                     if (!need_type(v, fn, QJ_OBJECT, PK(pc, "function"), "\"function\"")) continue;
                     need_type(v, get(v, fn, "name"), QJ_STRING, PK(PK(pc, "function"), "name"), "\"name\"");
+                    tool_name_rule(v, get(v, fn, "name"), PK(PK(pc, "function"), "name"));
                     uint32_t args = get(v, fn, "arguments");
                     if (ollama) need_type(v, args, QJ_OBJECT, PK(PK(pc, "function"), "arguments"), "\"arguments\"");
                     else if (!is(v, args, QJ_STRING) && !(mistral && is(v, args, QJ_OBJECT)))
@@ -776,6 +788,7 @@ static void v_responses(vctx *v, uint32_t root) {
             if (ids.next > 0 && ids.next == ids.n) ids.n = ids.next = 0; /* a new turn of calls */
             need_type(v, get(v, e, "call_id"), QJ_STRING, PK(p, "call_id"), "\"call_id\"");
             need_type(v, get(v, e, "name"), QJ_STRING, PK(p, "name"), "\"name\"");
+            tool_name_rule(v, get(v, e, "name"), PK(p, "name"));
             if (str_is(v, ty, "custom_tool_call"))
                 need_type(v, get(v, e, "input"), QJ_STRING, PK(p, "input"), "\"input\" (a string)");
             else
@@ -872,6 +885,7 @@ static void v_gemini(vctx *v, uint32_t root) {
             if (fc != QJ_NONE) {
                 if (!model) viol(v, PK(pb, "functionCall").s, "functionCall parts belong in model contents");
                 need_type(v, get(v, fc, "name"), QJ_STRING, PK(PK(pb, "functionCall"), "name"), "\"name\"");
+                tool_name_rule(v, get(v, fc, "name"), PK(PK(pb, "functionCall"), "name"));
                 uint32_t args = get(v, fc, "args");
                 if (args != QJ_NONE) need_type(v, args, QJ_OBJECT, PK(PK(pb, "functionCall"), "args"), "\"args\"");
                 if (npend < 64) { used[npend] = false; sval(v, get(v, fc, "name"), pending[npend++], sizeof pending[0]); }

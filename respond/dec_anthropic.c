@@ -293,4 +293,9 @@ static void an_usage(const qj_doc *d, uint32_t u, int64_t out[RU_COUNT]) {
     out[RU_CACHE_WRITE] = rj_int(d, u, "cache_creation_input_tokens");
 }
 
-const rdec q_dec_anthropic = {an_json, true, an_event, an_end, an_stop, an_usage, NULL, NULL, NULL};
+/* The name a tool is sent under (render/: qr_write_tool_name). */
+static size_t an_tool_name(const char *s, size_t n, char out[QCAPS_NAME_MAX + 1]) {
+    return rdec_sent_name(QD_ANTHROPIC_MESSAGES, s, n, out);
+}
+
+const rdec q_dec_anthropic = {an_json, true, an_event, an_end, an_stop, an_usage, NULL, NULL, an_tool_name};

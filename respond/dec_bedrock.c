@@ -232,8 +232,8 @@ static void be_usage(const qj_doc *d, uint32_t u, int64_t out[RU_COUNT]) {
 
 /* The Converse name of a tool (render/enc_bedrock.c sends names outside
  * [a-zA-Z0-9_-]{1,64} mapped); 0 when it is sent as it is. */
-static size_t be_tool_name(const char *s, size_t n, char out[65]) {
-    return qcaps_converse_name_ok(s, n) ? 0 : qcaps_converse_map_name(s, n, out);
+static size_t be_tool_name(const char *s, size_t n, char out[QCAPS_NAME_MAX + 1]) {
+    return rdec_sent_name(QD_BEDROCK_CONVERSE, s, n, out);
 }
 
 const rdec q_dec_bedrock = {be_json, false, be_event, be_end, be_stop, be_usage, NULL, NULL, be_tool_name};

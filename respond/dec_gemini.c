@@ -189,4 +189,9 @@ static void ge_usage(const qj_doc *d, uint32_t u, int64_t out[RU_COUNT]) {
     out[RU_REASONING] = rj_int(d, u, "thoughtsTokenCount");
 }
 
-const rdec q_dec_gemini = {ge_json, true, ge_event, ge_end, ge_stop, ge_usage, NULL, NULL, NULL};
+/* The name a tool is sent under (render/: qr_write_tool_name). */
+static size_t ge_tool_name(const char *s, size_t n, char out[QCAPS_NAME_MAX + 1]) {
+    return rdec_sent_name(QD_GEMINI, s, n, out);
+}
+
+const rdec q_dec_gemini = {ge_json, true, ge_event, ge_end, ge_stop, ge_usage, NULL, NULL, ge_tool_name};

@@ -18,4 +18,9 @@ static void mi_usage(const qj_doc *d, uint32_t u, int64_t out[RU_COUNT]) {
     out[RU_CACHE_READ] = rj_int(d, u, "prompt_tokens_details.cached_tokens");
 }
 
-const rdec q_dec_mistral = {q_chat_json, true, q_chat_event, q_chat_end, mi_stop, mi_usage, NULL, NULL, NULL};
+/* The name a tool is sent under (render/: qr_write_tool_name). */
+static size_t mi_tool_name(const char *s, size_t n, char out[QCAPS_NAME_MAX + 1]) {
+    return rdec_sent_name(QD_MISTRAL, s, n, out);
+}
+
+const rdec q_dec_mistral = {q_chat_json, true, q_chat_event, q_chat_end, mi_stop, mi_usage, NULL, NULL, mi_tool_name};

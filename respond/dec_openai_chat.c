@@ -256,4 +256,9 @@ static void chat_usage(const qj_doc *d, uint32_t u, int64_t out[RU_COUNT]) {
     out[RU_REASONING] = rj_int(d, u, "completion_tokens_details.reasoning_tokens");
 }
 
-const rdec q_dec_openai_chat = {q_chat_json, true, q_chat_event, q_chat_end, chat_stop, chat_usage, NULL, NULL, NULL};
+/* The name a tool is sent under (render/: qr_write_tool_name). */
+static size_t chat_tool_name(const char *s, size_t n, char out[QCAPS_NAME_MAX + 1]) {
+    return rdec_sent_name(QD_OPENAI_CHAT, s, n, out);
+}
+
+const rdec q_dec_openai_chat = {q_chat_json, true, q_chat_event, q_chat_end, chat_stop, chat_usage, NULL, NULL, chat_tool_name};

@@ -299,4 +299,9 @@ static void re_free(void *p, const quire_allocator *a) {
     q_free(a, r, sizeof *r);
 }
 
-const rdec q_dec_openai_responses = {re_json, true, re_event, re_end, re_stop, re_usage, re_new, re_free, NULL};
+/* The name a tool is sent under (render/: qr_write_tool_name). */
+static size_t re_tool_name(const char *s, size_t n, char out[QCAPS_NAME_MAX + 1]) {
+    return rdec_sent_name(QD_OPENAI_RESPONSES, s, n, out);
+}
+
+const rdec q_dec_openai_responses = {re_json, true, re_event, re_end, re_stop, re_usage, re_new, re_free, re_tool_name};

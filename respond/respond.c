@@ -622,8 +622,13 @@ static const char *const k_stops[] = {"end_turn", "tool_use", "max_tokens", "sto
                                       "error"};
 
 /* ---- tool names mapped back (docs/providers.md, "Provider rules") ---- */
+size_t rdec_sent_name(qdialect d, const char *s, size_t n, char out[QCAPS_NAME_MAX + 1]) {
+    qname_rule r = qcaps_name_rule(d);
+    return qcaps_name_ok(r, s, n) ? 0 : qcaps_map_name(r, s, n, out);
+}
+
 typedef struct rpair {
-    char mapped[65];
+    char mapped[QCAPS_NAME_MAX + 1];
     size_t mlen;
     const char *name;
     size_t len;
@@ -658,7 +663,7 @@ static rpair *pairs_build(qarena *ar, const rdec *dec, const rnames *names, uint
 }
 
 static const rpair *pair_find(const rpair *pairs, uint32_t np, const char *name, size_t len) {
-    if (!np || len > 64) return NULL;
+    if (!np || len > QCAPS_NAME_MAX) return NULL;
     rpair key;
     memcpy(key.mapped, name, len);
     key.mlen = len;

@@ -77,8 +77,12 @@ typedef struct rdec {
     /* The name a tool is sent under in the dialect's requests, into out
      * (returns its length; 0 = sent as it is); NULL = the dialect sends every
      * name as it is. A call naming a mapped name gets the tool's own name back. */
-    size_t (*tool_name)(const char *s, size_t n, char out[65]);
+    size_t (*tool_name)(const char *s, size_t n, char out[QCAPS_NAME_MAX + 1]);
 } rdec;
+
+/* The name a tool is sent under by dialect d (providers/caps.h,
+ * qcaps_name_rule), into out; 0 when it is sent as it is. */
+size_t rdec_sent_name(qdialect d, const char *s, size_t n, char out[QCAPS_NAME_MAX + 1]);
 
 extern const rdec q_dec_anthropic, q_dec_openai_chat, q_dec_openai_responses, q_dec_gemini, q_dec_bedrock,
     q_dec_mistral, q_dec_ollama;

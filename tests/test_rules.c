@@ -804,10 +804,10 @@ static void test_converse_names_back(void) {
     CHECK_MSG(fs == QUIRE_OK, "stream: %s", e.message);
     if (fs == QUIRE_OK) { CHECK_HAS(r.message.data, "\"name\":\"files.read/v2\""); quire_response_free(&r); }
     quire_stream_free(st);
-    /* other dialects send names as they are: nothing mapped back */
-    const char *an = "{\"type\":\"message\",\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"u1\",\"name\":\"files_read_v2_afe91f73\","
-                     "\"input\":{}}],\"stop_reason\":\"tool_use\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}";
-    CHECK_INT(quire_response_decode("anthropic", NULL, an, strlen(an), &ro, NULL, &r, &e), QUIRE_OK);
+    /* Ollama sends names as they are: nothing mapped back */
+    const char *ol = "{\"model\":\"llama3.1\",\"message\":{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"function\":"
+                     "{\"name\":\"files_read_v2_afe91f73\",\"arguments\":{}}}]},\"done\":true,\"done_reason\":\"stop\"}";
+    CHECK_INT(quire_response_decode("ollama", NULL, ol, strlen(ol), &ro, NULL, &r, &e), QUIRE_OK);
     CHECK_HAS(r.message.data, "\"name\":\"files_read_v2_afe91f73\"");
     quire_response_free(&r);
     /* a session: render maps the name, accept maps it back, the transcript keeps the tool's own name */
@@ -853,7 +853,96 @@ static void test_converse_names_back(void) {
     quire_session_free(s);
 }
 
+/* Every dialect with a name rule maps a name it would refuse the same way
+ * in the tool list, the calls, the results that name their call and
+ * toolChoice, reports the pair, validates, and maps an answer's call back
+ * (docs/providers.md, "Provider rules"). */
+static void test_tool_names_all(void) {
+    static const struct { const char *prov, *model, *resp; } d[] = {
+        {"anthropic", NULL, "{\"type\":\"message\",\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"u9\","
+                            "\"name\":\"@\",\"input\":{}}],\"stop_reason\":\"tool_use\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}"},
+        {"openai", "gpt-4o", "{\"id\":\"c\",\"object\":\"chat.completion\",\"model\":\"gpt-4o\",\"choices\":[{\"index\":0,\"message\":"
+                             "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"u9\",\"type\":\"function\",\"function\":"
+                             "{\"name\":\"@\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}],\"usage\":{\"prompt_tokens\":1,"
+                             "\"completion_tokens\":1,\"total_tokens\":2}}"},
+        {"openai_responses", "gpt-5", "{\"id\":\"r\",\"object\":\"response\",\"status\":\"completed\",\"model\":\"gpt-5\",\"output\":"
+                                      "[{\"type\":\"function_call\",\"id\":\"fc\",\"call_id\":\"u9\",\"name\":\"@\",\"arguments\":\"{}\","
+                                      "\"status\":\"completed\"}],\"usage\":{\"input_tokens\":1,\"output_tokens\":1,\"total_tokens\":2}}"},
+        {"gemini", "gemini-2.5-pro", "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"@\","
+                                     "\"args\":{}}}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":1,"
+                                     "\"candidatesTokenCount\":1}}"},
+        {"mistral", "mistral-large-latest", "{\"id\":\"c\",\"object\":\"chat.completion\",\"model\":\"mistral-large-latest\",\"choices\":"
+                                            "[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"id\":"
+                                            "\"u9aaaaaaa\",\"type\":\"function\",\"function\":{\"name\":\"@\",\"arguments\":\"{}\"}}]},"
+                                            "\"finish_reason\":\"tool_calls\"}],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1,"
+                                            "\"total_tokens\":2}}"},
+    };
+    const char *t = "{\"tools\":[{\"name\":\"9 fs/read.v2\",\"inputSchema\":{\"type\":\"object\"}},"
+                    "{\"name\":\"ok_name\",\"inputSchema\":{\"type\":\"object\"}}],"
+                    "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+                    "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"t1aaaaaaa\",\"name\":\"9 fs/read.v2\",\"input\":{}},"
+                    "{\"type\":\"toolCall\",\"id\":\"t2aaaaaaa\",\"name\":\"gone tool\",\"input\":{}}]},"
+                    "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"t1aaaaaaa\",\"content\":\"x\"},"
+                    "{\"type\":\"toolResult\",\"toolCallId\":\"t2aaaaaaa\",\"content\":\"y\"}]}]}";
+    const char *params = "{\"toolChoice\":{\"tool\":\"9 fs/read.v2\"}}";
+    for (size_t i = 0; i < sizeof d / sizeof *d; i++) {
+        quire_transcript *tt = tr(t);
+        CHECK(tt != NULL);
+        if (!tt) return;
+        quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
+        ro.provider = d[i].prov;
+        ro.model = d[i].model;
+        ro.params = params;
+        ro.params_len = strlen(params);
+        quire_render_result res;
+        quire_error e;
+        quire_status st = quire_render(tt, NULL, &ro, NULL, &res, &e);
+        CHECK_MSG(st == QUIRE_OK, "%s: %s %s", d[i].prov, e.pointer, e.message);
+        if (st) { quire_transcript_free(tt); continue; }
+        const char *body = res.request.data, *ev = res.events.data ? res.events.data : "";
+        CHECK_MSG(strstr(body, "9 fs/read.v2") == NULL && strstr(body, "gone tool") == NULL, "%s: %s", d[i].prov, body);
+        CHECK_MSG(strstr(body, "\"ok_name\"") != NULL, "%s: a name the dialect takes is sent as it is", d[i].prov);
+        /* the mapped name, from the tool list's event */
+        const char *sa = strstr(ev, "\\\"9 fs/read.v2\\\" is sent as \\\"");
+        CHECK_MSG(sa != NULL, "%s: no tool_name_mapped for the tool list: %s", d[i].prov, ev);
+        char mapped[140] = "";
+        if (sa) {
+            sa += strlen("\\\"9 fs/read.v2\\\" is sent as \\\"");
+            const char *se = strstr(sa, "\\\"");
+            if (se && (size_t)(se - sa) < sizeof mapped) { memcpy(mapped, sa, (size_t)(se - sa)); mapped[se - sa] = 0; }
+        }
+        char q[160];
+        snprintf(q, sizeof q, "\"%s\"", mapped);
+        /* tool list, call, toolChoice (and Gemini's functionResponse, Mistral's tool message) */
+        int n = 0;
+        for (const char *p = body; (p = strstr(p, q)) != NULL; p++) n++;
+        CHECK_MSG(n >= 3, "%s: %s appears %d times: %s", d[i].prov, q, n, body);
+        /* a call naming a tool the list does not have is reported with its message */
+        CHECK_MSG(strstr(ev, "\"messageIndex\":1,\"detail\":\"tool \\\"gone tool\\\" is sent as") != NULL, "%s: %s", d[i].prov, ev);
+        CHECK_MSG(strstr(ev, "\\\"9 fs/read.v2\\\" is sent as") == strstr(ev, "\\\"9 fs/read.v2\\\""), "%s", d[i].prov);
+        CHECK_VALID(body, d[i].prov, d[i].model);
+        /* an answer calling the mapped name gets the tool's own name back */
+        char resp[1200];
+        const char *at = strchr(d[i].resp, '@');
+        snprintf(resp, sizeof resp, "%.*s%s%s", (int)(at - d[i].resp), d[i].resp, mapped, at + 1);
+        const char *tools = "[{\"name\":\"9 fs/read.v2\",\"inputSchema\":{\"type\":\"object\"}}]";
+        quire_response_options rro = QUIRE_RESPONSE_OPTIONS_INIT;
+        rro.tools = tools;
+        rro.tools_len = strlen(tools);
+        quire_response r;
+        st = quire_response_decode(d[i].prov, d[i].model, resp, strlen(resp), &rro, NULL, &r, &e);
+        CHECK_MSG(st == QUIRE_OK, "%s: %s %s", d[i].prov, e.pointer, e.message);
+        if (st == QUIRE_OK) {
+            CHECK_MSG(strstr(r.message.data, "\"name\":\"9 fs/read.v2\"") != NULL, "%s: %s", d[i].prov, r.message.data);
+            quire_response_free(&r);
+        }
+        quire_render_result_free(&res);
+        quire_transcript_free(tt);
+    }
+}
+
 int main(void) {
+    test_tool_names_all();
     test_blank_text();
     test_final_whitespace();
     test_thinking();
