@@ -625,9 +625,53 @@ static void chat_part(vctx *v, uint32_t part, vp p, const char *role) {
     }
 }
 
+/* The function (and custom) tools of the Chat, Responses and Gemini request
+ * forms: each name by the dialect's rule, a function's parameters an object
+ * schema when given. Built-in tools (other types) are the provider's. */
+static void function_tools(vctx *v, uint32_t root) {
+    uint32_t tools = get(v, root, "tools");
+    if (!is(v, tools, QJ_ARRAY)) return;
+    vp r = PK(P(""), "tools");
+    qdialect d = v->caps.dialect;
+    uint32_t e = first(tools);
+    for (uint32_t i = 0; i < count_of(v, tools); i++, e = next(v, e)) {
+        vp p = PI(r, i);
+        if (d == QD_GEMINI) {
+            uint32_t fd = get(v, e, "functionDeclarations");
+            if (!is(v, fd, QJ_ARRAY)) continue;
+            uint32_t x = first(fd);
+            for (uint32_t j = 0; j < count_of(v, fd); j++, x = next(v, x)) {
+                vp px = PI(PK(p, "functionDeclarations"), j);
+                tool_name_rule(v, get(v, x, "name"), PK(px, "name"));
+                uint32_t js = get(v, x, "parametersJsonSchema");
+                if (js != QJ_NONE && need_type(v, js, QJ_OBJECT, PK(px, "parametersJsonSchema"), "\"parametersJsonSchema\""))
+                    object_schema(v, js, PK(px, "parametersJsonSchema"));
+            }
+            continue;
+        }
+        uint32_t ty = get(v, e, "type");
+        bool chat = d != QD_OPENAI_RESPONSES;
+        if (str_is(v, ty, "function")) {
+            uint32_t fn = chat ? get(v, e, "function") : e;
+            vp pf = chat ? PK(p, "function") : p;
+            if (chat && !need_type(v, fn, QJ_OBJECT, pf, "\"function\"")) continue;
+            need_type(v, get(v, fn, "name"), QJ_STRING, PK(pf, "name"), "\"name\"");
+            tool_name_rule(v, get(v, fn, "name"), PK(pf, "name"));
+            uint32_t ps = get(v, fn, "parameters");
+            if (ps != QJ_NONE && need_type(v, ps, QJ_OBJECT, PK(pf, "parameters"), "\"parameters\""))
+                object_schema(v, ps, PK(pf, "parameters"));
+        } else if (str_is(v, ty, "custom")) {
+            uint32_t cu = chat ? get(v, e, "custom") : e;
+            vp pc = chat ? PK(p, "custom") : p;
+            tool_name_rule(v, get(v, cu, "name"), PK(pc, "name"));
+        }
+    }
+}
+
 static void v_chat(vctx *v, uint32_t root, qdialect dialect) {
     vp r = P("");
     need_type(v, get(v, root, "model"), QJ_STRING, PK(r, "model"), "\"model\"");
+    function_tools(v, root);
     uint32_t msgs = get(v, root, "messages");
     if (!need_type(v, msgs, QJ_ARRAY, PK(r, "messages"), "\"messages\"")) return;
     uint32_t n = count_of(v, msgs);
@@ -733,6 +777,7 @@ static void v_chat(vctx *v, uint32_t root, qdialect dialect) {
 static void v_responses(vctx *v, uint32_t root) {
     vp r = P("");
     need_type(v, get(v, root, "model"), QJ_STRING, PK(r, "model"), "\"model\"");
+    function_tools(v, root);
     uint32_t in = get(v, root, "input");
     if (is(v, in, QJ_STRING)) return;
     if (!need_type(v, in, QJ_ARRAY, PK(r, "input"), "\"input\"")) return;
@@ -834,6 +879,7 @@ static void unknown_keys(vctx *v, uint32_t obj, const char *const *names, size_t
 static void v_gemini(vctx *v, uint32_t root) {
     vp r = P("");
     unknown_keys(v, root, k_gemini_top, Q_COUNTOF(k_gemini_top), r);
+    function_tools(v, root);
     uint32_t si = get(v, root, "systemInstruction");
     if (si != QJ_NONE && v->caps.system == QSYS_FIRST_USER)
         viol(v, "/systemInstruction", "this model takes no system instruction");
