@@ -56,14 +56,16 @@ static uint32_t count_of(const vctx *v, uint32_t arr) { return is(v, arr, QJ_ARR
 static uint32_t first(uint32_t arr) { return arr + 1; }
 static uint32_t next(const vctx *v, uint32_t e) { return qj_next(v->d, e); }
 
-static bool need_type(vctx *v, uint32_t n, qj_type t, vp p, const char *what) {
+static bool need_type_failed(vctx *v, uint32_t n, qj_type t, vp p, const char *what) {
     if (n == QJ_NONE) { viol(v, p.s, "missing %s", what); return false; }
-    if (qj_type_of(v->d, n) != t) {
-        viol(v, p.s, "expected %s, got %s", qj_type_name(t), qj_type_name(qj_type_of(v->d, n)));
-        return false;
-    }
-    return true;
+    viol(v, p.s, "expected %s, got %s", qj_type_name(t), qj_type_name(qj_type_of(v->d, n)));
+    return false;
 }
+/* Whether node n is there with type t, else a violation at pointer p. The
+ * pointer (PK/PI calls: a copy and an append) is built only for the
+ * violation: a session validates every turn, and a valid body builds none.
+ * n and p must be free of side effects (n is evaluated twice on failure). */
+#define need_type(v, n, t, p, what) (is((v), (n), (t)) ? true : need_type_failed((v), (n), (t), (p), (what)))
 
 /* Short decoded copy of a string node (ids, names). */
 static void sval(const vctx *v, uint32_t n, char *out, size_t cap) {
@@ -102,12 +104,15 @@ static bool trailing_ws_node(const vctx *v, uint32_t n) {
 }
 /* A tool name by the dialect's rule (providers/caps.h, qcaps_name_rule):
  * a violation at p when it breaks it (a JSON escape never matches a rule). */
-static void tool_name_rule(vctx *v, uint32_t n, vp p) {
-    if (!is(v, n, QJ_STRING)) return; /* reported as a type error */
-    qname_rule r = qcaps_name_rule(v->caps.dialect);
+static bool tool_name_ok(const vctx *v, uint32_t n) {
+    if (!is(v, n, QJ_STRING)) return true; /* reported as a type error */
     const qj_node *x = qj_at(v->d, n);
-    if (!qcaps_name_ok(r, x->p, x->len)) viol(v, p.s, "a tool name matches %s", qcaps_name_rule_text(r));
+    return qcaps_name_ok(qcaps_name_rule(v->caps.dialect), x->p, x->len);
 }
+static void tool_name_bad(vctx *v, vp p) {
+    viol(v, p.s, "a tool name matches %s", qcaps_name_rule_text(qcaps_name_rule(v->caps.dialect)));
+}
+#define tool_name_rule(v, n, p) do { if (!tool_name_ok((v), (n))) tool_name_bad((v), (p)); } while (0)
 
 /* Converse tool names: [a-zA-Z0-9_-]{1,64}. */
 static bool converse_name(const vctx *v, uint32_t n) {
@@ -201,8 +206,7 @@ static void a_cache(vctx *v, uint32_t obj, vp p) {
 static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
     if (!is(v, b, QJ_OBJECT)) { viol(v, p.s, "expected object (a content block)"); return; }
     uint32_t ty = get(v, b, "type");
-    vp pt = PK(p, "type");
-    if (!need_type(v, ty, QJ_STRING, pt, "\"type\"")) return;
+    if (!need_type(v, ty, QJ_STRING, PK(p, "type"), "\"type\"")) return;
     if (str_is(v, ty, "text")) {
         uint32_t tx = get(v, b, "text");
         if (need_type(v, tx, QJ_STRING, PK(p, "text"), "\"text\"")) {
@@ -212,9 +216,9 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
         a_cache(v, b, p);
     } else if (str_is(v, ty, "image") || str_is(v, ty, "document")) {
         bool doc = str_is(v, ty, "document");
-        if (assistant) viol(v, pt.s, "%s blocks belong in user messages", doc ? "document" : "image");
-        if (doc && !v->caps.documents) viol(v, pt.s, "document blocks are not supported by this model row");
-        if (in_result && !doc && !v->caps.tool_result_images) viol(v, pt.s, "images inside tool results are not supported by this model row");
+        if (assistant) viol(v, PK(p, "type").s, "%s blocks belong in user messages", doc ? "document" : "image");
+        if (doc && !v->caps.documents) viol(v, PK(p, "type").s, "document blocks are not supported by this model row");
+        if (in_result && !doc && !v->caps.tool_result_images) viol(v, PK(p, "type").s, "images inside tool results are not supported by this model row");
         uint32_t src = get(v, b, "source");
         if (need_type(v, src, QJ_OBJECT, PK(p, "source"), "\"source\"")) {
             uint32_t st = get(v, src, "type");
@@ -237,14 +241,14 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
         }
         a_cache(v, b, p);
     } else if (str_is(v, ty, "tool_use")) {
-        if (!assistant) viol(v, pt.s, "tool_use blocks belong in assistant messages");
+        if (!assistant) viol(v, PK(p, "type").s, "tool_use blocks belong in assistant messages");
         need_type(v, get(v, b, "id"), QJ_STRING, PK(p, "id"), "\"id\"");
         need_type(v, get(v, b, "name"), QJ_STRING, PK(p, "name"), "\"name\"");
         tool_name_rule(v, get(v, b, "name"), PK(p, "name"));
         need_type(v, get(v, b, "input"), QJ_OBJECT, PK(p, "input"), "\"input\"");
         a_cache(v, b, p);
     } else if (str_is(v, ty, "tool_result")) {
-        if (assistant) viol(v, pt.s, "tool_result blocks belong in user messages");
+        if (assistant) viol(v, PK(p, "type").s, "tool_result blocks belong in user messages");
         need_type(v, get(v, b, "tool_use_id"), QJ_STRING, PK(p, "tool_use_id"), "\"tool_use_id\"");
         uint32_t ct = get(v, b, "content");
         if (is(v, ct, QJ_ARRAY)) {
@@ -261,7 +265,7 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
             viol(v, (ct == QJ_NONE ? p : PK(p, "content")).s, "a tool_result with is_error true needs a non-empty content");
         a_cache(v, b, p);
     } else if (str_is(v, ty, "thinking") || str_is(v, ty, "redacted_thinking")) {
-        if (!assistant) viol(v, pt.s, "thinking blocks belong in assistant messages");
+        if (!assistant) viol(v, PK(p, "type").s, "thinking blocks belong in assistant messages");
         if (get(v, b, "cache_control") != QJ_NONE) viol(v, PK(p, "cache_control").s, "thinking blocks cannot carry cache_control");
         if (str_is(v, ty, "thinking")) {
             need_type(v, get(v, b, "thinking"), QJ_STRING, PK(p, "thinking"), "\"thinking\"");
@@ -269,7 +273,7 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
         }
         else need_type(v, get(v, b, "data"), QJ_STRING, PK(p, "data"), "\"data\"");
     } else if (str_is(v, ty, "server_tool_use")) {
-        if (!assistant) viol(v, pt.s, "server_tool_use blocks belong in assistant messages");
+        if (!assistant) viol(v, PK(p, "type").s, "server_tool_use blocks belong in assistant messages");
         need_type(v, get(v, b, "id"), QJ_STRING, PK(p, "id"), "\"id\"");
         need_type(v, get(v, b, "name"), QJ_STRING, PK(p, "name"), "\"name\"");
         need_type(v, get(v, b, "input"), QJ_OBJECT, PK(p, "input"), "\"input\"");
