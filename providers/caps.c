@@ -599,17 +599,29 @@ static bool name_char(char ch, bool dot_colon) {
 
 qname_rule qcaps_name_rule(qdialect d) {
     switch (d) {
-    case QD_ANTHROPIC_MESSAGES: return (qname_rule){128, false, false, true};
+    case QD_ANTHROPIC_MESSAGES: return (qname_rule){128, false, false, true, false};
     case QD_OPENAI_CHAT: case QD_OPENAI_RESPONSES: case QD_MISTRAL: case QD_BEDROCK_CONVERSE:
-        return (qname_rule){64, false, false, true};
-    case QD_GEMINI: return (qname_rule){64, true, true, true};
+        return (qname_rule){64, false, false, true, false};
+    case QD_GEMINI: return (qname_rule){64, true, true, true, false};
     case QD_OLLAMA: case QD_COUNT_: break;
     }
-    return (qname_rule){0, false, false, false};
+    return (qname_rule){0, false, false, false, false};
+}
+
+qname_rule qcaps_id_rule(qdialect d) {
+    switch (d) {
+    case QD_ANTHROPIC_MESSAGES: return (qname_rule){(size_t)1 << 30, false, false, true, false};
+    case QD_BEDROCK_CONVERSE: return (qname_rule){64, false, false, true, false};
+    case QD_OPENAI_CHAT: return (qname_rule){40, false, false, true, true};
+    case QD_OPENAI_RESPONSES: case QD_GEMINI: case QD_MISTRAL: case QD_OLLAMA: case QD_COUNT_: break;
+    }
+    return (qname_rule){0, false, false, false, false};
 }
 
 const char *qcaps_name_rule_text(qname_rule r) {
     if (!r.any) return "any";
+    if (r.anychar) return r.max == 40 ? "at most 40 characters" : "a limited length";
+    if (r.max > QCAPS_NAME_MAX) return "[a-zA-Z0-9_-]+";
     if (r.dot_colon) return "[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}";
     return r.max == 128 ? "[a-zA-Z0-9_-]{1,128}" : "[a-zA-Z0-9_-]{1,64}";
 }
@@ -617,6 +629,7 @@ const char *qcaps_name_rule_text(qname_rule r) {
 bool qcaps_name_ok(qname_rule r, const char *s, size_t n) {
     if (!r.any) return true;
     if (n < 1 || n > r.max) return false;
+    if (r.anychar) return true;
     if (r.first_letter && !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_')) return false;
     for (size_t i = 0; i < n; i++)
         if (!name_char(s[i], r.dot_colon)) return false;
@@ -624,7 +637,7 @@ bool qcaps_name_ok(qname_rule r, const char *s, size_t n) {
 }
 
 size_t qcaps_map_name(qname_rule r, const char *s, size_t n, char out[QCAPS_NAME_MAX + 1]) {
-    size_t k = 0, keep = r.max - 9; /* room for "_" and 8 hex digits */
+    size_t k = 0, keep = (r.max < QCAPS_NAME_MAX ? r.max : QCAPS_NAME_MAX) - 9; /* room for "_" and 8 hex digits */
     if (r.first_letter && !(n && ((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_')))
         out[k++] = '_';
     for (size_t i = 0; i < n && k < keep; i++) {

@@ -123,8 +123,13 @@ typedef struct qname_rule {
     bool dot_colon;    /* '.' and ':' allowed too */
     bool first_letter; /* the first character is a letter or '_' */
     bool any;          /* false: every name is taken as it is */
+    bool anychar;      /* only the length is limited (a mapped name is still [a-zA-Z0-9_-]) */
 } qname_rule;
 qname_rule qcaps_name_rule(qdialect d);
+/* Tool call ids a dialect takes, mapped the same way (render/: qr_write_call_id):
+ * Anthropic [a-zA-Z0-9_-]+, Converse [a-zA-Z0-9_-]{1,64}, OpenAI Chat at most
+ * 40 characters; the others any. A mapped id is at most 128 bytes. */
+qname_rule qcaps_id_rule(qdialect d);
 const char *qcaps_name_rule_text(qname_rule r);
 bool qcaps_name_ok(qname_rule r, const char *s, size_t n);
 /* The mapped name into out (NUL-terminated); returns its length. */

@@ -150,7 +150,7 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
     case QB_TOOL_CALL:
         if (!qr_tool_input_ok(c, mi, bi, b)) return;
         qw_obj_lit(w, "type", "tool_use");
-        qw_key_qstr(w, "id", b->id);
+        qw_key(w, "id"); qr_write_call_id(c, b->id, mi, true);
         qw_key(w, "name"); qr_write_tool_name(c, b->name, mi);
         qw_key(w, "input"); qr_write_tool_input(c, b);
         mark(c, QRS_BLOCK, mi, bi);
@@ -158,7 +158,7 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
         return;
     case QB_TOOL_RESULT:
         qw_obj_lit(w, "type", "tool_result");
-        qw_key_qstr(w, "tool_use_id", b->tool_call_id);
+        qw_key(w, "tool_use_id"); qr_write_call_id(c, b->tool_call_id, mi, false);
         if (b->content_is_string) {
             qw_key_qstr(w, "content", b->content_text);
         } else {

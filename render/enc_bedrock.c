@@ -144,7 +144,7 @@ static void block_at(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool 
         qw_obj_begin(w);
         qw_key(w, "toolUse");
         qw_obj_begin(w);
-        qw_key(w, "toolUseId"); qw_qstr(w, b->id);
+        qw_key(w, "toolUseId"); qr_write_call_id(c, b->id, mi, true);
         qw_key(w, "name"); tool_name(c, b->name, mi);
         qw_key(w, "input"); qr_write_tool_input(c, b);
         qw_obj_end(w);
@@ -154,7 +154,7 @@ static void block_at(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool 
         qw_obj_begin(w);
         qw_key(w, "toolResult");
         qw_obj_begin(w);
-        qw_key(w, "toolUseId"); qw_qstr(w, b->tool_call_id);
+        qw_key(w, "toolUseId"); qr_write_call_id(c, b->tool_call_id, mi, false);
         qw_key(w, "content");
         qw_arr_begin(w);
         if (b->content_is_string) {

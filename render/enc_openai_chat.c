@@ -347,7 +347,7 @@ static void assistant_message(cctx *x, uint32_t k, bool prefix) {
             const qblock *bl = &m->blocks[b];
             if (bl->type != QB_TOOL_CALL) continue;
             qw_obj_begin(w);
-            qw_key(w, "id"); qw_qstr(w, bl->id);
+            qw_key(w, "id"); qr_write_call_id(c, bl->id, k, true);
             qw_key(w, "type"); qw_strz(w, "function");
             qw_key(w, "function");
             qw_obj_begin(w);
@@ -371,7 +371,7 @@ static void tool_result_message(cctx *x, uint32_t k, uint32_t b, uint32_t absorb
     qw *w = c->w;
     qw_obj_begin(w);
     qw_key(w, "role"); qw_strz(w, "tool");
-    qw_key(w, "tool_call_id"); qw_qstr(w, r->tool_call_id);
+    qw_key(w, "tool_call_id"); qr_write_call_id(c, r->tool_call_id, k, false);
     if (x->mistral) {
         qstr name = qr_tool_name_for(c, k, r->tool_call_id);
         if (name.len) { qw_key(w, "name"); qr_write_tool_name(c, name, k); }

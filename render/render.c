@@ -497,6 +497,26 @@ qstr qr_tool_name_for(const qr_ctx *c, uint32_t before_msg, qstr call_id) {
     return b ? b->name : qstr_lit("");
 }
 
+void qr_write_call_id(qr_ctx *c, qstr id, uint32_t msg, bool call) {
+    qw *w = c->w;
+    qname_rule rule = qcaps_id_rule(c->caps.dialect);
+    if (c->caps.tool_ids == QIDS_ALNUM9 || (!id.esc && qcaps_name_ok(rule, id.p ? id.p : "", id.len))) {
+        qw_qstr(w, id);
+        return;
+    }
+    qstr p = qr_plain(c, id);
+    if (qcaps_name_ok(rule, p.p ? p.p : "", p.len)) { qw_qstr(w, id); return; }
+    char m[QCAPS_NAME_MAX + 1];
+    size_t mn = qcaps_map_name(rule, p.p ? p.p : "", p.len, m);
+    qw_str(w, m, mn);
+    if (!call) return;
+    char q[140], detail[400];
+    q_quote_text(q, sizeof q, p.p ? p.p : "", p.len);
+    snprintf(detail, sizeof detail, "tool call id \"%s\" is sent as \"%.*s\" (this dialect takes ids of %s)", q, (int)mn, m,
+             qcaps_name_rule_text(rule));
+    qr_event_adjusted(c, "tool_call_id_mapped", msg, detail);
+}
+
 void qr_write_tool_name(qr_ctx *c, qstr name, uint32_t at) {
     qw *w = c->w;
     qname_rule rule = qcaps_name_rule(c->caps.dialect);

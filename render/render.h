@@ -171,6 +171,13 @@ qstr qr_tool_name_for(const qr_ctx *c, uint32_t before_msg, qstr call_id);
 #define QR_NAME_TOOLS UINT32_MAX
 #define QR_NAME_CHOICE (UINT32_MAX - 1)
 void qr_write_tool_name(qr_ctx *c, qstr name, uint32_t at);
+/* Writes a tool call id as the dialect takes it (providers/caps.h,
+ * qcaps_id_rule): as it is, or mapped (a function of the id alone, so a
+ * call and its result agree and a stored unit stays valid) when the dialect
+ * would refuse it. call: the id of a call in message msg, which reports the
+ * pair (request_adjusted tool_call_id_mapped); false for a result. Rows that
+ * map ids themselves (toolCallIds alnum9) have theirs written as they are. */
+void qr_write_call_id(qr_ctx *c, qstr id, uint32_t msg, bool call);
 /* Whether the system prompt is folded into the first user message. */
 static inline bool qr_fold_system(const qr_ctx *c) {
     return c->caps.system == QSYS_FIRST_USER && ((c->t->has_system && c->t->nsystem) || qstr_present(c->sys_extra));

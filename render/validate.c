@@ -127,18 +127,26 @@ static bool converse_name(const vctx *v, uint32_t n) {
     return true;
 }
 
-/* A tool call id on a row that restricts them (toolCallIds "alnum9":
- * exactly 9 characters [a-zA-Z0-9], Mistral models). */
-static void id_form(vctx *v, uint32_t n, vp p) {
-    if (v->caps.tool_ids != QIDS_ALNUM9 || !is(v, n, QJ_STRING)) return;
+/* A tool call id: on a row that restricts them (toolCallIds "alnum9":
+ * exactly 9 characters [a-zA-Z0-9], Mistral models), else by the dialect's
+ * rule (providers/caps.h, qcaps_id_rule). The pointer is built only for a
+ * violation. */
+static bool id_form_ok(const vctx *v, uint32_t n) {
+    if (!is(v, n, QJ_STRING)) return true;
     const qj_node *x = qj_at(v->d, n);
+    if (v->caps.tool_ids != QIDS_ALNUM9) return qcaps_name_ok(qcaps_id_rule(v->caps.dialect), x->p, x->len);
     bool ok = x->len == 9;
     for (uint32_t i = 0; ok && i < x->len; i++) {
         char ch = x->p[i];
         ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
     }
-    if (!ok) viol(v, p.s, "a tool call id of this model is 9 letters or digits ([a-zA-Z0-9]{9})");
+    return ok;
 }
+static void id_form_bad(vctx *v, vp p) {
+    if (v->caps.tool_ids == QIDS_ALNUM9) viol(v, p.s, "a tool call id of this model is 9 letters or digits ([a-zA-Z0-9]{9})");
+    else viol(v, p.s, "a tool call id of this dialect is %s", qcaps_name_rule_text(qcaps_id_rule(v->caps.dialect)));
+}
+#define id_form(v, n, p) do { if (!id_form_ok((v), (n))) id_form_bad((v), (p)); } while (0)
 
 /* The pending tool call ids of one assistant turn; results answer them in any
  * order (providers accept any order, and logged requests carry the order the
@@ -243,6 +251,7 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
     } else if (str_is(v, ty, "tool_use")) {
         if (!assistant) viol(v, PK(p, "type").s, "tool_use blocks belong in assistant messages");
         need_type(v, get(v, b, "id"), QJ_STRING, PK(p, "id"), "\"id\"");
+        id_form(v, get(v, b, "id"), PK(p, "id"));
         need_type(v, get(v, b, "name"), QJ_STRING, PK(p, "name"), "\"name\"");
         tool_name_rule(v, get(v, b, "name"), PK(p, "name"));
         need_type(v, get(v, b, "input"), QJ_OBJECT, PK(p, "input"), "\"input\"");
@@ -250,6 +259,7 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
     } else if (str_is(v, ty, "tool_result")) {
         if (assistant) viol(v, PK(p, "type").s, "tool_result blocks belong in user messages");
         need_type(v, get(v, b, "tool_use_id"), QJ_STRING, PK(p, "tool_use_id"), "\"tool_use_id\"");
+        id_form(v, get(v, b, "tool_use_id"), PK(p, "tool_use_id"));
         uint32_t ct = get(v, b, "content");
         if (is(v, ct, QJ_ARRAY)) {
             uint32_t e = first(ct);

@@ -941,7 +941,54 @@ static void test_tool_names_all(void) {
     }
 }
 
+/* Tool call ids from another provider (Kimi's "functions.read:0", a 53-byte
+ * Responses id) are sent mapped where the dialect refuses them, the same in
+ * the call and its result, with one event per call; a valid id is kept. */
+static void test_call_ids(void) {
+    static const struct { const char *prov, *model, *call_key, *result_key; } d[] = {
+        {"anthropic", NULL, "\"id\":", "\"tool_use_id\":"},
+        {"bedrock", BEDROCK_CLAUDE, "\"toolUseId\":", "\"toolUseId\":"},
+        {"openai", "gpt-4o", "\"id\":", "\"tool_call_id\":"},
+    };
+    const char *t = "{\"tools\":[{\"name\":\"read\",\"inputSchema\":{\"type\":\"object\"}}],"
+                    "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+                    "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"functions.read:0\",\"name\":\"read\",\"input\":{}},"
+                    "{\"type\":\"toolCall\",\"id\":\"fc_0f0e50a1476a6c35006912c58dc9f8819192c25864eb16f07f\",\"name\":\"read\",\"input\":{}},"
+                    "{\"type\":\"toolCall\",\"id\":\"toolu_01ABC\",\"name\":\"read\",\"input\":{}}]},"
+                    "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"functions.read:0\",\"content\":\"a\"},"
+                    "{\"type\":\"toolResult\",\"toolCallId\":\"fc_0f0e50a1476a6c35006912c58dc9f8819192c25864eb16f07f\",\"content\":\"b\"},"
+                    "{\"type\":\"toolResult\",\"toolCallId\":\"toolu_01ABC\",\"content\":\"c\"}]}]}";
+    for (size_t i = 0; i < sizeof d / sizeof *d; i++) {
+        out o = rend(t, d[i].prov, d[i].model, false);
+        CHECK_MSG(o.st == QUIRE_OK, "%s: %s", d[i].prov, o.msg);
+        if (o.st) { out_free(&o); continue; }
+        CHECK_VALID(o.req, d[i].prov, d[i].model);
+        CHECK_MSG(strstr(o.req, "toolu_01ABC\"") != NULL, "%s: a valid id is kept: %s", d[i].prov, o.req);
+        bool colon = strcmp(d[i].prov, "openai") != 0; /* OpenAI limits the length only */
+        CHECK_MSG((strstr(o.req, "functions.read:0") == NULL) == colon, "%s: %s", d[i].prov, o.req);
+        /* 53 bytes: over OpenAI's 40, within Converse's 64 */
+        CHECK_MSG((strstr(o.req, "fc_0f0e50a1476a6c35006912c58dc9f8819192c25864eb16f07f") == NULL) == !colon, "%s: %s",
+                  d[i].prov, o.req);
+        /* every mapped id of a call is the id of its result */
+        for (const char *ev = o.ev; ev && (ev = strstr(ev, "is sent as \\\"")) != NULL; ev++) {
+            const char *a = ev + strlen("is sent as \\\"");
+            const char *e = strstr(a, "\\\"");
+            if (!e) break;
+            char want[160];
+            snprintf(want, sizeof want, "%s\"%.*s\"", d[i].result_key, (int)(e - a), a);
+            CHECK_MSG(strstr(o.req, want) != NULL, "%s: result with %s: %s", d[i].prov, want, o.req);
+            snprintf(want, sizeof want, "%s\"%.*s\"", d[i].call_key, (int)(e - a), a);
+            CHECK_MSG(strstr(o.req, want) != NULL, "%s: call with %s", d[i].prov, want);
+        }
+        int n = 0;
+        for (const char *ev = o.ev; ev && (ev = strstr(ev, "tool_call_id_mapped")) != NULL; ev++) n++;
+        CHECK_MSG(n == 1, "%s: %d events (one mapped call): %s", d[i].prov, n, o.ev);
+        out_free(&o);
+    }
+}
+
 int main(void) {
+    test_call_ids();
     test_tool_names_all();
     test_blank_text();
     test_final_whitespace();
