@@ -1158,6 +1158,33 @@ quire_status qtr_check(const quire_transcript *t, bool global, bool open_calls, 
 
 quire_status qtr_check_from(const quire_transcript *t, uint32_t from, bool global, bool open_calls, qtr_seen_fn checked,
                             const void *ud, qarena *scratch, quire_error *err) {
+    /* function and custom tool names: unique (every provider refuses a list
+     * that names one tool twice, and a call could not say which it means) */
+    if (from == 0 && t->has_tools && t->ntools > 1) {
+        uint32_t cap = 16;
+        while (cap < t->ntools * 2) cap *= 2;
+        uint32_t *slots = qarena_calloc(scratch, cap, sizeof *slots); /* tool index + 1 */
+        if (!slots) return q_oom(err);
+        for (uint32_t i = 0; i < t->ntools; i++) {
+            const qtool *tl = &t->tools[i];
+            if (tl->kind == QTK_PROVIDER || !tl->name.len) continue;
+            uint32_t h = (uint32_t)qtr_id_hash(tl->name) & (cap - 1);
+            while (slots[h]) {
+                if (qtr_ids_eq(t->tools[slots[h] - 1].name, tl->name)) {
+                    char ptr[48], nb[80];
+                    snprintf(ptr, sizeof ptr, "/tools/%u/name", i);
+                    size_t n = 0;
+                    const char *plain = qstr_plain_bytes(tl->name, scratch, &n);
+                    q_quote_text(nb, sizeof nb, plain ? plain : "", plain ? n : 0);
+                    return q_err_at(err, QUIRE_E_SCHEMA, SIZE_MAX, ptr,
+                                    "tool name \"%s\" is used twice (/tools/%u has it): the providers take each name once", nb,
+                                    slots[h] - 1);
+                }
+                h = (h + 1) & (cap - 1);
+            }
+            slots[h] = i + 1;
+        }
+    }
     /* all toolCall ids: unique (open addressing over hashes) */
     uint32_t ncalls = 0;
     for (uint32_t k = from; k < t->nmsgs; k++) {

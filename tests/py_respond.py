@@ -116,8 +116,9 @@ with tempfile.TemporaryDirectory() as td:
             msgs.append({"role": "tool", "content": [{"type": "toolResult", "toolCallId": b["id"], "content": "ok"} for b in calls]})
         else:
             msgs.append({"role": "user", "content": "go on"})
-        t = {"tools": [{"name": b["name"], "inputSchema": {"type": "object"}} for b in calls if b.get("kind") != "custom"],
-             "messages": msgs}
+        # one tool per name (parallel calls of one tool name it once: a list naming a tool twice is an error)
+        names = list(dict.fromkeys(b["name"] for b in calls if b.get("kind") != "custom"))
+        t = {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in names], "messages": msgs}
         tp, rp = os.path.join(td, "t.json"), os.path.join(td, "req.json")
         json.dump(t, open(tp, "w"))
         r = subprocess.run([a.quire, "render", "--provider", provider, "-o", rp, tp], capture_output=True, text=True)

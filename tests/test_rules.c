@@ -987,7 +987,29 @@ static void test_call_ids(void) {
     }
 }
 
+/* A tool list that names one tool twice (also through an escape) is an
+ * error naming the second, for every provider; a provider tool beside a
+ * function is not compared. */
+static void test_tool_names_unique(void) {
+    const char *provs[][2] = {{"anthropic", NULL}, {"openai", "gpt-4o"}, {"gemini", "gemini-2.5-pro"}, {"bedrock", BEDROCK_CLAUDE}};
+    const char *dup = "{\"tools\":[{\"name\":\"read\",\"inputSchema\":{\"type\":\"object\"}},{\"name\":\"write\",\"inputSchema\":"
+                      "{\"type\":\"object\"}},{\"name\":\"r\\u0065ad\",\"inputSchema\":{\"type\":\"object\"}}],"
+                      "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    for (size_t i = 0; i < sizeof provs / sizeof *provs; i++) {
+        out o = rend(dup, provs[i][0], provs[i][1], false);
+        CHECK_INT(o.st, QUIRE_E_SCHEMA);
+        CHECK_STR(o.err.pointer, "/tools/2/name");
+        CHECK_HAS(o.err.message, "tool name \"read\" is used twice (/tools/0 has it)");
+        out_free(&o);
+    }
+    out o = rend("{\"tools\":[{\"name\":\"read\",\"inputSchema\":{\"type\":\"object\"}},{\"name\":\"Read\",\"inputSchema\":"
+                 "{\"type\":\"object\"}}],\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", "anthropic", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK); /* names are case-sensitive */
+    out_free(&o);
+}
+
 int main(void) {
+    test_tool_names_unique();
     test_call_ids();
     test_tool_names_all();
     test_blank_text();
