@@ -608,6 +608,11 @@ qname_rule qcaps_name_rule(qdialect d) {
     return (qname_rule){0, false, false, false, false};
 }
 
+uint32_t qcaps_max_tools(const char *provider) {
+    if (!provider) return 0;
+    return strcmp(provider, "openai") == 0 || strcmp(provider, "deepseek") == 0 ? 128 : 0;
+}
+
 qname_rule qcaps_id_rule(qdialect d) {
     switch (d) {
     case QD_ANTHROPIC_MESSAGES: return (qname_rule){(size_t)1 << 30, false, false, true, false};

@@ -130,6 +130,9 @@ qname_rule qcaps_name_rule(qdialect d);
  * Anthropic [a-zA-Z0-9_-]+, Converse [a-zA-Z0-9_-]{1,64}, OpenAI Chat at most
  * 40 characters; the others any. A mapped id is at most 128 bytes. */
 qname_rule qcaps_id_rule(qdialect d);
+/* The most tools a request of this provider carries; 0 = no limit known.
+ * OpenAI and DeepSeek: 128 (docs/providers.md, "Provider rules"). */
+uint32_t qcaps_max_tools(const char *provider);
 const char *qcaps_name_rule_text(qname_rule r);
 bool qcaps_name_ok(qname_rule r, const char *s, size_t n);
 /* The mapped name into out (NUL-terminated); returns its length. */

@@ -213,6 +213,28 @@ void qr_need_beta(qr_ctx *c, const char *beta) {
     if (c->nbetas < Q_COUNTOF(c->betas)) c->betas[c->nbetas++] = beta;
 }
 
+/* OpenAI and DeepSeek take at most 128 tools in a request (the 400 "Invalid
+ * 'tools': array too long. Expected an array with maximum length 128"; the
+ * DeepSeek API documents the same limit). Counted: the tools this target
+ * is sent (function and custom tools, and provider tools of its provider). */
+static quire_status check_tool_count(qr_ctx *c) {
+    const quire_transcript *t = c->t;
+    uint32_t max = qcaps_max_tools(c->ro->provider);
+    if (!t->has_tools || !max || t->ntools <= max) return QUIRE_OK;
+    uint32_t n = 0, at = 0;
+    for (uint32_t i = 0; i < t->ntools; i++) {
+        const qtool *tl = &t->tools[i];
+        if (tl->kind == QTK_PROVIDER && !qr_is_provider(c, tl->provider)) continue;
+        if (++n == max + 1) at = i;
+    }
+    if (n <= max) return QUIRE_OK;
+    char ptr[32];
+    snprintf(ptr, sizeof ptr, "/tools/%u", at);
+    return q_err_at(c->err, QUIRE_E_UNSUPPORTED, SIZE_MAX, ptr,
+                    "%s takes at most %u tools in a request; this one would send %u (give the model fewer tools)",
+                    c->ro->provider, max, n);
+}
+
 /* Checks shared by every dialect: a tool choice names a tool of the
  * transcript, and tool parameters need tools. */
 static quire_status check_params(qr_ctx *c) {
@@ -1349,6 +1371,7 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
         qr_memo_prepare(memo, &c, use);
     }
     if (!st) st = check_transcript(&c, memo);
+    if (!st) st = check_tool_count(&c);
     if (!st && params.any) st = check_params(&c);
     if (!st) st = qr_plan_slots(&c);
     if (!st) note_image_detail(&c);

@@ -1008,7 +1008,33 @@ static void test_tool_names_unique(void) {
     out_free(&o);
 }
 
+/* OpenAI and DeepSeek take at most 128 tools: 129 is an error naming the
+ * 129th; 128 renders; other providers take more. */
+static void test_tool_count(void) {
+    for (int n = 128; n <= 129; n++) {
+        size_t cap = 64 + (size_t)n * 64;
+        char *t = malloc(cap);
+        size_t k = (size_t)snprintf(t, cap, "{\"tools\":[");
+        for (int i = 0; i < n; i++)
+            k += (size_t)snprintf(t + k, cap - k, "%s{\"name\":\"t%d\",\"inputSchema\":{\"type\":\"object\"}}", i ? "," : "", i);
+        snprintf(t + k, cap - k, "],\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+        const char *provs[][2] = {{"openai", "gpt-4o"}, {"deepseek", NULL}, {"anthropic", NULL}};
+        for (size_t i = 0; i < sizeof provs / sizeof *provs; i++) {
+            out o = rend(t, provs[i][0], provs[i][1], false);
+            bool limited = strcmp(provs[i][0], "anthropic") != 0 && n > 128;
+            CHECK_MSG(o.st == (limited ? QUIRE_E_UNSUPPORTED : QUIRE_OK), "%s with %d tools: %s", provs[i][0], n, o.msg);
+            if (limited) {
+                CHECK_STR(o.err.pointer, "/tools/128");
+                CHECK_HAS(o.err.message, "takes at most 128 tools in a request; this one would send 129");
+            }
+            out_free(&o);
+        }
+        free(t);
+    }
+}
+
 int main(void) {
+    test_tool_count();
     test_tool_names_unique();
     test_call_ids();
     test_tool_names_all();
