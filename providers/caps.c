@@ -656,8 +656,3 @@ size_t qcaps_map_name(qname_rule r, const char *s, size_t n, char out[QCAPS_NAME
     return k;
 }
 
-bool qcaps_converse_name_ok(const char *s, size_t n) { return qcaps_name_ok(qcaps_name_rule(QD_BEDROCK_CONVERSE), s, n); }
-
-size_t qcaps_converse_map_name(const char *s, size_t n, char out[QCAPS_NAME_MAX + 1]) {
-    return qcaps_map_name(qcaps_name_rule(QD_BEDROCK_CONVERSE), s, n, out);
-}

@@ -137,8 +137,5 @@ const char *qcaps_name_rule_text(qname_rule r);
 bool qcaps_name_ok(qname_rule r, const char *s, size_t n);
 /* The mapped name into out (NUL-terminated); returns its length. */
 size_t qcaps_map_name(qname_rule r, const char *s, size_t n, char out[QCAPS_NAME_MAX + 1]);
-/* The Converse rule (Bedrock). */
-bool qcaps_converse_name_ok(const char *s, size_t n);
-size_t qcaps_converse_map_name(const char *s, size_t n, char out[QCAPS_NAME_MAX + 1]);
 
 #endif

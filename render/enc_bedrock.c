@@ -117,10 +117,6 @@ static void media(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
     qw_obj_end(w);
 }
 
-/* Converse tool names: [a-zA-Z0-9_-]{1,64}; a name outside it is sent mapped
- * (qr_write_tool_name). msg: the message of a call (UINT32_MAX: the tool
- * list, which reports the mapping). */
-static void tool_name(qr_ctx *c, qstr name, uint32_t msg) { qr_write_tool_name(c, name, msg); }
 
 /* point: write the block's cache point after it (not for the parts of a
  * tool result: the marker of a result follows the whole toolResult block). */
@@ -145,7 +141,7 @@ static void block_at(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool 
         qw_key(w, "toolUse");
         qw_obj_begin(w);
         qw_key(w, "toolUseId"); qr_write_call_id(c, b->id, mi, true);
-        qw_key(w, "name"); tool_name(c, b->name, mi);
+        qw_key(w, "name"); qr_write_tool_name(c, b->name, mi);
         qw_key(w, "input"); qr_write_tool_input(c, b);
         qw_obj_end(w);
         qw_obj_end(w);
@@ -242,7 +238,7 @@ static void write_tool_choice(qr_ctx *c) {
     if (p->tool_choice == QP_TC_TOOL) {
         qw_key(w, "tool");
         qw_obj_begin(w);
-        qw_key(w, "name"); tool_name(c, qstr_node(p->tool_name.doc, p->tool_name.idx), QR_NAME_CHOICE);
+        qw_key(w, "name"); qr_write_tool_name(c, qstr_node(p->tool_name.doc, p->tool_name.idx), QR_NAME_CHOICE);
         qw_obj_end(w);
     } else {
         qw_key(w, p->tool_choice == QP_TC_AUTO ? "auto" : "any");
@@ -328,7 +324,7 @@ quire_status qr_encode_bedrock(qr_ctx *c) {
             qw_obj_begin(w);
             qw_key(w, "toolSpec");
             qw_obj_begin(w);
-            qw_key(w, "name"); tool_name(c, tl->name, UINT32_MAX);
+            qw_key(w, "name"); qr_write_tool_name(c, tl->name, QR_NAME_TOOLS);
             if (qstr_present(tl->description)) { qw_key(w, "description"); qw_qstr(w, tl->description); }
             qw_key(w, "inputSchema");
             qw_obj_begin(w);

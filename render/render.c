@@ -519,19 +519,26 @@ qstr qr_tool_name_for(const qr_ctx *c, uint32_t before_msg, qstr call_id) {
     return b ? b->name : qstr_lit("");
 }
 
+/* Writes s as it is when rule takes it, else its mapped form into m (*mn
+ * bytes, also written); *plain gets the decoded text. Returns whether it
+ * mapped. An escaped string never matches a rule as read: an escape is
+ * outside every rule's set, so it is decoded and checked again. */
+static bool write_by_rule(qr_ctx *c, qstr s, qname_rule rule, qstr *plain, char m[QCAPS_NAME_MAX + 1], size_t *mn) {
+    if (!s.esc && qcaps_name_ok(rule, s.p ? s.p : "", s.len)) { qw_qstr(c->w, s); return false; }
+    *plain = qr_plain(c, s);
+    if (qcaps_name_ok(rule, plain->p ? plain->p : "", plain->len)) { qw_qstr(c->w, s); return false; }
+    *mn = qcaps_map_name(rule, plain->p ? plain->p : "", plain->len, m);
+    qw_str(c->w, m, *mn);
+    return true;
+}
+
 void qr_write_call_id(qr_ctx *c, qstr id, uint32_t msg, bool call) {
-    qw *w = c->w;
+    if (c->caps.tool_ids == QIDS_ALNUM9) { qw_qstr(c->w, id); return; }
     qname_rule rule = qcaps_id_rule(c->caps.dialect);
-    if (c->caps.tool_ids == QIDS_ALNUM9 || (!id.esc && qcaps_name_ok(rule, id.p ? id.p : "", id.len))) {
-        qw_qstr(w, id);
-        return;
-    }
-    qstr p = qr_plain(c, id);
-    if (qcaps_name_ok(rule, p.p ? p.p : "", p.len)) { qw_qstr(w, id); return; }
+    qstr p;
     char m[QCAPS_NAME_MAX + 1];
-    size_t mn = qcaps_map_name(rule, p.p ? p.p : "", p.len, m);
-    qw_str(w, m, mn);
-    if (!call) return;
+    size_t mn;
+    if (!write_by_rule(c, id, rule, &p, m, &mn) || !call) return;
     char q[140], detail[400];
     q_quote_text(q, sizeof q, p.p ? p.p : "", p.len);
     snprintf(detail, sizeof detail, "tool call id \"%s\" is sent as \"%.*s\" (this dialect takes ids of %s)", q, (int)mn, m,
@@ -540,16 +547,11 @@ void qr_write_call_id(qr_ctx *c, qstr id, uint32_t msg, bool call) {
 }
 
 void qr_write_tool_name(qr_ctx *c, qstr name, uint32_t at) {
-    qw *w = c->w;
     qname_rule rule = qcaps_name_rule(c->caps.dialect);
-    /* escaped input never matches: an escape is outside every rule's set */
-    if (qcaps_name_ok(rule, name.p ? name.p : "", name.len) && !name.esc) { qw_qstr(w, name); return; }
-    qstr p = qr_plain(c, name);
-    if (qcaps_name_ok(rule, p.p ? p.p : "", p.len)) { qw_qstr(w, name); return; }
+    qstr p;
     char m[QCAPS_NAME_MAX + 1];
-    size_t mn = qcaps_map_name(rule, p.p ? p.p : "", p.len, m);
-    qw_str(w, m, mn);
-    if (at == QR_NAME_CHOICE) return;
+    size_t mn;
+    if (!write_by_rule(c, name, rule, &p, m, &mn) || at == QR_NAME_CHOICE) return;
     if (at != QR_NAME_TOOLS) /* a call: reported here only when the tool list does not name it */
         for (uint32_t i = 0; c->t->has_tools && i < c->t->ntools; i++) {
             qstr tn = qr_plain(c, c->t->tools[i].name);

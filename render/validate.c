@@ -114,18 +114,6 @@ static void tool_name_bad(vctx *v, vp p) {
 }
 #define tool_name_rule(v, n, p) do { if (!tool_name_ok((v), (n))) tool_name_bad((v), (p)); } while (0)
 
-/* Converse tool names: [a-zA-Z0-9_-]{1,64}. */
-static bool converse_name(const vctx *v, uint32_t n) {
-    if (!is(v, n, QJ_STRING)) return true; /* reported as a type error */
-    const qj_node *x = qj_at(v->d, n);
-    if (x->len < 1 || x->len > 64) return false;
-    for (uint32_t i = 0; i < x->len; i++) {
-        char ch = x->p[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-'))
-            return false;
-    }
-    return true;
-}
 
 /* A tool call id: on a row that restricts them (toolCallIds "alnum9":
  * exactly 9 characters [a-zA-Z0-9], Mistral models), else by the dialect's
@@ -459,7 +447,7 @@ static void b_block(vctx *v, uint32_t b, vp p, bool assistant) {
         if (need_type(v, get(v, x, "toolUseId"), QJ_STRING, PK(PK(p, "toolUse"), "toolUseId"), "\"toolUseId\""))
             id_form(v, get(v, x, "toolUseId"), PK(PK(p, "toolUse"), "toolUseId"));
         need_type(v, get(v, x, "name"), QJ_STRING, PK(PK(p, "toolUse"), "name"), "\"name\"");
-        if (!converse_name(v, get(v, x, "name"))) viol(v, PK(PK(p, "toolUse"), "name").s, "a tool name matches [a-zA-Z0-9_-]{1,64}");
+        tool_name_rule(v, get(v, x, "name"), PK(PK(p, "toolUse"), "name"));
         need_type(v, get(v, x, "input"), QJ_OBJECT, PK(PK(p, "toolUse"), "input"), "\"input\" (an object)");
     }
     if ((x = get(v, b, "toolResult")) != QJ_NONE) {
@@ -536,8 +524,7 @@ static void v_bedrock(vctx *v, uint32_t root) {
                 uint32_t spec = get(v, e, "toolSpec");
                 if (spec != QJ_NONE) {
                     need_type(v, get(v, spec, "name"), QJ_STRING, PK(PK(p, "toolSpec"), "name"), "\"name\"");
-                    if (!converse_name(v, get(v, spec, "name")))
-                        viol(v, PK(PK(p, "toolSpec"), "name").s, "a tool name matches [a-zA-Z0-9_-]{1,64}");
+                    tool_name_rule(v, get(v, spec, "name"), PK(PK(p, "toolSpec"), "name"));
                     vp pj = PK(PK(PK(p, "toolSpec"), "inputSchema"), "json");
                     uint32_t js = get(v, get(v, spec, "inputSchema"), "json");
                     if (need_type(v, js, QJ_OBJECT, pj, "\"inputSchema.json\"")) object_schema(v, js, pj);
