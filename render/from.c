@@ -109,9 +109,11 @@ static quire_status parse_arguments(fctx *f, uint32_t n, const char *ptr, qval *
     return QUIRE_OK;
 }
 
-static qval empty_object(fctx *f) {
+/* A JSON literal of quire's own, parsed into the transcript's arena; an
+ * absent value on OOM. */
+static qval literal(fctx *f, const char *json, size_t len) {
     quire_error e2;
-    qj_doc *ad = qtr_parse_doc(f->t, "{}", 2, true, f->opts, &e2);
+    qj_doc *ad = qtr_parse_doc(f->t, json, len, true, f->opts, &e2);
     return ad ? qval_of(ad, 0) : (qval){0};
 }
 
@@ -120,16 +122,13 @@ static qval empty_object(fctx *f) {
  * given as {} are a function without parameters (the OpenAI and Gemini
  * documents read them so), written {"type":"object","properties":{}}; any
  * other schema must say "type": "object" itself. ptr: the schema's pointer. */
-static quire_status fn_schema(fctx *f, uint32_t owner, uint32_t ps, const char *ptr, qval *out) {
+static quire_status fn_schema(fctx *f, uint32_t ps, const char *ptr, qval *out) {
     if (ps == QJ_NONE || (is(f, ps, QJ_OBJECT) && qj_at(f->d, ps)->n == 0)) {
-        quire_error e2;
         static const char k_none[] = "{\"type\":\"object\",\"properties\":{}}";
-        qj_doc *ad = qtr_parse_doc(f->t, k_none, sizeof k_none - 1, true, f->opts, &e2);
-        if (!ad) return q_oom(f->err);
-        *out = qval_of(ad, 0);
-        return QUIRE_OK;
+        *out = literal(f, k_none, sizeof k_none - 1);
+        return qval_present(*out) ? QUIRE_OK : q_oom(f->err);
     }
-    if (!is(f, ps, QJ_OBJECT)) return ferr(f, ps == QJ_NONE ? owner : ps, ptr, "a tool's parameters must be a JSON Schema object");
+    if (!is(f, ps, QJ_OBJECT)) return ferr(f, ps, ptr, "a tool's parameters must be a JSON Schema object");
     uint32_t ty = get(f, ps, "type");
     if (!str_is(f, ty, "object")) {
         char p2[200];
@@ -554,7 +553,7 @@ static quire_status function_tools(fctx *f, uint32_t tools, bool nested) {
         uint32_t params = get(f, fn, "parameters");
         char pp[96];
         snprintf(pp, sizeof pp, "%s%s/parameters", p, nested ? "/function" : "");
-        quire_status fs = fn_schema(f, fn, params, pp, &tl->input_schema);
+        quire_status fs = fn_schema(f, params, pp, &tl->input_schema);
         if (fs) return fs;
     }
     return QUIRE_OK;
@@ -935,7 +934,7 @@ static quire_status from_gemini(fctx *f) {
                 if (ps == QJ_NONE) { ps = get(f, x, "parameters"); pn = "parameters"; }
                 char pp[128];
                 snprintf(pp, sizeof pp, "/tools/%u/functionDeclarations/%u/%s", i, j, pn);
-                quire_status fs = fn_schema(f, x, ps, pp, &tl->input_schema);
+                quire_status fs = fn_schema(f, ps, pp, &tl->input_schema);
                 if (fs) return fs;
             }
         }
@@ -997,7 +996,7 @@ static quire_status from_gemini(fctx *f) {
                     b.id = qstr_plain(id, (size_t)l);
                 }
                 uint32_t args = get(f, v, "args");
-                b.input = is(f, args, QJ_OBJECT) ? qval_of(d, args) : empty_object(f);
+                b.input = is(f, args, QJ_OBJECT) ? qval_of(d, args) : literal(f, "{}", 2);
                 if (npend < 64) { pend_name[npend] = b.name; pend_id[npend] = b.id; pend_used[npend] = false; npend++; }
             } else if ((v = get(f, x, "functionResponse")) != QJ_NONE && !model) {
                 b.type = QB_TOOL_RESULT;
