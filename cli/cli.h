@@ -139,9 +139,10 @@ typedef struct cli_remind {
  * error printed (file:line:col: pointer: message). */
 int cli_remind_load(const cli_remind *r, const char *session_id, quire_state **state, quire_bytes *events,
                     quire_bytes *responses);
-/* Queues --state-out (state, when given) and --events (pre then post, either may be
- * NULL) on outs. Takes ownership of the event buffers. Returns false on error (printed). */
+/* Queues --state-out (state, when given) and --events (pre, mid then post, any
+ * may be NULL) on outs. Takes ownership of the event buffers. Returns false on
+ * error (printed). */
 bool cli_remind_outputs(const cli_remind *r, cli_outputs *outs, const quire_state *state, quire_bytes *pre,
-                        quire_bytes *post);
+                        quire_bytes *mid, quire_bytes *post);
 
 #endif

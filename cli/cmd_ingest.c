@@ -162,7 +162,7 @@ int cmd_ingest(int argc, char **argv) {
     cli_file_free(&f);
     cli_outputs *outs = cli_out_new();
     cli_out_add(outs, out, &responses);
-    bool ok = cli_remind_outputs(&rm, outs, next, &events, NULL);
+    bool ok = cli_remind_outputs(&rm, outs, next, &events, NULL, NULL);
     quire_state_free(next);
     if (!ok) { cli_out_discard(outs); return 1; }
     return cli_out_commit(outs);

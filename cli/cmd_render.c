@@ -23,7 +23,8 @@ static const char k_help[] =
     "  --policy FILE    render policy: {\"systemSlot\":\"allow\"|\"demote\", \"placement\":\"tail\"|\"append_only\",\n"
     "                   \"cacheBreakpoints\":\"managed\"|\"input\", \"lossy\": bool,\n"
     "                   \"peerMaxSlot\":\"user_block\"|\"developer\"|\"system\"}\n"
-    "  --from DIALECT   input is a request body: anthropic, openai_chat, openai_responses, gemini\n"
+    "  --from DIALECT   input is a request body: anthropic, openai_chat, openai_responses, gemini;\n"
+    "                   its parameters are carried under --params and the flags\n"
     "  --lossy          content the target cannot express becomes an event, not an error\n"
     "  --explain        print the resolved capability row and the render events to stderr\n"
     CLI_REMIND_HELP
@@ -189,8 +190,17 @@ int cmd_render(int argc, char **argv) {
     }
     ro.caps = caps;
     if (lossy) ro.lossy = 1;
+    /* --from: the body's own parameters, under --params and the flags */
+    quire_bytes bp = {0}, bev = {0};
+    if (from && quire_params_from_dialect(from, f.data, f.len, &ro, &o, &bp, &bev, &e)) {
+        cli_report(f.name, &e); quire_caps_free(caps); quire_transcript_free(t); cli_file_free(&f);
+        quire_state_free(state); quire_bytes_free(&pre); cli_file_free(&pf); free(fl.p);
+        return 1;
+    }
+    if (bp.len) { ro.params_base = bp.data; ro.params_base_len = bp.len; }
     quire_render_result res;
     quire_status st = quire_render(t, state, &ro, &o, &res, &e);
+    quire_bytes_free(&bp);
     quire_transcript_free(t);
     cli_file_free(&pf);
     free(fl.p);
@@ -217,14 +227,14 @@ int cmd_render(int argc, char **argv) {
             if (strncmp(e.pointer, pnames[i], n) == 0 && (e.pointer[n] == '\0' || e.pointer[n] == '/'))
                 where = params_file ? params_file : "<parameter flags>";
         }
-        cli_report(where, &e); cli_file_free(&f); quire_bytes_free(&pre); return 1;
+        cli_report(where, &e); cli_file_free(&f); quire_bytes_free(&pre); quire_bytes_free(&bev); return 1;
     }
     cli_file_free(&f);
     if (envelope) { /* {method, path, headers, body} */
         quire_bytes both = {0}, env = res.envelope;
         size_t n = env.len + res.request.len + 16;
         char *buf = malloc(n);
-        if (!buf || env.len < 2) { free(buf); quire_render_result_free(&res); quire_bytes_free(&pre); return cli_fail("out of memory"); }
+        if (!buf || env.len < 2) { free(buf); quire_render_result_free(&res); quire_bytes_free(&pre); quire_bytes_free(&bev); return cli_fail("out of memory"); }
         size_t k = env.len - 1; /* without the closing brace */
         memcpy(buf, env.data, k);
         memcpy(buf + k, ",\"body\":", 8);
@@ -236,13 +246,14 @@ int cmd_render(int argc, char **argv) {
         quire_options fo = QUIRE_OPTIONS_INIT;
         quire_status fs = quire_json_format(buf, k, pretty, &fo, &both, &fe);
         free(buf);
-        if (fs) { cli_report("<envelope>", &fe); quire_render_result_free(&res); quire_bytes_free(&pre); return 1; }
+        if (fs) { cli_report("<envelope>", &fe); quire_render_result_free(&res); quire_bytes_free(&pre); quire_bytes_free(&bev); return 1; }
         quire_bytes_free(&res.request);
         res.request = both;
     }
     cli_outputs *outs = cli_out_new();
     cli_out_add_line(outs, out, &res.request);
-    if (!cli_remind_outputs(&rm, outs, res.state, &pre, &res.events)) {
+    /* the events of the body fields --lossy dropped come before the render's */
+    if (!cli_remind_outputs(&rm, outs, res.state, &pre, &bev, &res.events)) {
         quire_render_result_free(&res); cli_out_discard(outs); return 1;
     }
     quire_render_result_free(&res);

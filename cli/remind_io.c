@@ -43,25 +43,27 @@ int cli_remind_load(const cli_remind *r, const char *session_id, quire_state **s
 }
 
 bool cli_remind_outputs(const cli_remind *r, cli_outputs *outs, const quire_state *state, quire_bytes *pre,
-                        quire_bytes *post) {
+                        quire_bytes *mid, quire_bytes *post) {
     bool ok = true;
     if (r->events_out) {
-        size_t a = pre ? pre->len : 0, b = post ? post->len : 0;
-        if (a + b == 0) {
+        size_t a = pre ? pre->len : 0, m = mid ? mid->len : 0, b = post ? post->len : 0;
+        if (a + m + b == 0) {
             cli_out_add_copy(outs, r->events_out, "", 0);
         } else {
-            char *buf = calloc(a + b, 1);
+            char *buf = calloc(a + m + b, 1);
             if (!buf) {
                 ok = false;
             } else {
                 if (a) memcpy(buf, pre->data, a);
-                if (b) memcpy(buf + a, post->data, b);
-                cli_out_add_copy(outs, r->events_out, buf, a + b);
+                if (m) memcpy(buf + a, mid->data, m);
+                if (b) memcpy(buf + a + m, post->data, b);
+                cli_out_add_copy(outs, r->events_out, buf, a + m + b);
                 free(buf);
             }
         }
     }
     if (pre) quire_bytes_free(pre);
+    if (mid) quire_bytes_free(mid);
     if (post) quire_bytes_free(post);
     if (!ok) { cli_fail("out of memory"); return false; }
     if (r->state_out && state) {

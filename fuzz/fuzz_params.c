@@ -4,7 +4,10 @@
  * Checks: no crash; quire_params_check and quire_render agree on the params'
  * shape; errors carry a message and leave no output; a rendered request is one
  * JSON text that passes quire_validate for its target, with an envelope
- * {method, path, headers} that is JSON; rendering is deterministic. */
+ * {method, path, headers} that is JSON; rendering is deterministic. The params
+ * text is also read as a request body of one input dialect (bits 2-3):
+ * quire_params_from_dialect either fails with a one-line error or returns a
+ * params object quire_params_check accepts, which renders as params_base. */
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -18,14 +21,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     quire_error e;
     quire_status pst = quire_params_check(pj, plen, &e);
     if (pst) qf_check_error(pst, &e, "params_check");
-    if (!tr) return 0;
+    static const char *const dialects[] = {"anthropic", "openai_chat", "openai_responses", "gemini"};
+    quire_render_options bro = QUIRE_RENDER_OPTIONS_INIT;
+    bro.provider = tg[0];
+    bro.model = tg[1];
+    bro.lossy = bits & 1;
+    quire_bytes bp = {0}, bev = {0};
+    quire_status bst = quire_params_from_dialect(dialects[(bits >> 2) & 3], pj, plen, &bro, NULL, &bp, &bev, &e);
+    if (bst) {
+        qf_check_error(bst, &e, "params_from_dialect");
+        QF_ASSERT(!bp.data && !bev.data, "params_from_dialect returned output with %s", quire_status_name(bst));
+    } else if (bp.len) {
+        qf_check_json(bp.data, bp.len, "params from a body");
+        QF_ASSERT(quire_params_check(bp.data, bp.len, &e) == QUIRE_OK, "params from a body fail the check: %s: %s",
+                  e.pointer, e.message);
+    }
+    if (!tr) { quire_bytes_free(&bp); quire_bytes_free(&bev); return 0; }
 
     quire_options o = QUIRE_OPTIONS_INIT;
     o.limits.max_depth = 64;
     o.limits.max_messages = 4096;
     quire_transcript *t = NULL;
     quire_status st = quire_transcript_parse(tr, trlen, &o, &t, &e);
-    if (st) { qf_check_error(st, &e, "transcript_parse"); return 0; }
+    if (st) {
+        qf_check_error(st, &e, "transcript_parse");
+        quire_bytes_free(&bp);
+        quire_bytes_free(&bev);
+        return 0;
+    }
     quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
     ro.provider = tg[0];
     ro.model = tg[1];
@@ -33,6 +56,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ro.pretty = (bits >> 1) & 1;
     ro.params = pj;
     ro.params_len = plen;
+    if (bp.len && (bits & 16)) { /* the body's parameters under the same text's */
+        ro.params_base = bp.data;
+        ro.params_base_len = bp.len;
+    }
     quire_render_result r, r2;
     memset(&r, 0, sizeof r);
     memset(&r2, 0, sizeof r2);
@@ -61,5 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     quire_render_result_free(&r);
     quire_transcript_free(t);
+    quire_bytes_free(&bp);
+    quire_bytes_free(&bev);
     return 0;
 }

@@ -316,8 +316,13 @@ typedef struct quire_render_options {
      * transcript parsed with QUIRE_PARSE_BORROW reads. */
     char *into;
     size_t into_cap;
+    /* request parameters under params and params_override (their members
+     * replace these): what quire_params_from_dialect read from a request
+     * body; NULL = none */
+    const char *params_base;
+    size_t params_base_len;
 } quire_render_options;
-#define QUIRE_RENDER_OPTIONS_INIT {sizeof(quire_render_options), NULL, NULL, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, 0, NULL, 0}
+#define QUIRE_RENDER_OPTIONS_INIT {sizeof(quire_render_options), NULL, NULL, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, 0, NULL, 0, NULL, 0}
 
 /* Render policy peerMaxSlot: the strongest slot a reminder from a peer (an
  * origin other than "host", or source "bridge": MCP servers, ACP sessions) may
@@ -362,6 +367,21 @@ QUIRE_API quire_status quire_render_policy_apply(const char *json, size_t len, q
 QUIRE_API quire_status quire_transcript_parse_dialect(const char *dialect, const char *json, size_t len,
                                                       const quire_options *opts, quire_transcript **out,
                                                       quire_error *err);
+
+/* The request parameters of a request body in an input dialect (as
+ * quire_transcript_parse_dialect reads its conversation), as a params object
+ * (docs/params.md) for quire_render_options.params_base. A body field with a
+ * neutral parameter becomes it (max_tokens -> maxTokens, tool_choice ->
+ * toolChoice, ...; values byte for byte). Other fields (not the conversation
+ * nor model) go under providerOptions.<ro->provider> when the target
+ * (ro->provider, ro->model, ro->caps) renders the source's dialect; for another
+ * dialect they are an error naming the first (QUIRE_E_UNSUPPORTED), or with
+ * ro->lossy each is dropped with a request_adjusted event in *events (JSONL;
+ * events may be NULL). *params is empty when the body has no parameters. Docs:
+ * docs/providers.md, "Input dialects". */
+QUIRE_API quire_status quire_params_from_dialect(const char *dialect, const char *json, size_t len,
+                                                 const quire_render_options *ro, const quire_options *opts,
+                                                 quire_bytes *params, quire_bytes *events, quire_error *err);
 
 /* Checks a request body against its dialect's structural rules and the
  * capability row of (ro->provider, ro->model, ro->caps). Returns QUIRE_OK, or

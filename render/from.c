@@ -5,8 +5,9 @@
  * parsed from their decoded text, whose number text is kept). What the
  * transcript has no block for becomes an opaque block of the source dialect
  * (re-emitted unchanged to the same dialect, dropped with an event for
- * others). Request parameters outside the conversation (temperature, ...)
- * are not part of a transcript and are not carried. */
+ * others). The body's request parameters (temperature, ...) are not part of
+ * a transcript: quire_params_from_dialect (the end of this file) reads them
+ * into a params object. */
 #include "render/render.h"
 
 #include <stdarg.h>
@@ -1071,4 +1072,437 @@ quire_status quire_transcript_parse_dialect(const char *dialect, const char *jso
     if (st) { quire_transcript_free(t); return st; }
     *out = t;
     return QUIRE_OK;
+}
+
+/* ======================================================================== */
+/* Request parameters of an input dialect (quire_params_from_dialect)       */
+/* ======================================================================== */
+
+/* What a request body holds besides the conversation becomes quire's
+ * provider-neutral parameters (docs/params.md) where one says the same
+ * thing, and otherwise a field of providerOptions for the target when it
+ * renders the source's dialect. Values are copied byte for byte. */
+typedef struct pctx {
+    const qj_doc *d;
+    qw *w;                  /* the params object being written */
+    uint32_t extra[64];     /* top-level members with no neutral form (key nodes) */
+    uint32_t nextra;
+    uint32_t gextra[32];    /* Gemini: generationConfig members with no neutral form */
+    uint32_t ngextra;
+    uint32_t gconf;         /* Gemini: the generationConfig object */
+    bool overflow;
+    bool tools;             /* the body has tools: a tool choice needs them */
+    uint32_t member;        /* the body member being read (key node) */
+    bool in_gconf;          /* ... inside generationConfig */
+    struct psrc {           /* each neutral parameter written: the member it came from */
+        const char *name;
+        uint32_t key;
+        bool in_gconf, verbatim;
+    } src[16];
+    uint32_t nsrc;
+} pctx;
+
+#define K_toolChoice k_neutral[6]
+#define K_parallelToolCalls k_neutral[7]
+#define K_responseFormat k_neutral[8]
+#define K_reasoning k_neutral[9]
+static const char *const k_neutral[] = {"maxTokens", "temperature", "topP", "topK", "stop", "seed", "toolChoice",
+                                        "parallelToolCalls", "responseFormat", "reasoning", "stream", "user"};
+
+static bool pkey_is(const qj_doc *d, uint32_t key, const char *s) {
+    size_t n = strlen(s);
+    const qj_node *k = qj_at(d, key);
+    return !(k->flags & QJ_F_ESC) && k->len == n && memcmp(k->p, s, n) == 0;
+}
+static void p_extra(pctx *p, uint32_t key) {
+    if (p->nextra < sizeof p->extra / sizeof p->extra[0]) p->extra[p->nextra++] = key;
+    else p->overflow = true;
+}
+/* A key of the params object; a top-level one records where it came from. */
+static void p_key(pctx *p, const char *name, bool verbatim) {
+    for (size_t i = 0; i < sizeof k_neutral / sizeof k_neutral[0]; i++)
+        if (strcmp(name, k_neutral[i]) == 0 && p->nsrc < sizeof p->src / sizeof p->src[0])
+            p->src[p->nsrc++] = (struct psrc){name, p->member, p->in_gconf, verbatim};
+    qw_key(p->w, name);
+}
+static void p_copy(pctx *p, const char *name, uint32_t v) {
+    p_key(p, name, true);
+    qw_node(p->w, p->d, v);
+}
+/* Nested members of a converted parameter. */
+static void p_sub(pctx *p, const char *name, uint32_t v) {
+    qw_key(p->w, name);
+    qw_node(p->w, p->d, v);
+}
+/* An object whose members are exactly those named (each present). */
+static bool only_members(const qj_doc *d, uint32_t obj, const char *const *names, size_t n) {
+    if (qj_type_of(d, obj) != QJ_OBJECT || qj_at(d, obj)->n != n || qj_find_dup_key(d, obj) != QJ_NONE) return false;
+    for (size_t i = 0; i < n; i++)
+        if (qj_get(d, obj, names[i]) == QJ_NONE) return false;
+    return true;
+}
+static bool str_eq(const qj_doc *d, uint32_t n, const char *s) {
+    return n != QJ_NONE && qj_type_of(d, n) == QJ_STRING && qj_str_eq(d, n, s);
+}
+static void tool_name_choice(pctx *p, uint32_t name) {
+    p_key(p, K_toolChoice, false);
+    qw_obj_begin(p->w);
+    p_sub(p, "tool", name);
+    qw_obj_end(p->w);
+}
+
+/* One top-level member (key node k, value v) of an Anthropic Messages body. */
+static void pm_anthropic(pctx *p, uint32_t k, uint32_t v) {
+    const qj_doc *d = p->d;
+    static const char *const n_type[] = {"type"}, *const n_tool[] = {"type", "name"},
+                             *const n_think[] = {"type", "budget_tokens"}, *const n_user[] = {"user_id"};
+    if (pkey_is(d, k, "max_tokens")) p_copy(p, "maxTokens", v);
+    else if (pkey_is(d, k, "temperature")) p_copy(p, "temperature", v);
+    else if (pkey_is(d, k, "top_p")) p_copy(p, "topP", v);
+    else if (pkey_is(d, k, "top_k")) p_copy(p, "topK", v);
+    else if (pkey_is(d, k, "stop_sequences")) p_copy(p, "stop", v);
+    else if (pkey_is(d, k, "stream")) p_copy(p, "stream", v);
+    else if (pkey_is(d, k, "metadata") && only_members(d, v, n_user, 1)) {
+        p_key(p, "user", false);
+        qw_node(p->w, d, qj_get(d, v, "user_id"));
+    }
+    else if (pkey_is(d, k, "thinking") && only_members(d, v, n_think, 2) && str_eq(d, qj_get(d, v, "type"), "enabled")) {
+        p_key(p, K_reasoning, false);
+        qw_obj_begin(p->w);
+        p_sub(p, "budgetTokens", qj_get(d, v, "budget_tokens"));
+        qw_obj_end(p->w);
+    } else if (pkey_is(d, k, "tool_choice") && qj_type_of(d, v) == QJ_OBJECT && p->tools) {
+        /* {type, name?, disable_parallel_tool_use?} */
+        uint32_t ty = qj_get(d, v, "type"), dp = qj_get(d, v, "disable_parallel_tool_use");
+        uint32_t nm = qj_get(d, v, "name");
+        uint32_t want = 1u + (nm != QJ_NONE ? 1u : 0u) + (dp != QJ_NONE ? 1u : 0u);
+        bool simple = qj_at(d, v)->n == want && qj_find_dup_key(d, v) == QJ_NONE &&
+                      (dp == QJ_NONE || qj_type_of(d, dp) == QJ_TRUE || qj_type_of(d, dp) == QJ_FALSE);
+        (void)n_type;
+        (void)n_tool;
+        if (simple && nm == QJ_NONE && str_eq(d, ty, "auto")) { p_key(p, K_toolChoice, false); qw_str(p->w, "auto", 4); }
+        else if (simple && nm == QJ_NONE && str_eq(d, ty, "any")) { p_key(p, K_toolChoice, false); qw_str(p->w, "required", 8); }
+        else if (simple && nm == QJ_NONE && str_eq(d, ty, "none")) { p_key(p, K_toolChoice, false); qw_str(p->w, "none", 4); }
+        else if (simple && nm != QJ_NONE && str_eq(d, ty, "tool")) tool_name_choice(p, nm);
+        else { p_extra(p, k); return; }
+        if (dp != QJ_NONE) {
+            p_key(p, K_parallelToolCalls, false);
+            qw_bool(p->w, qj_type_of(d, dp) == QJ_FALSE);
+        }
+    } else p_extra(p, k);
+}
+
+/* Chat and Responses text formats: {"type": "text"|"json_object"} or a JSON
+ * schema ({name, schema, strict?} in sch). */
+static bool p_format(pctx *p, uint32_t fmt, uint32_t sch) {
+    const qj_doc *d = p->d;
+    uint32_t ty = qj_get(d, fmt, "type");
+    if (qj_at(d, fmt)->n == 1 && str_eq(d, ty, "text")) { p_key(p, K_responseFormat, false); qw_str(p->w, "text", 4); return true; }
+    if (qj_at(d, fmt)->n == 1 && str_eq(d, ty, "json_object")) { p_key(p, K_responseFormat, false); qw_str(p->w, "json", 4); return true; }
+    if (!str_eq(d, ty, "json_schema") || sch == QJ_NONE || qj_type_of(d, sch) != QJ_OBJECT) return false;
+    static const char *const n2[] = {"name", "schema"}, *const n3[] = {"name", "schema", "strict"};
+    bool strict = qj_get(d, sch, "strict") != QJ_NONE;
+    uint32_t skip = sch == fmt ? 1 : 0; /* Responses: "type" sits beside them */
+    if (qj_at(d, sch)->n != (strict ? 3u : 2u) + skip || qj_find_dup_key(d, sch) != QJ_NONE) return false;
+    for (size_t i = 0; i < (strict ? 3u : 2u); i++)
+        if (qj_get(d, sch, strict ? n3[i] : n2[i]) == QJ_NONE) return false;
+    p_key(p, K_responseFormat, false);
+    qw_obj_begin(p->w);
+    qw_key(p->w, "type");
+    qw_str(p->w, "jsonSchema", 10);
+    p_sub(p, "name", qj_get(d, sch, "name"));
+    p_sub(p, "schema", qj_get(d, sch, "schema"));
+    if (strict) p_sub(p, "strict", qj_get(d, sch, "strict"));
+    qw_obj_end(p->w);
+    return true;
+}
+
+static bool p_choice_string(pctx *p, uint32_t v) {
+    const qj_doc *d = p->d;
+    if (str_eq(d, v, "auto") || str_eq(d, v, "none") || str_eq(d, v, "required")) { p_copy(p, "toolChoice", v); return true; }
+    return false;
+}
+
+static void pm_openai_chat(pctx *p, uint32_t k, uint32_t v, bool have_mct) {
+    const qj_doc *d = p->d;
+    static const char *const n_fn[] = {"type", "function"}, *const n_name[] = {"name"}, *const n_rf[] = {"type", "json_schema"};
+    if (pkey_is(d, k, "max_completion_tokens")) p_copy(p, "maxTokens", v);
+    else if (pkey_is(d, k, "max_tokens") && !have_mct) p_copy(p, "maxTokens", v);
+    else if (pkey_is(d, k, "temperature")) p_copy(p, "temperature", v);
+    else if (pkey_is(d, k, "top_p")) p_copy(p, "topP", v);
+    else if (pkey_is(d, k, "stop")) p_copy(p, "stop", v);
+    else if (pkey_is(d, k, "seed")) p_copy(p, "seed", v);
+    else if (pkey_is(d, k, "stream")) p_copy(p, "stream", v);
+    else if (pkey_is(d, k, "user")) p_copy(p, "user", v);
+    else if (pkey_is(d, k, "parallel_tool_calls") && p->tools) p_copy(p, "parallelToolCalls", v);
+    else if (pkey_is(d, k, "reasoning_effort")) {
+        p_key(p, K_reasoning, false);
+        qw_obj_begin(p->w);
+        p_sub(p, "effort", v);
+        qw_obj_end(p->w);
+    } else if (pkey_is(d, k, "tool_choice") && p->tools) {
+        if (p_choice_string(p, v)) return;
+        uint32_t fn = qj_type_of(d, v) == QJ_OBJECT ? qj_get(d, v, "function") : QJ_NONE;
+        if (only_members(d, v, n_fn, 2) && str_eq(d, qj_get(d, v, "type"), "function") && only_members(d, fn, n_name, 1))
+            tool_name_choice(p, qj_get(d, fn, "name"));
+        else p_extra(p, k);
+    } else if (pkey_is(d, k, "response_format")) {
+        bool ok = qj_type_of(d, v) == QJ_OBJECT && qj_find_dup_key(d, v) == QJ_NONE &&
+                  (qj_at(d, v)->n == 1 || only_members(d, v, n_rf, 2)) &&
+                  p_format(p, v, qj_type_of(d, v) == QJ_OBJECT ? qj_get(d, v, "json_schema") : QJ_NONE);
+        if (!ok) p_extra(p, k);
+    } else p_extra(p, k);
+}
+
+static void pm_openai_responses(pctx *p, uint32_t k, uint32_t v) {
+    const qj_doc *d = p->d;
+    static const char *const n_fn[] = {"type", "name"}, *const n_eff[] = {"effort"}, *const n_fmt[] = {"format"};
+    if (pkey_is(d, k, "max_output_tokens")) p_copy(p, "maxTokens", v);
+    else if (pkey_is(d, k, "temperature")) p_copy(p, "temperature", v);
+    else if (pkey_is(d, k, "top_p")) p_copy(p, "topP", v);
+    else if (pkey_is(d, k, "stream")) p_copy(p, "stream", v);
+    else if (pkey_is(d, k, "user")) p_copy(p, "user", v);
+    else if (pkey_is(d, k, "parallel_tool_calls") && p->tools) p_copy(p, "parallelToolCalls", v);
+    else if (pkey_is(d, k, "reasoning") && only_members(d, v, n_eff, 1)) {
+        p_key(p, K_reasoning, false);
+        qw_obj_begin(p->w);
+        p_sub(p, "effort", qj_get(d, v, "effort"));
+        qw_obj_end(p->w);
+    } else if (pkey_is(d, k, "tool_choice") && p->tools) {
+        if (p_choice_string(p, v)) return;
+        if (only_members(d, v, n_fn, 2) && str_eq(d, qj_get(d, v, "type"), "function")) tool_name_choice(p, qj_get(d, v, "name"));
+        else p_extra(p, k);
+    } else if (pkey_is(d, k, "text")) {
+        uint32_t f = only_members(d, v, n_fmt, 1) ? qj_get(d, v, "format") : QJ_NONE;
+        if (!(f != QJ_NONE && qj_type_of(d, f) == QJ_OBJECT && qj_find_dup_key(d, f) == QJ_NONE && p_format(p, f, f)))
+            p_extra(p, k);
+    } else p_extra(p, k);
+}
+
+static bool positive_int(const qj_doc *d, uint32_t n) {
+    if (n == QJ_NONE || qj_type_of(d, n) != QJ_NUMBER) return false;
+    const qj_node *x = qj_at(d, n);
+    for (uint32_t i = 0; i < x->len; i++)
+        if (x->p[i] < '0' || x->p[i] > '9') return false;
+    return x->len > 0 && x->p[0] != '0';
+}
+
+static void pm_gemini_config(pctx *p, uint32_t g) {
+    const qj_doc *d = p->d;
+    static const char *const n_budget[] = {"thinkingBudget"};
+    bool schema = qj_get(d, g, "responseSchema") != QJ_NONE || qj_get(d, g, "responseJsonSchema") != QJ_NONE;
+    uint32_t k = g + 1;
+    for (uint32_t m = 0; m < qj_at(d, g)->n; m++, k = qj_next(d, k + 1)) {
+        uint32_t v = k + 1;
+        p->member = k;
+        p->in_gconf = true;
+        if (pkey_is(d, k, "maxOutputTokens")) p_copy(p, "maxTokens", v);
+        else if (pkey_is(d, k, "temperature")) p_copy(p, "temperature", v);
+        else if (pkey_is(d, k, "topP")) p_copy(p, "topP", v);
+        else if (pkey_is(d, k, "topK")) p_copy(p, "topK", v);
+        else if (pkey_is(d, k, "stopSequences")) p_copy(p, "stop", v);
+        else if (pkey_is(d, k, "seed")) p_copy(p, "seed", v);
+        else if (pkey_is(d, k, "responseMimeType") && !schema &&
+                 (str_eq(d, v, "application/json") || str_eq(d, v, "text/plain"))) {
+            p_key(p, "responseFormat", false);
+            if (str_eq(d, v, "text/plain")) qw_str(p->w, "text", 4);
+            else qw_str(p->w, "json", 4);
+        } else if (pkey_is(d, k, "thinkingConfig") && only_members(d, v, n_budget, 1) &&
+                 positive_int(d, qj_get(d, v, "thinkingBudget"))) {
+            /* 0 (thinking off) and -1 (dynamic) have no neutral form: kept as given */
+            p_key(p, K_reasoning, false);
+            qw_obj_begin(p->w);
+            p_sub(p, "budgetTokens", qj_get(d, v, "thinkingBudget"));
+            qw_obj_end(p->w);
+        } else if (p->ngextra < sizeof p->gextra / sizeof p->gextra[0]) p->gextra[p->ngextra++] = k;
+        else p->overflow = true;
+    }
+}
+
+static void pm_gemini(pctx *p, uint32_t k, uint32_t v) {
+    const qj_doc *d = p->d;
+    static const char *const n_fcc[] = {"functionCallingConfig"}, *const n_mode[] = {"mode"},
+                             *const n_any[] = {"mode", "allowedFunctionNames"};
+    if (pkey_is(d, k, "generationConfig") && qj_type_of(d, v) == QJ_OBJECT && qj_find_dup_key(d, v) == QJ_NONE) {
+        p->gconf = v;
+        pm_gemini_config(p, v);
+        p->member = k;
+        p->in_gconf = false;
+    } else if (pkey_is(d, k, "toolConfig") && only_members(d, v, n_fcc, 1) && p->tools) {
+        uint32_t f = qj_get(d, v, "functionCallingConfig"), mode = qj_get(d, f, "mode");
+        uint32_t names = qj_type_of(d, f) == QJ_OBJECT ? qj_get(d, f, "allowedFunctionNames") : QJ_NONE;
+        if (only_members(d, f, n_mode, 1) && str_eq(d, mode, "AUTO")) { p_key(p, K_toolChoice, false); qw_str(p->w, "auto", 4); }
+        else if (only_members(d, f, n_mode, 1) && str_eq(d, mode, "ANY")) { p_key(p, K_toolChoice, false); qw_str(p->w, "required", 8); }
+        else if (only_members(d, f, n_mode, 1) && str_eq(d, mode, "NONE")) { p_key(p, K_toolChoice, false); qw_str(p->w, "none", 4); }
+        else if (only_members(d, f, n_any, 2) && str_eq(d, mode, "ANY") && qj_type_of(d, names) == QJ_ARRAY &&
+                 qj_at(d, names)->n == 1 && qj_type_of(d, names + 1) == QJ_STRING)
+            tool_name_choice(p, names + 1);
+        else p_extra(p, k);
+    } else p_extra(p, k);
+}
+
+/* The conversation's own members of each input dialect, and the model. */
+static bool conversation_member(qdialect src, const qj_doc *d, uint32_t k) {
+    if (pkey_is(d, k, "model")) return true;
+    if (pkey_is(d, k, "tools")) return true;
+    if (src == QD_ANTHROPIC_MESSAGES) return pkey_is(d, k, "messages") || pkey_is(d, k, "system");
+    if (src == QD_OPENAI_CHAT) return pkey_is(d, k, "messages");
+    if (src == QD_OPENAI_RESPONSES) return pkey_is(d, k, "input") || pkey_is(d, k, "instructions");
+    return pkey_is(d, k, "contents") || pkey_is(d, k, "systemInstruction"); /* QD_GEMINI */
+}
+
+quire_status quire_params_from_dialect(const char *dialect, const char *json, size_t len,
+                                       const quire_render_options *ro, const quire_options *opts,
+                                       quire_bytes *params, quire_bytes *events, quire_error *err) {
+    memset(params, 0, sizeof *params);
+    if (events) memset(events, 0, sizeof *events);
+    if (!dialect) return q_err(err, QUIRE_E_INVALID, "no input dialect given");
+    qdialect src;
+    if (strcmp(dialect, "anthropic") == 0 || strcmp(dialect, "anthropic_messages") == 0) src = QD_ANTHROPIC_MESSAGES;
+    else if (strcmp(dialect, "openai_chat") == 0 || strcmp(dialect, "openai") == 0) src = QD_OPENAI_CHAT;
+    else if (strcmp(dialect, "openai_responses") == 0) src = QD_OPENAI_RESPONSES;
+    else if (strcmp(dialect, "gemini") == 0) src = QD_GEMINI;
+    else if (strcmp(dialect, "quire") == 0) return QUIRE_OK; /* a transcript carries no parameters */
+    else return q_err(err, QUIRE_E_INVALID,
+                      "unknown input dialect \"%s\" (expected anthropic, openai_chat, openai_responses or gemini)", dialect);
+    if (!ro || !ro->provider) return q_err(err, QUIRE_E_INVALID, "no target provider given");
+    qcaps caps;
+    const char *model = NULL;
+    quire_status st = qcaps_target(ro->caps, ro->provider, ro->model, &model, &caps, NULL, NULL, err);
+    if (st) return st;
+    /* Chat-shaped targets (Mistral, Ollama) read the Chat fields only where
+     * their own dialect names them the same: same dialect only */
+    bool same = caps.dialect == src;
+    const quire_allocator *a = q_alloc_of(opts);
+    quire_limits lim = q_limits(opts);
+    qj_opts jo = {lim.max_depth, lim.max_string_bytes};
+    qj_doc d;
+    st = qj_parse(&d, json, len, &jo, a, err);
+    if (st) return st;
+    qbuf out, ev;
+    qbuf_init(&out, a);
+    qbuf_init(&ev, a);
+    qw w;
+    qw_init(&w, &out, false);
+    pctx p;
+    memset(&p, 0, sizeof p);
+    p.d = &d;
+    p.w = &w;
+    p.gconf = QJ_NONE;
+    do {
+    if (qj_type_of(&d, 0) != QJ_OBJECT) break; /* the transcript reader reports it */
+    qw_obj_begin(&w);
+    bool have_mct = qj_get(&d, 0, "max_completion_tokens") != QJ_NONE;
+    uint32_t tl = qj_get(&d, 0, "tools");
+    p.tools = tl != QJ_NONE && qj_type_of(&d, tl) == QJ_ARRAY && qj_at(&d, tl)->n > 0;
+    uint32_t k = 1;
+    for (uint32_t m = 0; m < qj_at(&d, 0)->n; m++, k = qj_next(&d, k + 1)) {
+        if (conversation_member(src, &d, k)) continue;
+        p.member = k;
+        if (src == QD_ANTHROPIC_MESSAGES) pm_anthropic(&p, k, k + 1);
+        else if (src == QD_OPENAI_CHAT) pm_openai_chat(&p, k, k + 1, have_mct);
+        else if (src == QD_OPENAI_RESPONSES) pm_openai_responses(&p, k, k + 1);
+        else pm_gemini(&p, k, k + 1);
+    }
+    if (p.overflow) {
+        st = q_err_at(err, QUIRE_E_LIMIT, 0, "", "more request fields than quire carries (64 top-level, 32 in generationConfig)");
+        break;
+    }
+    if (p.nextra || p.ngextra) {
+        if (!same) {
+            /* the first field no target but the source's dialect reads */
+            uint32_t key = p.nextra ? p.extra[0] : p.gextra[0];
+            if (p.nextra && p.ngextra && p.gextra[0] < key) key = p.gextra[0];
+            char ptr[160] = "";
+            if (p.ngextra && key == p.gextra[0]) q_ptr_push_key(ptr, sizeof ptr, "generationConfig", 16);
+            q_ptr_push_key(ptr, sizeof ptr, qj_at(&d, key)->p, qj_at(&d, key)->len);
+            if (!ro->lossy) {
+                st = q_err_at(err, QUIRE_E_UNSUPPORTED, qj_offset(&d, key), ptr,
+                              "a request field with no provider-neutral parameter is carried only to its own dialect, "
+                              "not to %s (%s) (use --lossy to drop it with an event)",
+                              qdialect_name(caps.dialect), model ? model : ro->provider);
+                q_err_locate(err, json, len);
+                break;
+            }
+            /* --lossy: each one dropped with an event */
+            uint32_t all[96], n = 0;
+            for (uint32_t i = 0; i < p.nextra; i++) all[n++] = p.extra[i];
+            for (uint32_t i = 0; i < p.ngextra; i++) all[n++] = p.gextra[i];
+            for (uint32_t i = 0; i < n; i++) {
+                char one[160] = "";
+                if (i >= p.nextra) q_ptr_push_key(one, sizeof one, "generationConfig", 16);
+                q_ptr_push_key(one, sizeof one, qj_at(&d, all[i])->p, qj_at(&d, all[i])->len);
+                qw ew;
+                qw_init(&ew, &ev, false);
+                qw_obj_begin(&ew);
+                qw_key(&ew, "sessionUpdate");
+                qw_str(&ew, "request_adjusted", 16);
+                qw_key(&ew, "change");
+                qw_str(&ew, "parameter_dropped", 17);
+                qw_key(&ew, "parameter");
+                qw_str(&ew, one, strlen(one));
+                char detail[320];
+                snprintf(detail, sizeof detail,
+                         "request field %s has no provider-neutral parameter and is not carried to %s (%s)", one,
+                         qdialect_name(caps.dialect), model ? model : ro->provider);
+                qw_key(&ew, "detail");
+                qw_str(&ew, detail, strlen(detail));
+                qw_obj_end(&ew);
+                qw_dispose(&ew);
+                qbuf_putc(&ev, '\n');
+            }
+        } else {
+            qw_key(&w, "providerOptions");
+            qw_obj_begin(&w);
+            qw_keyn(&w, ro->provider, strlen(ro->provider));
+            qw_obj_begin(&w);
+            for (uint32_t i = 0; i < p.nextra; i++) {
+                qw_key_esc(&w, qj_at(&d, p.extra[i])->p, qj_at(&d, p.extra[i])->len);
+                qw_node(&w, &d, p.extra[i] + 1);
+            }
+            if (p.ngextra) {
+                qw_key(&w, "generationConfig");
+                qw_obj_begin(&w);
+                for (uint32_t i = 0; i < p.ngextra; i++) {
+                    qw_key_esc(&w, qj_at(&d, p.gextra[i])->p, qj_at(&d, p.gextra[i])->len);
+                    qw_node(&w, &d, p.gextra[i] + 1);
+                }
+                qw_obj_end(&w);
+            }
+            qw_obj_end(&w);
+            qw_obj_end(&w);
+        }
+    }
+    qw_obj_end(&w);
+    if (!out.oom && out.len > 2) {
+        /* the same checks as a --params object, reported at the body's field */
+        quire_error pe;
+        if (quire_params_check(out.data, out.len, &pe) != QUIRE_OK) {
+            const char *rest = pe.pointer[0] == '/' ? strchr(pe.pointer + 1, '/') : NULL;
+            size_t first = rest ? (size_t)(rest - pe.pointer - 1) : strlen(pe.pointer) - (pe.pointer[0] == '/');
+            const struct psrc *ps = NULL;
+            for (uint32_t i = 0; i < p.nsrc && !ps; i++)
+                if (strlen(p.src[i].name) == first && memcmp(p.src[i].name, pe.pointer + 1, first) == 0) ps = &p.src[i];
+            char ptr[256] = "";
+            size_t off = 0;
+            if (ps) {
+                if (ps->in_gconf) q_ptr_push_key(ptr, sizeof ptr, "generationConfig", 16);
+                q_ptr_push_key(ptr, sizeof ptr, qj_at(&d, ps->key)->p, qj_at(&d, ps->key)->len);
+                if (ps->verbatim && rest && strlen(ptr) + strlen(rest) < sizeof ptr) strcat(ptr, rest);
+                off = qj_offset(&d, ps->key + 1);
+            }
+            st = q_err_at(err, QUIRE_E_SCHEMA, off, ptr, "as a request parameter: %s", pe.message);
+            if (ps) q_err_locate(err, json, len);
+        }
+    }
+    } while (0);
+    qw_dispose(&w);
+    qj_doc_free(&d);
+    if (!st && (out.oom || ev.oom)) st = q_oom(err);
+    if (!st && out.len > 2 && !qbuf_take(&out, params)) st = q_oom(err);
+    if (!st && events && ev.len && !qbuf_take(&ev, events)) st = q_oom(err);
+    qbuf_free(&out);
+    qbuf_free(&ev);
+    if (st) { quire_bytes_free(params); if (events) quire_bytes_free(events); }
+    return st;
 }

@@ -12,8 +12,8 @@ enum { F_MAX, F_TEMP, F_TOPP, F_TOPK, F_STOP, F_SEED, F_TC, F_PAR, F_RF, F_REASO
 
 typedef struct pctx {
     qparams *p;
-    const char *src[2];
-    size_t len[2];
+    const char *src[3];
+    size_t len[3];
     uint32_t which[F_N]; /* doc of each field */
     uint32_t node[F_N];  /* its value node, QJ_NONE when absent */
     quire_error *err;
@@ -226,8 +226,8 @@ static quire_status interpret(pctx *c) {
     return QUIRE_OK;
 }
 
-quire_status qp_parse(qparams *p, const char *base, size_t base_len, const char *over, size_t over_len,
-                      const quire_allocator *a, quire_error *err) {
+quire_status qp_parse(qparams *p, const char *body, size_t body_len, const char *base, size_t base_len,
+                      const char *over, size_t over_len, const quire_allocator *a, quire_error *err) {
     memset(p, 0, sizeof *p);
     p->parallel_tool_calls = p->stream = p->format_strict = -1;
     pctx c;
@@ -235,9 +235,9 @@ quire_status qp_parse(qparams *p, const char *base, size_t base_len, const char 
     c.p = p;
     c.err = err;
     for (uint32_t f = 0; f < F_N; f++) c.node[f] = QJ_NONE;
-    const char *srcs[2] = {base, over};
-    size_t lens[2] = {base_len, over_len};
-    for (uint32_t s = 0; s < 2; s++) {
+    const char *srcs[3] = {body, base, over};
+    size_t lens[3] = {body_len, base_len, over_len};
+    for (uint32_t s = 0; s < 3; s++) {
         if (!srcs[s]) continue;
         uint32_t di = p->ndocs;
         c.src[di] = srcs[s];
@@ -288,7 +288,7 @@ void qp_free(qparams *p) {
 
 QUIRE_API quire_status quire_params_check(const char *json, size_t len, quire_error *err) {
     qparams p;
-    quire_status st = qp_parse(&p, json ? json : "", json ? len : 0, NULL, 0, q_alloc_default(), err);
+    quire_status st = qp_parse(&p, NULL, 0, json ? json : "", json ? len : 0, NULL, 0, q_alloc_default(), err);
     if (!st) qp_free(&p);
     return st;
 }

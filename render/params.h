@@ -43,14 +43,15 @@ typedef struct qparams {
     int stream;               /* -1 unset, 0, 1 */
     qval user;                /* string node */
     qval provider_options;    /* the whole providerOptions object (absent: none) */
-    qj_doc docs[2];           /* the parsed params texts (base, override) */
+    qj_doc docs[3];           /* the parsed params texts (from a request body, base, override) */
     uint32_t ndocs;
 } qparams;
 
-/* Parses params (members of over replace those of base); either may be NULL.
- * Errors name the parameter with its JSON Pointer (/toolChoice/tool). */
-quire_status qp_parse(qparams *p, const char *base, size_t base_len, const char *over, size_t over_len,
-                      const quire_allocator *a, quire_error *err);
+/* Parses params (members of over replace those of base, whose members replace
+ * those of body); any may be NULL. Errors name the parameter with its JSON
+ * Pointer (/toolChoice/tool). */
+quire_status qp_parse(qparams *p, const char *body, size_t body_len, const char *base, size_t base_len,
+                      const char *over, size_t over_len, const quire_allocator *a, quire_error *err);
 void qp_free(qparams *p);
 
 /* True when a JSON Pointer names a parameter of the params object (/seed,

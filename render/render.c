@@ -1315,10 +1315,13 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
     const quire_allocator *a = q_alloc_of(opts);
     /* request parameters (DESIGN 13) */
     qparams params;
-    bool has_params = ro->size >= sizeof *ro && (ro->params || ro->params_override);
+    bool has_base = ro->size >= offsetof(quire_render_options, params_base_len) + sizeof ro->params_base_len &&
+                    ro->params_base;
+    bool has_params = ro->size >= offsetof(quire_render_options, params_override_len) + sizeof ro->params_override_len &&
+                      (ro->params || ro->params_override || has_base);
     if (has_params) {
-        quire_status pst = qp_parse(&params, ro->params, ro->params_len, ro->params_override, ro->params_override_len,
-                                    a, err);
+        quire_status pst = qp_parse(&params, has_base ? ro->params_base : NULL, has_base ? ro->params_base_len : 0,
+                                    ro->params, ro->params_len, ro->params_override, ro->params_override_len, a, err);
         if (pst) return pst;
     } else {
         memset(&params, 0, sizeof params);

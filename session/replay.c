@@ -572,6 +572,8 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
     ro.params_len = 0;
     ro.params_override = NULL;
     ro.params_override_len = 0;
+    ro.params_base = NULL;
+    ro.params_base_len = 0;
     if (f[3] != QJ_NONE) {
         if (qj_type_of(c->d, f[3]) != QJ_OBJECT)
             return lerr(c, QUIRE_E_SESSION, f[3], "/params", "expected an object of request parameters");

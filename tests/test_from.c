@@ -452,7 +452,137 @@ static void test_tool_schemas(void) {
     }
 }
 
+
+/* ---- the request's own parameters (quire_params_from_dialect) ---- */
+
+/* The params object read from body for a target, or NULL with *e set. */
+static char *body_params(const char *dialect, const char *body, const char *provider, int lossy, quire_error *e,
+                         char **events) {
+    quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
+    ro.provider = provider;
+    ro.lossy = lossy;
+    quire_bytes p = {0}, ev = {0};
+    memset(e, 0, sizeof *e);
+    if (events) *events = NULL;
+    if (quire_params_from_dialect(dialect, body, strlen(body), &ro, NULL, &p, &ev, e)) return NULL;
+    char *s = strdup(p.data ? p.data : "");
+    if (events) *events = strdup(ev.data ? ev.data : "");
+    quire_bytes_free(&p);
+    quire_bytes_free(&ev);
+    return s;
+}
+
+/* Renders body read from dialect for provider with its parameters. */
+static char *render_from(const char *dialect, const char *body, const char *provider, quire_error *e) {
+    quire_transcript *t = from(dialect, body, e);
+    if (!t) return NULL;
+    char *ps = body_params(dialect, body, provider, 0, e, NULL);
+    if (!ps) { quire_transcript_free(t); return NULL; }
+    quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
+    ro.provider = provider;
+    ro.cache_breakpoints = QUIRE_CACHE_INPUT_ONLY;
+    if (*ps) { ro.params_base = ps; ro.params_base_len = strlen(ps); }
+    quire_render_result r;
+    char *req = NULL;
+    if (quire_render(t, NULL, &ro, NULL, &r, e) == QUIRE_OK) {
+        req = strdup(r.request.data);
+        quire_render_result_free(&r);
+    }
+    free(ps);
+    quire_transcript_free(t);
+    return req;
+}
+
+static void test_body_params(void) {
+    quire_error e;
+    char *ev = NULL;
+    /* each dialect's fields become the neutral parameters, values byte for byte */
+    static const struct { const char *dialect, *body, *want; } maps[] = {
+        {"anthropic",
+         "{\"model\":\"m\",\"max_tokens\":1024,\"temperature\":1.0,\"top_p\":0.9,\"top_k\":5,\"stop_sequences\":[\"X\"],"
+         "\"stream\":true,\"metadata\":{\"user_id\":\"u\"},\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":2048},"
+         "\"tool_choice\":{\"type\":\"tool\",\"name\":\"read\",\"disable_parallel_tool_use\":true},"
+         "\"tools\":[{\"name\":\"read\",\"input_schema\":{\"type\":\"object\"}}],\"messages\":[]}",
+         "{\"maxTokens\":1024,\"temperature\":1.0,\"topP\":0.9,\"topK\":5,\"stop\":[\"X\"],\"stream\":true,\"user\":\"u\","
+         "\"reasoning\":{\"budgetTokens\":2048},\"toolChoice\":{\"tool\":\"read\"},\"parallelToolCalls\":false}"},
+        {"openai_chat",
+         "{\"model\":\"m\",\"messages\":[],\"max_tokens\":9,\"max_completion_tokens\":7,\"stop\":\"END\",\"seed\":-3,"
+         "\"user\":\"u\",\"reasoning_effort\":\"low\",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":"
+         "{\"name\":\"x\",\"schema\":{\"type\":\"object\"},\"strict\":true}},\"tools\":[{\"type\":\"function\",\"function\":"
+         "{\"name\":\"f\"}}],\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"f\"}},\"parallel_tool_calls\":true}",
+         "{\"maxTokens\":7,\"stop\":\"END\",\"seed\":-3,\"user\":\"u\",\"reasoning\":{\"effort\":\"low\"},"
+         "\"responseFormat\":{\"type\":\"jsonSchema\",\"name\":\"x\",\"schema\":{\"type\":\"object\"},\"strict\":true},"
+         "\"toolChoice\":{\"tool\":\"f\"},\"parallelToolCalls\":true,\"providerOptions\":{\"openai\":{\"max_tokens\":9}}}"},
+        {"openai_responses",
+         "{\"model\":\"m\",\"input\":\"hi\",\"max_output_tokens\":5,\"reasoning\":{\"effort\":\"high\"},\"text\":"
+         "{\"format\":{\"type\":\"json_object\"}},\"tool_choice\":\"required\"}",
+         "{\"maxTokens\":5,\"reasoning\":{\"effort\":\"high\"},\"responseFormat\":\"json\",\"providerOptions\":"
+         "{\"openai_responses\":{\"tool_choice\":\"required\"}}}"},
+        {"gemini",
+         "{\"contents\":[],\"generationConfig\":{\"maxOutputTokens\":8,\"stopSequences\":[\"a\"],\"responseMimeType\":"
+         "\"text/plain\",\"candidateCount\":1,\"thinkingConfig\":{\"thinkingBudget\":-1}},\"safetySettings\":[],"
+         "\"tools\":[{\"functionDeclarations\":[{\"name\":\"f\"}]}],\"toolConfig\":{\"functionCallingConfig\":{\"mode\":\"ANY\","
+         "\"allowedFunctionNames\":[\"f\"]}}}",
+         "{\"maxTokens\":8,\"stop\":[\"a\"],\"responseFormat\":\"text\",\"toolChoice\":{\"tool\":\"f\"},\"providerOptions\":"
+         "{\"gemini\":{\"safetySettings\":[],\"generationConfig\":{\"candidateCount\":1,\"thinkingConfig\":"
+         "{\"thinkingBudget\":-1}}}}}"},
+    };
+    static const char *const self[] = {"anthropic", "openai", "openai_responses", "gemini"};
+    for (size_t i = 0; i < N_OF(maps); i++) {
+        char *got = body_params(maps[i].dialect, maps[i].body, self[i], 0, &e, NULL);
+        CHECK_MSG(got != NULL, "%s: %s", maps[i].dialect, e.message);
+        if (got) CHECK_STR(got, maps[i].want);
+        free(got);
+    }
+    /* no parameters: nothing */
+    char *none = body_params("anthropic", "{\"model\":\"m\",\"messages\":[]}", "anthropic", 0, &e, NULL);
+    CHECK(none && *none == '\0');
+    free(none);
+    /* a field with no neutral form, for another dialect: an error at the field, or dropped with an event */
+    const char *chat = "{\"model\":\"m\",\n\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"presence_penalty\":0.5}";
+    CHECK(body_params("openai_chat", chat, "anthropic", 0, &e, NULL) == NULL);
+    CHECK_INT(e.code, QUIRE_E_UNSUPPORTED);
+    CHECK_STR(e.pointer, "/presence_penalty");
+    CHECK_INT(e.line, 2);
+    CHECK(strstr(e.message, "--lossy") != NULL);
+    char *lossy = body_params("openai_chat", chat, "anthropic", 1, &e, &ev);
+    CHECK(lossy && *lossy == '\0');
+    CHECK(ev && strstr(ev, "\"change\":\"parameter_dropped\",\"parameter\":\"/presence_penalty\"") != NULL);
+    free(lossy);
+    free(ev);
+    /* a value the neutral parameter refuses: the error names the body's field */
+    CHECK(body_params("anthropic", "{\"messages\":[],\n\"temperature\":\"hot\"}", "anthropic", 0, &e, NULL) == NULL);
+    CHECK_STR(e.pointer, "/temperature");
+    CHECK_INT(e.line, 2);
+    CHECK(body_params("gemini", "{\"contents\":[],\"generationConfig\":{\"stopSequences\":[1]}}", "gemini", 0, &e,
+                      NULL) == NULL);
+    CHECK_STR(e.pointer, "/generationConfig/stopSequences/0");
+    /* the same dialect: the body comes back as it was */
+    static const struct { const char *dialect, *provider, *body; } same[] = {
+        {"anthropic", "anthropic",
+         "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":1024,\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":"
+         "\"text\",\"text\":\"hi\"}]}],\"temperature\":0.5,\"service_tier\":\"auto\"}"},
+        {"gemini", "gemini",
+         "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"hi\"}]}],\"generationConfig\":{\"maxOutputTokens\":100,"
+         "\"temperature\":0.3,\"thinkingConfig\":{\"thinkingBudget\":0}},\"safetySettings\":[]}"},
+    };
+    for (size_t i = 0; i < N_OF(same); i++) {
+        char *got = render_from(same[i].dialect, same[i].body, same[i].provider, &e);
+        CHECK_MSG(got != NULL, "%s: %s", same[i].dialect, e.message);
+        if (got) CHECK_STR(got, same[i].body);
+        free(got);
+    }
+    /* across dialects: the neutral ones carried */
+    char *x = render_from("anthropic",
+                          "{\"model\":\"m\",\"max_tokens\":300,\"temperature\":0.25,\"messages\":[{\"role\":\"user\","
+                          "\"content\":\"hi\"}]}",
+                          "gemini", &e);
+    CHECK(x && strstr(x, "\"generationConfig\":{\"maxOutputTokens\":300,\"temperature\":0.25}") != NULL);
+    free(x);
+}
+
 int main(void) {
+    test_body_params();
     test_tool_schemas();
     test_struct_response();
     test_response_images();
