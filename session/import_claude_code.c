@@ -37,6 +37,7 @@ typedef struct cblock {
     bool from_string;   /* node is a string: a text block */
     const char *text;   /* lifted: replacement plain text (NULL = copy node) */
     size_t text_len;
+    int32_t call1;      /* a tool_use or tool_result: its call in cc.k + 1 (0: none; the id as logged) */
 } cblock;
 
 enum { IT_RENDER, IT_MSG, IT_COMPACT };
@@ -68,6 +69,10 @@ typedef struct cc {
     uint32_t skipped_invalid, skipped_types[8];
     uint32_t renders, messages, compacts, lifted, dropped_results, branch_lines;
     uint32_t cur_lineno; /* the raw line being built */
+    qcalls k;            /* the calls as written: unique ids (repeats renamed), which are answered */
+    int32_t *pend;       /* the last assistant message's calls (indices in k) */
+    uint32_t npend, cappend;
+    uint32_t repaired;   /* calls answered with an error result because the log has none */
 } cc;
 
 static const char *const k_skip_names[] = {"progress", "file-history-snapshot", "queue-operation", "summary",
@@ -335,7 +340,7 @@ static quire_status add_user_line(cc *s, ccline *L) {
     }
     bool lift = (c->flags & QUIRE_IMPORT_LIFT_REMINDERS) != 0;
     if (qj_type_of(d, L->content) == QJ_STRING) {
-        cblock b = {d, L->content, true, NULL, 0};
+        cblock b = {d, L->content, true, NULL, 0, 0};
         if (lift) {
             uint32_t nl;
             if (!lift_text(s, it, d, L->content, &b.text, &b.text_len, &nl)) return q_oom(c->err);
@@ -348,7 +353,7 @@ static quire_status add_user_line(cc *s, ccline *L) {
     for (uint32_t k = 0; k < qj_at(d, L->content)->n; k++, b = qj_next(d, b)) {
         if (qj_type_of(d, b) != QJ_OBJECT) continue;
         uint32_t ty = q_import_str(d, b, "type");
-        cblock cb = {d, b, false, NULL, 0};
+        cblock cb = {d, b, false, NULL, 0, 0};
         if (ty != QJ_NONE && (qj_str_eq(d, ty, "tool_use") || qj_str_eq(d, ty, "thinking") ||
                               qj_str_eq(d, ty, "redacted_thinking"))) {
             q_import_report(s->c, L->lineno, "dropped a %.*s block from a user line (it belongs to the assistant)",
@@ -444,14 +449,14 @@ static quire_status build(cc *s) {
         }
         const qj_doc *d = L->doc;
         if (qj_type_of(d, L->content) == QJ_STRING) {
-            cblock b = {d, L->content, true, NULL, 0};
+            cblock b = {d, L->content, true, NULL, 0, 0};
             if (!add_block(s, it, b)) return q_oom(c->err);
             continue;
         }
         uint32_t b = L->content + 1;
         for (uint32_t k = 0; k < qj_at(d, L->content)->n; k++, b = qj_next(d, b)) {
             if (qj_type_of(d, b) != QJ_OBJECT) continue;
-            cblock cb = {d, b, false, NULL, 0};
+            cblock cb = {d, b, false, NULL, 0, 0};
             if (!add_block(s, it, cb)) return q_oom(c->err);
             uint32_t ty = q_import_str(d, b, "type");
             uint32_t id = q_import_str(d, b, "id");
@@ -542,7 +547,8 @@ static void w_block(cc *s, qw *w, const cblock *cb) {
     } else if (qj_str_eq(d, ty, "tool_use") && q_import_str(d, b, "id") != QJ_NONE && q_import_str(d, b, "name") != QJ_NONE) {
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "toolCall");
-        w_copy_key(w, d, b, "id", "id");
+        if (cb->call1 > 0) { qw_key(w, "id"); qw_str_esc(w, s->k.v[cb->call1 - 1].id, s->k.v[cb->call1 - 1].idn); }
+        else w_copy_key(w, d, b, "id", "id");
         w_copy_key(w, d, b, "name", "name");
         qw_key(w, "input");
         uint32_t in = qj_get(d, b, "input");
@@ -558,7 +564,12 @@ static void w_block(cc *s, qw *w, const cblock *cb) {
     } else if (qj_str_eq(d, ty, "tool_result") && q_import_str(d, b, "tool_use_id") != QJ_NONE) {
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "toolResult");
-        w_copy_key(w, d, b, "tool_use_id", "toolCallId");
+        if (cb->call1 > 0) {
+            qw_key(w, "toolCallId");
+            qw_str_esc(w, s->k.v[cb->call1 - 1].id, s->k.v[cb->call1 - 1].idn);
+        } else {
+            w_copy_key(w, d, b, "tool_use_id", "toolCallId");
+        }
         qw_key(w, "content");
         uint32_t cv = qj_get(d, b, "content");
         if (cb->text) {
@@ -629,8 +640,15 @@ static void write_log(cc *s) {
     q_log_line_end(&w, o);
 
     uint32_t written = 0; /* messages written so far: a render or compaction needs some */
-    for (uint32_t i = 0; i < s->nitems; i++) {
+    for (uint32_t i = 0; i < s->nitems && !o->oom; i++) {
         citem *it = &s->items[i];
+        /* calls the log left without a result before anything but a user
+         * message: one tool message answers them (the user message case is
+         * below: the results go at its start) */
+        if (s->npend && !(it->type == IT_MSG && !it->assistant && it->nblocks)) {
+            uint32_t n = qcalls_answer_pending(&s->k, s->pend, &s->npend, o, it->lineno);
+            if (n) { s->repaired += n; written++; }
+        }
         if ((it->type == IT_RENDER || (it->type == IT_COMPACT && !it->summary_line)) && written == 0) {
             qbuf_printf(c->report, "0: skipped a %s before the first message of the conversation\n",
                         it->type == IT_RENDER ? "model call" : "compaction");
@@ -669,7 +687,7 @@ static void write_log(cc *s) {
                     uint32_t b = L->content + 1;
                     for (uint32_t k = 0; k < qj_at(L->doc, L->content)->n; k++, b = qj_next(L->doc, b)) {
                         if (qj_type_of(L->doc, b) != QJ_OBJECT) continue;
-                        cblock cb = {L->doc, b, false, NULL, 0};
+                        cblock cb = {L->doc, b, false, NULL, 0, 0};
                         w_block(s, &w, &cb);
                     }
                     qw_arr_end(&w);
@@ -691,9 +709,56 @@ static void write_log(cc *s) {
         } else {
             if (it->nblocks == 0) continue;
             written++;
+            uint32_t added = 0, unanswered = 0; /* calls this message made (the last ones of pend) */
+            if (!it->assistant) {
+                /* its results answer the open calls (renamed ids follow their call) */
+                for (uint32_t k = 0; k < it->nblocks; k++) {
+                    cblock *cb = &it->blocks[k];
+                    uint32_t ty = cb->from_string ? QJ_NONE : q_import_str(cb->d, cb->node, "type");
+                    uint32_t id = ty != QJ_NONE && qj_str_eq(cb->d, ty, "tool_result")
+                                      ? q_import_str(cb->d, cb->node, "tool_use_id") : QJ_NONE;
+                    int32_t at = id != QJ_NONE ? qcalls_answer(&s->k, qj_at(cb->d, id)->p, qj_at(cb->d, id)->len) : -1;
+                    cb->call1 = at + 1;
+                }
+                for (uint32_t k = 0; k < s->npend; k++) unanswered += !s->k.v[s->pend[k]].answered;
+            } else {
+                for (uint32_t k = 0; k < it->nblocks; k++) {
+                    cblock *cb = &it->blocks[k];
+                    uint32_t ty = cb->from_string ? QJ_NONE : q_import_str(cb->d, cb->node, "type");
+                    uint32_t id = ty != QJ_NONE && qj_str_eq(cb->d, ty, "tool_use") ? q_import_str(cb->d, cb->node, "id")
+                                                                                     : QJ_NONE;
+                    if (id == QJ_NONE || q_import_str(cb->d, cb->node, "name") == QJ_NONE) continue;
+                    int32_t at = qcalls_add(&s->k, qj_at(cb->d, id)->p, qj_at(cb->d, id)->len, false);
+                    if (at < 0 || !grow(s, (void **)&s->pend, &s->cappend, s->npend + 1, sizeof *s->pend)) {
+                        o->oom = true;
+                        break;
+                    }
+                    cb->call1 = at + 1;
+                    s->pend[s->npend++] = at;
+                    added++;
+                }
+            }
             q_log_message_begin(&w, o, it->assistant ? "assistant" : "user");
             qw_key(&w, "content");
-            if (it->string_content && it->nblocks == 1 && it->blocks[0].from_string) {
+            if (unanswered) {
+                /* the calls before it that the log answers nowhere: error results first */
+                qw_arr_begin(&w);
+                for (uint32_t k = 0; k < s->npend; k++) {
+                    qcall *kc = &s->k.v[s->pend[k]];
+                    if (kc->answered) continue;
+                    if (kc->orig) (void)qcalls_answer(&s->k, kc->orig, kc->orign);
+                    kc->answered = true;
+                    qw_obj_begin(&w);
+                    qw_key(&w, "type"); qw_strz(&w, "toolResult");
+                    qw_key(&w, "toolCallId"); qw_str_esc(&w, kc->id, kc->idn);
+                    qw_key(&w, "content"); qw_strz(&w, "[no output was recorded for this call]");
+                    qw_key(&w, "isError"); qw_bool(&w, true);
+                    qw_obj_end(&w);
+                }
+                s->repaired += unanswered;
+                for (uint32_t k = 0; k < it->nblocks; k++) w_block(s, &w, &it->blocks[k]);
+                qw_arr_end(&w);
+            } else if (it->string_content && it->nblocks == 1 && it->blocks[0].from_string) {
                 if (it->blocks[0].text) qw_str(&w, it->blocks[0].text, it->blocks[0].text_len);
                 else qw_node(&w, it->blocks[0].d, it->blocks[0].node);
             } else {
@@ -702,9 +767,11 @@ static void write_log(cc *s) {
                 qw_arr_end(&w);
             }
             if (it->idnode != QJ_NONE) { qw_key(&w, "id"); qw_node(&w, it->idd, it->idnode); }
+            if (added) qcalls_w_meta(&s->k, &w, s->pend + s->npend - added, added);
             qw_obj_end(&w);
             q_w_meta_line(&w, it->lineno);
             q_log_line_end(&w, o);
+            if (!it->assistant) s->npend = 0;
             for (uint32_t k = 0; k < it->nrems; k++) {
                 char hex[33];
                 quire_digest128(it->rems[k].p, it->rems[k].n, hex);
@@ -723,6 +790,10 @@ static void write_log(cc *s) {
             }
         }
     }
+    if (s->repaired)
+        q_import_report(c, 0, "note: answered %u tool call(s) the log has no result for with an error result", s->repaired);
+    if (s->k.renamed)
+        q_import_report(c, 0, "note: renamed %u repeated tool call ids (see renamedToolCallIds)", s->k.renamed);
     qbuf_printf(c->report,
                 "summary: %u lines, %u messages, %u renders, %u compactions, %u reminders lifted, "
                 "%u branch lines dropped, %u tool results dropped, %u invalid lines skipped; not conversation:",
@@ -741,6 +812,7 @@ quire_status q_import_claude_code(qimport_ctx *c, const char *src, size_t len) {
     qmap_init(&s.uuids, c->a);
     qmap_init(&s.mids, c->a);
     qmap_init(&s.calls, c->a);
+    qcalls_init(&s.k, c->a, &s.ar);
     quire_status st = read_lines(&s, src, len);
     if (!st) st = select_lines(&s);
     if (!st) st = build(&s);
@@ -755,6 +827,8 @@ quire_status q_import_claude_code(qimport_ctx *c, const char *src, size_t len) {
     qmap_free(&s.uuids);
     qmap_free(&s.mids);
     qmap_free(&s.calls);
+    qcalls_free(&s.k);
+    q_free(c->a, s.pend, (size_t)s.cappend * sizeof *s.pend);
     qarena_free(&s.ar);
     return st;
 }

@@ -43,6 +43,7 @@ Q_WEAK(quire_caps_resolve);
 Q_WEAK(quire_caps_free);
 Q_WEAK(quire_validate);
 Q_WEAK(quire_transcript_parse_dialect);
+Q_WEAK(quire_params_from_dialect);
 Q_WEAK(quire_state_propagate);
 Q_WEAK(quire_state_clear);
 Q_WEAK(quire_state_inject);
@@ -428,6 +429,29 @@ static quire_status sc_validate(const quire_options *o, sout *out, quire_error *
     return QUIRE_OK;
 }
 
+
+static quire_status sc_body_params(const quire_options *o, sout *out, quire_error *e) {
+    static const char body[] = "{\"model\":\"m\",\"messages\":[],\"max_tokens\":9,\"temperature\":0.5,"
+                               "\"tools\":[{\"name\":\"f\",\"input_schema\":{\"type\":\"object\"}}],"
+                               "\"tool_choice\":{\"type\":\"tool\",\"name\":\"f\"},\"service_tier\":\"auto\"}";
+    quire_render_options ro = QUIRE_RENDER_OPTIONS_INIT;
+    ro.provider = "anthropic";
+    quire_bytes p = {0}, ev = {0};
+    quire_status st = quire_params_from_dialect("anthropic", body, sizeof body - 1, &ro, o, &p, &ev, e);
+    if (st) { CHECK(p.data == NULL && ev.data == NULL); return st; }
+    CHECK(p.data != NULL);
+    sout_bytes(out, &p);
+    quire_bytes_free(&ev);
+    /* another dialect, --lossy: the field is dropped with an event */
+    ro.provider = "gemini";
+    ro.lossy = 1;
+    st = quire_params_from_dialect("anthropic", body, sizeof body - 1, &ro, o, &p, &ev, e);
+    if (st) { CHECK(p.data == NULL && ev.data == NULL); return st; }
+    sout_bytes(out, &p);
+    sout_bytes(out, &ev);
+    return QUIRE_OK;
+}
+
 static quire_status sc_dialect(const quire_options *o, sout *out, quire_error *e) {
     static const char body[] = "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"system\",\"content\":\"s\"},"
                                "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]},"
@@ -685,6 +709,7 @@ int main(int argc, char **argv) {
         {"caps", sc_caps, HAVE(quire_caps_parse), 0},
         {"validate", sc_validate, HAVE(quire_validate), 0},
         {"parse_dialect", sc_dialect, HAVE(quire_transcript_parse_dialect), 0},
+        {"params_from_dialect", sc_body_params, HAVE(quire_params_from_dialect), 0},
     };
     const char *only = getenv("QUIRE_ALLOC_ONLY"); /* run scenarios whose name contains this */
     for (size_t i = 0; i < Q_COUNTOF_(k_scenarios); i++) {
