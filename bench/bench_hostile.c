@@ -12,6 +12,8 @@
  *   state    a state file with n servers and n reminders, parse
  *   keys     an ACP inject with n unknown keys (-32602), plus a reminder whose
  *            _meta has n distinct keys (duplicate check)
+ *   answer   provider answers with n tool calls: a Gemini body (ids generated)
+ *            and a Chat stream (one new index per event, each looked up)
  */
 #include "bench_common.h"
 
@@ -183,6 +185,32 @@ static double run_keys(int n) {
     return dt;
 }
 
+static double run_answer(int n) {
+    sbuf g = {0}, c = {0};
+    sb_puts(&g, "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[");
+    for (int i = 0; i < n; i++) sb_printf(&g, "%s{\"functionCall\":{\"name\":\"f\",\"args\":{}}}", i ? "," : "");
+    sb_puts(&g, "]},\"finishReason\":\"STOP\"}]}");
+    for (int i = 0; i < n; i++)
+        sb_printf(&c, "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":%d,\"id\":\"c%d\","
+                      "\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n", i, i);
+    sb_puts(&c, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n");
+    quire_response r;
+    quire_error e;
+    quire_stream *st = NULL;
+    tic();
+    if (quire_response_decode("gemini", NULL, g.p, g.n, NULL, NULL, &r, &e)) die("gemini answer", &e);
+    quire_response_free(&r);
+    if (quire_stream_new("openai", NULL, NULL, NULL, &st, &e) || quire_stream_feed(st, c.p, c.n, NULL, &e) ||
+        quire_stream_finish(st, &r, NULL, &e))
+        die("chat stream", &e);
+    double dt = toc();
+    quire_response_free(&r);
+    quire_stream_free(st);
+    free(g.p);
+    free(c.p);
+    return dt;
+}
+
 /* One measurement in a fresh child process: each size starts from the same
  * empty heap, as one CLI invocation does (in one process the allocator keeps
  * the heap an earlier, larger case grew, and a later small case runs without
@@ -226,6 +254,7 @@ int main(int argc, char **argv) {
         {"ingest", "ingest (MCP servers, one reminder each)", run_ingest, 20000},
         {"state", "state load (servers + reminders)", run_state, 20000},
         {"keys", "unknown/duplicate keys (one record)", run_keys, 16000},
+        {"answer", "provider answers (n tool calls)", run_answer, 8000},
     };
     printf("%-44s %8s %10s %10s %7s %10s %10s %7s\n", "input", "n", "wall n", "wall 10n", "growth", "cpu n",
            "cpu 10n", "growth");

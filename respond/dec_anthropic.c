@@ -192,7 +192,7 @@ static quire_status an_handle(rstream *s, const char *name, const qj_doc *d) {
             quire_status st = block(acc, d, cb, true, &b, "", &e);
             if (st == QUIRE_E_NOMEM) return q_oom(s->err);
             if (st) return rs_err(s, ev, "%s", e.message);
-            b->key = index;
+            if (!racc_key(acc, b, index)) return q_oom(s->err);
             b->open = true;
             if (b->kind == RK_TOOL_CALL) racc_ev_call(acc, acc->n - 1, b);
             return QUIRE_OK;

@@ -148,7 +148,7 @@ static quire_status be_handle(rstream *s, const char *name, const qj_doc *d) {
             rb_put_str(&b->name, d, nm);
             racc_ev_call(acc, acc->n - 1, b);
         }
-        b->key = index;
+        if (!racc_key(acc, b, index)) return q_oom(s->err);
         b->open = true;
         return QUIRE_OK;
     }
@@ -165,7 +165,7 @@ static quire_status be_handle(rstream *s, const char *name, const qj_doc *d) {
         if (!b) { /* text and reasoning blocks start with their first delta */
             if (want == RK_TOOL_CALL) { return rs_err(s, ev, "toolUse delta for block %lld before its start", (long long)index); }
             if (!(b = racc_push(acc, want))) { return q_oom(s->err); }
-            b->key = index;
+            if (!racc_key(acc, b, index)) return q_oom(s->err);
             b->open = true;
         } else if (b->kind != want) {
             return rs_err(s, ev, "the delta does not fit block %lld", (long long)index);

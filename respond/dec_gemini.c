@@ -28,12 +28,6 @@ static bool insert_sig(racc *acc, uint32_t pos, const qj_doc *d, uint32_t sig) {
     return true;
 }
 
-static uint32_t ncalls(const racc *acc) {
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < acc->n; i++) n += acc->b[i].kind == RK_TOOL_CALL;
-    return n;
-}
-
 static bool part(racc *acc, const qj_doc *d, uint32_t p, bool stream) {
     uint32_t text = rj_str(d, p, "text"), sig = rj_str(d, p, "thoughtSignature");
     uint32_t th = qj_get(d, p, "thought");
@@ -79,7 +73,7 @@ static bool part(racc *acc, const qj_doc *d, uint32_t p, bool stream) {
     if (fc != QJ_NONE) {
         uint32_t name = rj_str(d, fc, "name"), id = rj_str(d, fc, "id"), args = qj_get(d, fc, "args");
         if (name == QJ_NONE) return true; /* checked by the caller */
-        uint32_t k = ncalls(acc);
+        uint32_t k = acc->ntool;
         b = racc_push(acc, RK_TOOL_CALL);
         if (!b) return false;
         if (id != QJ_NONE) rb_put_str(&b->id, d, id);

@@ -20,7 +20,7 @@ static rblock *keyed(racc *acc, int64_t key, rkind kind) {
     rblock *b = racc_find(acc, key);
     if (b) return b;
     b = racc_push(acc, kind);
-    if (b) b->key = key;
+    if (b && !racc_key(acc, b, key)) return NULL;
     return b;
 }
 
@@ -51,8 +51,7 @@ static quire_status chunk(racc *acc, const qj_doc *d, bool stream, uint32_t *pha
             uint32_t f = rj_obj(d, c, "function"), name = rj_str(d, f, "name"), id = rj_str(d, c, "id");
             uint32_t args = qj_get(d, f, "arguments");
             if (name == QJ_NONE) return rerr_at(err, d, c, "/message/tool_calls", "tool call without \"function.name\"");
-            uint32_t k = 0;
-            for (uint32_t i = 0; i < acc->n; i++) k += acc->b[i].kind == RK_TOOL_CALL;
+            uint32_t k = acc->ntool;
             rblock *b = racc_push(acc, RK_TOOL_CALL);
             if (!b) return q_oom(err);
             if (id != QJ_NONE) rb_put_str(&b->id, d, id); else qbuf_printf(&b->id, "call_%u", k);

@@ -20,7 +20,7 @@ static rblock *keyed(racc *acc, int64_t key, rkind kind) {
     rblock *b = racc_find(acc, key);
     if (b) return b;
     b = racc_push(acc, kind);
-    if (b) b->key = key;
+    if (b && !racc_key(acc, b, key)) return NULL;
     return b;
 }
 
@@ -198,7 +198,7 @@ static quire_status q_chat_handle(rstream *s, const char *name, const qj_doc *d)
                                         (long long)idx);
                         }
                         if (!(b = racc_push(acc, RK_TOOL_CALL))) { return q_oom(s->err); }
-                        b->key = idx;
+                        if (!racc_key(acc, b, idx)) return q_oom(s->err);
                         rb_put_str(&b->id, d, id);
                         rb_put_str(&b->name, d, nm);
                         racc_ev_call(acc, acc->n - 1, b);

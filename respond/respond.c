@@ -31,6 +31,7 @@ void racc_free(racc *acc) {
     if (acc->b) q_free(acc->a, acc->b, acc->cap * sizeof *acc->b);
     if (acc->usage) q_free(acc->a, acc->usage, acc->capusage * sizeof *acc->usage);
     qbuf_free(&acc->stop_raw); qbuf_free(&acc->id); qbuf_free(&acc->model);
+    if (acc->kslots) q_free(acc->a, acc->kslots, (size_t)acc->kcap * sizeof *acc->kslots);
     qarena_free(&acc->ar);
     memset(acc, 0, sizeof *acc);
 }
@@ -46,16 +47,52 @@ rblock *racc_push(racc *acc, rkind kind) {
     rblock *b = &acc->b[acc->n++];
     memset(b, 0, sizeof *b);
     b->kind = kind;
+    acc->ntool += kind == RK_TOOL_CALL;
     b->key = -1;
     qbuf_init(&b->text, acc->a); qbuf_init(&b->sig, acc->a); qbuf_init(&b->id, acc->a);
     qbuf_init(&b->name, acc->a); qbuf_init(&b->args, acc->a); qbuf_init(&b->raw, acc->a);
     return b;
 }
 
+static uint32_t kslot(const racc *acc, int64_t key) {
+    uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
+    uint32_t i = (uint32_t)(h >> 32) & (acc->kcap - 1);
+    while (acc->kslots[i].used && acc->kslots[i].key != key) i = (i + 1) & (acc->kcap - 1);
+    return i;
+}
+
 rblock *racc_find(racc *acc, int64_t key) {
+    if (!acc->kn) return NULL;
+    const struct rkslot *k = &acc->kslots[kslot(acc, key)];
+    if (!k->used) return NULL;
+    if (k->at < acc->n && acc->b[k->at].key == key) return &acc->b[k->at];
+    /* a block moved (a dialect inserted one before it): look it up */
     for (uint32_t i = acc->n; i-- > 0;)
         if (acc->b[i].key == key) return &acc->b[i];
     return NULL;
+}
+
+bool racc_key(racc *acc, rblock *b, int64_t key) {
+    b->key = key;
+    if ((acc->kn + 1) * 2 > acc->kcap) {
+        uint32_t nc = acc->kcap ? acc->kcap * 2 : 16;
+        struct rkslot *ns = q_malloc(acc->a, (size_t)nc * sizeof *ns);
+        if (!ns) { acc->oom = true; return false; }
+        memset(ns, 0, (size_t)nc * sizeof *ns);
+        struct rkslot *os = acc->kslots;
+        uint32_t oc = acc->kcap;
+        acc->kslots = ns;
+        acc->kcap = nc;
+        for (uint32_t i = 0; i < oc; i++)
+            if (os[i].used) acc->kslots[kslot(acc, os[i].key)] = os[i];
+        if (os) q_free(acc->a, os, (size_t)oc * sizeof *os);
+    }
+    struct rkslot *k = &acc->kslots[kslot(acc, key)];
+    if (!k->used) acc->kn++;
+    k->used = true;
+    k->key = key;
+    k->at = (uint32_t)(b - acc->b);
+    return true;
 }
 
 void rb_put_str(qbuf *b, const qj_doc *d, uint32_t i) {
@@ -131,6 +168,7 @@ void racc_usage_keys(racc *acc, const qj_doc *d, uint32_t obj, const char *const
         for (uint32_t j = 0; j < acc->nusage; j++)
             if (acc->usage[j].kn == kn->len && memcmp(acc->usage[j].k, kn->p, kn->len) == 0) { e = &acc->usage[j]; break; }
         if (!e) {
+            if (acc->nusage >= RUSAGE_MAX) { acc->usage_limit = true; return; }
             if (acc->nusage == acc->capusage) {
                 uint32_t nc = acc->capusage ? acc->capusage * 2 : 8;
                 rkv *nu = q_realloc(acc->a, acc->usage, acc->capusage * sizeof *nu, nc * sizeof *nu);
@@ -241,6 +279,7 @@ quire_status racc_write(racc *acc, const rdec *dec, bool pretty, quire_bytes *me
             (st = check_input(acc, i, &acc->b[i], err)))
             return st;
     if (acc->oom) return q_oom(err);
+    if (acc->usage_limit) return q_err(err, QUIRE_E_LIMIT, "a usage object names more than %d members", RUSAGE_MAX);
     qbuf out;
     qbuf_init(&out, acc->a);
     qw w;
@@ -487,6 +526,8 @@ static quire_status dispatch(rstream *s, const char *data, size_t dlen) {
     s->nevents++;
     quire_status st = s->dec->event(s, s->ev, s->evn, data, dlen);
     if (st == QUIRE_OK && s->acc.oom) st = q_oom(s->err);
+    if (st == QUIRE_OK && s->acc.usage_limit)
+        st = q_err(s->err, QUIRE_E_LIMIT, "a usage object names more than %d members", RUSAGE_MAX);
     if (st) s->failed = true;
     return st;
 }

@@ -55,6 +55,11 @@ typedef struct racc {
     qbuf id, model;       /* response id and model as reported (plain) */
     qbuf *events;         /* delta events (JSONL) or NULL */
     bool oom;
+    uint32_t ntool;       /* RK_TOOL_CALL blocks pushed so far */
+    bool usage_limit;     /* a usage object named more than RUSAGE_MAX members */
+    /* key -> the last block given that key (racc_key), open addressing */
+    struct rkslot { int64_t key; uint32_t at; bool used; } *kslots;
+    uint32_t kcap, kn;
 } racc;
 
 /* A dialect decoder. */
@@ -112,13 +117,22 @@ struct rstream {
     bool failed;
 };
 
+/* The most distinct usage members kept: providers report about 10 to 25; a
+ * usage object naming more is an error (QUIRE_E_LIMIT), so that looking a
+ * member up stays constant time. */
+#define RUSAGE_MAX 256
+
 /* ---- accumulator ---- */
 void racc_init(racc *acc, const quire_allocator *a, const char *provider);
 void racc_free(racc *acc);
 /* A new block (zeroed, key -1). NULL on OOM. */
 rblock *racc_push(racc *acc, rkind kind);
-/* The last block with this key (open or not), NULL if none. */
+/* The last block with this key (open or not), NULL if none. Constant time:
+ * keys given with racc_key are indexed (a stream's indices are the
+ * provider's, so a hostile one may name each block anew). */
 rblock *racc_find(racc *acc, int64_t key);
+/* Sets b's key and indexes it (false on OOM). */
+bool racc_key(racc *acc, rblock *b, int64_t key);
 /* Appends the decoded content of string node i to b. */
 void rb_put_str(qbuf *b, const qj_doc *d, uint32_t i);
 /* Appends the raw JSON text of node i (compact form of containers). */
