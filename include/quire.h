@@ -602,8 +602,15 @@ typedef struct quire_response_options {
      * then. An error in it sets err->field to "tools". */
     const char *tools;
     size_t tools_len;
+    /* Where the provider gives a call no id (Gemini without functionCall.id,
+     * Ollama), the decoder makes one: call_id_prefix then the call's ordinal
+     * in the answer (NULL = "call_": call_0, call_1, ...). Ids must be unique
+     * in a conversation, so a host appending answers to one transcript gives
+     * each answer its own prefix; the session API does ("call_<turn>_"). At
+     * most 64 bytes of [A-Za-z0-9_-]. */
+    const char *call_id_prefix;
 } quire_response_options;
-#define QUIRE_RESPONSE_OPTIONS_INIT {sizeof(quire_response_options), NULL, 0, NULL, 0}
+#define QUIRE_RESPONSE_OPTIONS_INIT {sizeof(quire_response_options), NULL, 0, NULL, 0, NULL}
 
 /* Normalised token counts; -1 = not reported by the provider. inputTokens
  * counts every input token (cached ones included), outputTokens every output

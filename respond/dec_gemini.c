@@ -77,7 +77,7 @@ static bool part(racc *acc, const qj_doc *d, uint32_t p, bool stream) {
         b = racc_push(acc, RK_TOOL_CALL);
         if (!b) return false;
         if (id != QJ_NONE) rb_put_str(&b->id, d, id);
-        else qbuf_printf(&b->id, "call_%u", k);
+        else qbuf_printf(&b->id, "%s%u", acc->call_prefix, k);
         rb_put_str(&b->name, d, name);
         if (args != QJ_NONE) rb_put_raw(&b->args, d, args);
         if (stream) racc_ev_call(acc, acc->n - 1, b);

@@ -54,7 +54,7 @@ static quire_status chunk(racc *acc, const qj_doc *d, bool stream, uint32_t *pha
             uint32_t k = acc->ntool;
             rblock *b = racc_push(acc, RK_TOOL_CALL);
             if (!b) return q_oom(err);
-            if (id != QJ_NONE) rb_put_str(&b->id, d, id); else qbuf_printf(&b->id, "call_%u", k);
+            if (id != QJ_NONE) rb_put_str(&b->id, d, id); else qbuf_printf(&b->id, "%s%u", acc->call_prefix, k);
             rb_put_str(&b->name, d, name);
             if (args != QJ_NONE && qj_type_of(d, args) == QJ_STRING) rb_put_str(&b->args, d, args);
             else if (args != QJ_NONE) rb_put_raw(&b->args, d, args);

@@ -15,6 +15,7 @@ void racc_init(racc *acc, const quire_allocator *a, const char *provider) {
     memset(acc, 0, sizeof *acc);
     acc->a = a;
     acc->provider = provider;
+    acc->call_prefix = "call_";
     qarena_init(&acc->ar, a);
     qbuf_init(&acc->stop_raw, a);
     qbuf_init(&acc->id, a);
@@ -271,9 +272,51 @@ static quire_status check_input(racc *acc, uint32_t bi, rblock *b, quire_error *
     return QUIRE_OK;
 }
 
+static bool call_kind(rkind k) { return k == RK_TOOL_CALL || k == RK_CUSTOM_CALL || k == RK_SERVER_CALL; }
+
+/* Every call of the answer has its own id: a result names its call by id, and
+ * every provider refuses a request that names one twice. Hash set over the
+ * ids (linear in the calls). */
+static quire_status unique_call_ids(racc *acc, quire_error *err) {
+    uint32_t ncall = 0;
+    for (uint32_t i = 0; i < acc->n; i++) ncall += call_kind(acc->b[i].kind);
+    if (ncall < 2) return QUIRE_OK;
+    uint32_t cap = 16;
+    while (cap < ncall * 2) cap *= 2;
+    uint32_t *slot = q_malloc(acc->a, (size_t)cap * sizeof *slot); /* block index + 1, 0 = empty */
+    if (!slot) return q_oom(err);
+    memset(slot, 0, (size_t)cap * sizeof *slot);
+    quire_status st = QUIRE_OK;
+    for (uint32_t i = 0; i < acc->n && !st; i++) {
+        const rblock *b = &acc->b[i];
+        if (!call_kind(b->kind)) continue;
+        uint64_t h = 1469598103934665603ull;
+        for (size_t k = 0; k < b->id.len; k++) h = (h ^ (uint8_t)b->id.data[k]) * 1099511628211ull;
+        uint32_t j = (uint32_t)h & (cap - 1);
+        for (; slot[j]; j = (j + 1) & (cap - 1)) {
+            const rblock *o = &acc->b[slot[j] - 1];
+            if (o->id.len == b->id.len && (b->id.len == 0 || memcmp(o->id.data, b->id.data, b->id.len) == 0)) {
+                char ptr[48];
+                snprintf(ptr, sizeof ptr, "/content/%u/id", i);
+                char q[96];
+                q_quote_text(q, sizeof q, b->id.data ? b->id.data : "", b->id.len);
+                st = q_err_at(err, QUIRE_E_SCHEMA, SIZE_MAX, ptr,
+                              "the answer names tool call id \"%s\" twice (blocks %u and %u): a result could not tell "
+                              "them apart",
+                              q, slot[j] - 1, i);
+                break;
+            }
+        }
+        if (!st) slot[j] = i + 1;
+    }
+    q_free(acc->a, slot, (size_t)cap * sizeof *slot);
+    return st;
+}
+
 quire_status racc_write(racc *acc, const rdec *dec, bool pretty, quire_bytes *message, quire_bytes *info,
                         quire_error *err) {
     quire_status st;
+    if ((st = unique_call_ids(acc, err))) return st;
     for (uint32_t i = 0; i < acc->n; i++)
         if ((acc->b[i].kind == RK_TOOL_CALL || acc->b[i].kind == RK_SERVER_CALL) &&
             (st = check_input(acc, i, &acc->b[i], err)))
@@ -288,6 +331,16 @@ quire_status racc_write(racc *acc, const rdec *dec, bool pretty, quire_bytes *me
     qw_key(&w, "role"); qw_strz(&w, "assistant");
     qw_key(&w, "content");
     qw_arr_begin(&w);
+    if (acc->n == 0) {
+        /* an answer with no content (a refusal or blocked prompt with nothing
+         * said, an empty end_turn): the message says so with one empty text
+         * block, which every encoder carries or leaves out with an event
+         * (blank_text), so the conversation stays renderable */
+        qw_obj_begin(&w);
+        qw_key(&w, "type"); qw_strz(&w, "text");
+        qw_key(&w, "text"); qw_str(&w, "", 0);
+        qw_obj_end(&w);
+    }
     for (uint32_t i = 0; i < acc->n; i++) {
         const rblock *b = &acc->b[i];
         qw_obj_begin(&w);
@@ -629,6 +682,12 @@ static const rdec *const k_decoders[QD_COUNT_] = {
     [QD_OLLAMA] = &q_dec_ollama,
 };
 
+/* The options' call id prefix (NULL: the default), for callers built before the field. */
+static const char *call_prefix_of(const quire_response_options *ro) {
+    if (!ro || ro->size < offsetof(quire_response_options, call_id_prefix) + sizeof ro->call_id_prefix) return NULL;
+    return ro->call_id_prefix;
+}
+
 static quire_status pick(const char *provider, const char *model, const quire_response_options *ro,
                          const rdec **dec, quire_error *err) {
     const quire_caps *caps = ro ? ro->caps : NULL;
@@ -644,6 +703,18 @@ static quire_status pick(const char *provider, const char *model, const quire_re
     if (!qcaps_resolve(caps, provider, model, &c, &bi, &oi))
         return q_err(err, QUIRE_E_INVALID, "no capability row for provider \"%s\" and model \"%s\"", provider, model);
     *dec = k_decoders[c.dialect];
+    const char *pre = call_prefix_of(ro);
+    size_t pn = pre ? strlen(pre) : 0;
+    bool ok = pn <= 64;
+    for (size_t i = 0; ok && i < pn; i++) {
+        char ch = pre[i];
+        ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
+    }
+    if (!ok) {
+        quire_status st = q_err(err, QUIRE_E_INVALID, "call_id_prefix must be at most 64 bytes of [A-Za-z0-9_-]");
+        if (err) snprintf(err->field, sizeof err->field, "call_id_prefix");
+        return st;
+    }
     return QUIRE_OK;
 }
 
@@ -860,6 +931,7 @@ quire_status qresp_decode_named(const char *provider, const char *model, const c
     if ((st = qj_parse(&d, bytes, len, &jo, a, err))) { q_err_locate(err, bytes, len); return st; }
     racc acc;
     racc_init(&acc, a, provider);
+    if (call_prefix_of(ro)) acc.call_prefix = call_prefix_of(ro);
     st = dec->json(&acc, &d, err);
     if (st == QUIRE_OK && acc.oom) st = q_oom(err);
     if (st != QUIRE_OK && err && err->offset != SIZE_MAX) q_err_locate(err, bytes, len);
@@ -892,6 +964,7 @@ struct quire_stream {
     quire_response_options ro;
     quire_error err;
     char provider[64];
+    char call_prefix[65];
 };
 
 quire_status quire_stream_new(const char *provider, const char *model, const quire_response_options *ro,
@@ -912,6 +985,11 @@ quire_status quire_stream_new(const char *provider, const char *model, const qui
     memcpy(qs->provider, provider, strlen(provider) + 1);
     rstream *s = &qs->s;
     racc_init(&s->acc, a, qs->provider);
+    const char *pre = call_prefix_of(ro);
+    if (pre) {
+        memcpy(qs->call_prefix, pre, strlen(pre) + 1); /* checked by pick: <= 64 bytes */
+        s->acc.call_prefix = qs->call_prefix;
+    }
     s->dec = dec;
     quire_limits l = q_limits(opts);
     s->jo.max_depth = l.max_depth;

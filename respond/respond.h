@@ -56,6 +56,7 @@ typedef struct racc {
     qbuf *events;         /* delta events (JSONL) or NULL */
     bool oom;
     uint32_t ntool;       /* RK_TOOL_CALL blocks pushed so far */
+    const char *call_prefix; /* generated call ids: call_prefix + ordinal ("call_") */
     bool usage_limit;     /* a usage object named more than RUSAGE_MAX members */
     /* key -> the last block given that key (racc_key), open addressing */
     struct rkslot { int64_t key; uint32_t at; bool used; } *kslots;

@@ -580,6 +580,10 @@ static quire_status run_op(quire_server *sv, req *r, const op_def *op, sv_entry 
         }
         quire_response_options ro = QUIRE_RESPONSE_OPTIONS_INIT;
         ro.caps = sv->caps;
+        /* ids the decoder makes up are unique in the session (the turn is part of them) */
+        char prefix[40];
+        snprintf(prefix, sizeof prefix, "call_%lld_", (long long)quire_session_turn_count(e->s) + 1);
+        ro.call_id_prefix = prefix;
         quire_response resp;
         memset(&resp, 0, sizeof resp);
         if (r->v[F_STREAM] != QJ_NONE && qj_type_of(&r->d, r->v[F_STREAM]) == QJ_TRUE) {

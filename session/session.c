@@ -917,6 +917,12 @@ quire_status quire_session_accept(quire_session *s, const char *bytes, size_t le
     }
     if (!o.caps) o.caps = s->r->caps;
     o.pretty = 0;
+    /* ids the decoder makes up are unique in the session: the turn is part of them */
+    char prefix[40];
+    if (!o.call_id_prefix) {
+        snprintf(prefix, sizeof prefix, "call_%lld_", (long long)quire_session_turn_count(s) + 1);
+        o.call_id_prefix = prefix;
+    }
     quire_options jo = s->opts;
     jo.flags &= ~QUIRE_PARSE_BORROW;
     const char *model = s->r->target_model[0] ? s->r->target_model : NULL;

@@ -773,6 +773,76 @@ static void test_mistral_ids(void) {
                "/messages/1/tool_calls/0/id: a tool call id of this model is 9 letters or digits");
 }
 
+/* ---- answers that would break the conversation they join ---- */
+static void test_answer_rules(void) {
+    quire_response r;
+    quire_error e;
+    /* an answer with no content: one empty text block, which every dialect renders */
+    const char *blocked = "{\"promptFeedback\":{\"blockReason\":\"PROHIBITED_CONTENT\"},\"usageMetadata\":{\"promptTokenCount\":8}}";
+    CHECK_INT(quire_response_decode("gemini", NULL, blocked, strlen(blocked), NULL, NULL, &r, &e), QUIRE_OK);
+    CHECK_STR(r.message.data, "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"\"}]}");
+    CHECK_STR(r.stop_reason, "refusal");
+    quire_response_free(&r);
+    const char *refusal = "{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"c\",\"content\":[],"
+                          "\"stop_reason\":\"refusal\",\"usage\":{\"input_tokens\":3,\"output_tokens\":0}}";
+    CHECK_INT(quire_response_decode("anthropic", NULL, refusal, strlen(refusal), NULL, NULL, &r, &e), QUIRE_OK);
+    CHECK_HAS(r.message.data, "[{\"type\":\"text\",\"text\":\"\"}]");
+    quire_response_free(&r);
+    /* one id for two calls: refused, naming the second */
+    const char *dup = "{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"c\",\"content\":["
+                      "{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"a\",\"input\":{}},{\"type\":\"text\",\"text\":\"x\"},"
+                      "{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"b\",\"input\":{}}],\"stop_reason\":\"tool_use\"}";
+    CHECK_INT(quire_response_decode("anthropic", NULL, dup, strlen(dup), NULL, NULL, &r, &e), QUIRE_E_SCHEMA);
+    CHECK_STR(e.pointer, "/content/2/id");
+    CHECK_HAS(e.message, "\"t1\" twice");
+    const char *dups = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":"
+                       "{\"name\":\"f\",\"arguments\":\"{}\"}},{\"index\":1,\"id\":\"c\",\"function\":{\"name\":\"g\","
+                       "\"arguments\":\"{}\"}}]}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":"
+                       "\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
+    quire_stream *st = NULL;
+    CHECK_INT(quire_stream_new("openai", NULL, NULL, NULL, &st, &e), QUIRE_OK);
+    CHECK_INT(quire_stream_feed(st, dups, strlen(dups), NULL, &e), QUIRE_OK);
+    CHECK_INT(quire_stream_finish(st, &r, NULL, &e), QUIRE_E_SCHEMA);
+    quire_stream_free(st);
+    /* ids made up for calls without one: the prefix, then the ordinal */
+    const char *two = "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"f\","
+                      "\"args\":{}}},{\"functionCall\":{\"name\":\"f\",\"args\":{\"x\":1}}}]},\"finishReason\":\"STOP\"}]}";
+    CHECK_INT(quire_response_decode("gemini", NULL, two, strlen(two), NULL, NULL, &r, &e), QUIRE_OK);
+    CHECK_HAS(r.message.data, "\"id\":\"call_0\"");
+    CHECK_HAS(r.message.data, "\"id\":\"call_1\"");
+    quire_response_free(&r);
+    quire_response_options ro = QUIRE_RESPONSE_OPTIONS_INIT;
+    ro.call_id_prefix = "t7-";
+    CHECK_INT(quire_response_decode("gemini", NULL, two, strlen(two), &ro, NULL, &r, &e), QUIRE_OK);
+    CHECK_HAS(r.message.data, "\"id\":\"t7-1\"");
+    quire_response_free(&r);
+    ro.call_id_prefix = "no spaces";
+    CHECK_INT(quire_response_decode("gemini", NULL, two, strlen(two), &ro, NULL, &r, &e), QUIRE_E_INVALID);
+    CHECK_STR(e.field, "call_id_prefix");
+    /* a session: each turn's made-up ids are its own, so the conversation renders for any target */
+    quire_session *s = NULL;
+    const char *cfg = "{\"sessionId\":\"s\",\"target\":{\"provider\":\"gemini\"},\"tools\":[{\"name\":\"f\","
+                      "\"inputSchema\":{\"type\":\"object\"}}]}";
+    CHECK_INT(quire_session_open(cfg, strlen(cfg), NULL, NULL, &s, &e), QUIRE_OK);
+    const char *u = "{\"role\":\"user\",\"content\":\"go\"}";
+    CHECK_INT(quire_session_append(s, u, strlen(u), &e), QUIRE_OK);
+    quire_session_turn turn;
+    for (int k = 1; k <= 2; k++) {
+        CHECK_INT(quire_session_render(s, NULL, 0, NULL, 0, 0, &turn, &e), QUIRE_OK);
+        CHECK_INT(quire_session_accept(s, two, strlen(two), NULL, NULL, &e), QUIRE_OK);
+        char res[256];
+        snprintf(res, sizeof res, "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"call_%d_0\","
+                 "\"content\":\"a\"},{\"type\":\"toolResult\",\"toolCallId\":\"call_%d_1\",\"content\":\"b\"}]}", k, k);
+        quire_status as = quire_session_append(s, res, strlen(res), &e);
+        CHECK_MSG(as == QUIRE_OK, "turn %d: %s", k, e.message);
+    }
+    const char *anth = "{\"provider\":\"anthropic\"}";
+    quire_status rs = quire_session_render(s, anth, strlen(anth), NULL, 0, QUIRE_SESSION_CONTIGUOUS, &turn, &e);
+    CHECK_MSG(rs == QUIRE_OK, "render for anthropic: %s", e.message);
+    if (rs == QUIRE_OK) CHECK(strstr(turn.body, "\"id\":\"call_2_1\"") != NULL);
+    quire_session_free(s);
+}
+
 /* ---- Converse tool names mapped back in answers ---- */
 static void test_converse_names_back(void) {
     const char *resp = "{\"output\":{\"message\":{\"role\":\"assistant\",\"content\":[{\"toolUse\":{\"toolUseId\":\"u1\","
@@ -1057,5 +1127,6 @@ int main(void) {
     test_unrecorded_signature();
     test_mistral_ids();
     test_converse_names_back();
+    test_answer_rules();
     TEST_MAIN_END();
 }
