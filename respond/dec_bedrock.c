@@ -216,6 +216,9 @@ static const char *be_stop(const racc *acc) {
         {"end_turn", "end_turn"}, {"tool_use", "tool_use"}, {"max_tokens", "max_tokens"},
         {"stop_sequence", "stop_sequence"}, {"guardrail_intervened", "refusal"}, {"content_filtered", "refusal"},
         {"model_context_window_exceeded", "max_tokens"},
+        /* the model wrote a call or an answer Bedrock could not parse (AWS
+         * Bedrock API reference, ConverseStream MessageStopEvent.stopReason) */
+        {"malformed_model_output", "error"}, {"malformed_tool_use", "error"},
     };
     for (size_t i = 0; r && i < Q_COUNTOF(map); i++)
         if (strcmp(r, map[i].raw) == 0) return map[i].norm;

@@ -121,6 +121,10 @@ quire_status q_chat_json(racc *acc, const qj_doc *d, quire_error *err) {
     uint32_t choices = rj_arr(d, 0, "choices");
     if (choices == QJ_NONE || qj_at(d, choices)->n == 0)
         return rerr_at(err, d, choices == QJ_NONE ? 0 : choices, "/choices", "expected a non-empty array \"choices\"");
+    if (qj_at(d, choices)->n > 1)
+        return rerr_at(err, d, qj_next(d, choices + 1), "/choices/1",
+                       "the answer has %u choices (a request with n > 1); an assistant message holds one: ask for n = 1",
+                       qj_at(d, choices)->n);
     racc_meta(acc, d, rj_str(d, 0, "id"), rj_str(d, 0, "model"));
     uint32_t c0 = choices + 1;
     uint32_t m = rj_obj(d, c0, "message");
@@ -173,7 +177,9 @@ static quire_status q_chat_handle(rstream *s, const char *name, const qj_doc *d)
         int64_t ci = 0;
         uint32_t cix = qj_get(d, c, "index");
         if (cix != QJ_NONE && (!qj_int64(d, cix, &ci) || ci < 0)) { return rs_err(s, ev, "bad choice \"index\""); }
-        if (ci != 0) continue; /* only the first choice becomes the message (n > 1 is not decoded) */
+        if (ci != 0) /* an assistant message holds one choice */
+            return rs_err(s, ev, "a delta of choice %lld (a request with n > 1); an assistant message holds one: ask for n = 1",
+                          (long long)ci);
         uint32_t delta = rj_obj(d, c, "delta");
         if (delta != QJ_NONE) {
             if (s->phase & PH_FINISHED) { return rs_err(s, ev, "a delta after the choice's finish_reason"); }
@@ -245,6 +251,9 @@ static const char *chat_stop(const racc *acc) {
     if (r && (strcmp(r, "length") == 0)) return "max_tokens";
     if (r && (strcmp(r, "content_filter") == 0)) return "refusal";
     if (r && (strcmp(r, "tool_calls") == 0 || strcmp(r, "function_call") == 0)) return "tool_use";
+    /* DeepSeek: the inference was cut short for lack of resources (DeepSeek
+     * API reference, chat completion finish_reason) */
+    if (r && strcmp(r, "insufficient_system_resource") == 0) return "error";
     return rb_has_calls(acc) ? "tool_use" : "end_turn";
 }
 

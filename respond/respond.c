@@ -994,6 +994,7 @@ quire_status quire_stream_new(const char *provider, const char *model, const qui
     quire_limits l = q_limits(opts);
     s->jo.max_depth = l.max_depth;
     s->jo.max_string_bytes = l.max_string_bytes;
+    s->max_bytes = l.max_input_bytes;
     s->line_no = 1;
     s->ev_off = UINT64_MAX;
     s->cur = -1;
@@ -1018,7 +1019,13 @@ quire_status quire_stream_feed(quire_stream *qs, const char *bytes, size_t len, 
     s->acc.events = events ? &ev : NULL;
     s->err = &qs->err;
     memset(&qs->err, 0, sizeof qs->err);
-    quire_status st = feed(s, bytes, len);
+    /* the stream as a whole is one input: the same limit as a body */
+    quire_status st = (uint64_t)len > s->max_bytes || s->fed > s->max_bytes - (uint64_t)len
+                          ? q_err_at(&qs->err, QUIRE_E_LIMIT, SIZE_MAX, "",
+                                     "the stream exceeds the input limit of %llu bytes",
+                                     (unsigned long long)s->max_bytes)
+                          : feed(s, bytes, len);
+    s->fed += len;
     s->acc.events = NULL;
     if (st == QUIRE_OK && ev.oom) st = q_oom(&qs->err);
     if (st) {

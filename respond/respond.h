@@ -99,6 +99,7 @@ struct rstream {
     const rdec *dec;
     quire_error *err;
     qj_opts jo;
+    uint64_t fed, max_bytes; /* bytes fed so far; the input limit (quire_limits.max_input_bytes) */
     /* framing */
     uint64_t pos;          /* bytes consumed */
     uint64_t line_no;      /* 1-based line of the next byte */

@@ -819,6 +819,39 @@ static void test_answer_rules(void) {
     ro.call_id_prefix = "no spaces";
     CHECK_INT(quire_response_decode("gemini", NULL, two, strlen(two), &ro, NULL, &r, &e), QUIRE_E_INVALID);
     CHECK_STR(e.field, "call_id_prefix");
+    /* n > 1: an assistant message holds one choice */
+    const char *n2 = "{\"id\":\"x\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"a\"},"
+                     "\"finish_reason\":\"stop\"},{\"index\":1,\"message\":{\"role\":\"assistant\",\"content\":\"b\"},"
+                     "\"finish_reason\":\"stop\"}]}";
+    CHECK_INT(quire_response_decode("openai", NULL, n2, strlen(n2), NULL, NULL, &r, &e), QUIRE_E_SCHEMA);
+    CHECK_STR(e.pointer, "/choices/1");
+    const char *n2s = "data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"b\"}}]}\n\n";
+    st = NULL;
+    CHECK_INT(quire_stream_new("openai", NULL, NULL, NULL, &st, &e), QUIRE_OK);
+    CHECK(quire_stream_feed(st, n2s, strlen(n2s), NULL, &e) != QUIRE_OK);
+    CHECK_HAS(e.message, "n > 1");
+    quire_stream_free(st);
+    /* stop reasons that mean the answer broke off */
+    const char *mal = "{\"output\":{\"message\":{\"role\":\"assistant\",\"content\":[{\"text\":\"x\"}]}},"
+                      "\"stopReason\":\"malformed_tool_use\"}";
+    CHECK_INT(quire_response_decode("bedrock", NULL, mal, strlen(mal), NULL, NULL, &r, &e), QUIRE_OK);
+    CHECK_STR(r.stop_reason, "error");
+    quire_response_free(&r);
+    const char *ds = "{\"id\":\"x\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"a\"},"
+                     "\"finish_reason\":\"insufficient_system_resource\"}]}";
+    CHECK_INT(quire_response_decode("deepseek", NULL, ds, strlen(ds), NULL, NULL, &r, &e), QUIRE_OK);
+    CHECK_STR(r.stop_reason, "error");
+    quire_response_free(&r);
+    /* a stream is one input: the input limit holds for the bytes fed in all */
+    quire_options lo = QUIRE_OPTIONS_INIT;
+    lo.limits.max_input_bytes = 100;
+    const char *big = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"0123456789012345678901234567890\"}}]}\n\n";
+    st = NULL;
+    CHECK_INT(quire_stream_new("openai", NULL, NULL, &lo, &st, &e), QUIRE_OK);
+    CHECK_INT(quire_stream_feed(st, big, strlen(big), NULL, &e), QUIRE_OK);
+    CHECK_INT(quire_stream_feed(st, big, strlen(big), NULL, &e), QUIRE_E_LIMIT);
+    CHECK_HAS(e.message, "input limit of 100 bytes");
+    quire_stream_free(st);
     /* a session: each turn's made-up ids are its own, so the conversation renders for any target */
     quire_session *s = NULL;
     const char *cfg = "{\"sessionId\":\"s\",\"target\":{\"provider\":\"gemini\"},\"tools\":[{\"name\":\"f\","
