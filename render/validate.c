@@ -841,8 +841,19 @@ static void v_responses(vctx *v, uint32_t root) {
                 need_type(v, get(v, e, "arguments"), QJ_STRING, PK(p, "arguments"), "\"arguments\" (a JSON string)");
             ids_add(&ids, v, get(v, e, "call_id"));
             seen_non_system = true;
-        } else if (str_is(v, ty, "function_call_output") || str_is(v, ty, "custom_tool_call_output")) {
-            ids_answer(&ids, v, get(v, e, "call_id"), PK(p, "call_id"), str_is(v, ty, "function_call_output") ? "function_call_output" : "custom_tool_call_output");
+        } else if (str_is(v, ty, "local_shell_call")) {
+            /* the local_shell tool's call (codex-mini): answered by a
+             * function_call_output or local_shell_call_output with its call_id */
+            if (ids.next > 0 && ids.next == ids.n) ids.n = ids.next = 0;
+            need_type(v, get(v, e, "call_id"), QJ_STRING, PK(p, "call_id"), "\"call_id\"");
+            ids_add(&ids, v, get(v, e, "call_id"));
+            seen_non_system = true;
+        } else if (str_is(v, ty, "function_call_output") || str_is(v, ty, "custom_tool_call_output") ||
+                   str_is(v, ty, "local_shell_call_output")) {
+            ids_answer(&ids, v, get(v, e, "call_id"), PK(p, "call_id"),
+                       str_is(v, ty, "function_call_output")     ? "function_call_output"
+                       : str_is(v, ty, "custom_tool_call_output") ? "custom_tool_call_output"
+                                                                  : "local_shell_call_output");
             uint32_t out = get(v, e, "output");
             if (!is(v, out, QJ_STRING) && !is(v, out, QJ_ARRAY)) viol(v, PK(p, "output").s, "expected string or array");
         } else if (!is(v, ty, QJ_STRING)) {

@@ -334,6 +334,22 @@ static void input_message(cx *s, const qj_doc *d, uint32_t item, const char *rol
     s->messages++;
 }
 
+/* An output item with no transcript form: an opaque item in a user message. */
+static void opaque_user_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
+    flush(s);
+    answer_pending(s, lineno);
+    s->need_render = true;
+    qw w;
+    q_log_message_begin(&w, &s->body, "user");
+    qw_key(&w, "content");
+    qw_arr_begin(&w);
+    w_opaque(&w, d, p);
+    qw_arr_end(&w);
+    qw_obj_end(&w);
+    q_log_line_end(&w, &s->body);
+    s->messages++;
+}
+
 static void response_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
     uint32_t ty = q_import_str(d, p, "type");
     if (ty == QJ_NONE) { q_import_report(s->c, lineno, "skipped: response_item without a type"); s->unknown++; return; }
@@ -357,8 +373,14 @@ static void response_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
             s->dropped++;
             return;
         }
-        if (id != QJ_NONE && !qmap_put(&s->calls, qj_at(d, id)->p, qj_at(d, id)->len, 1)) { s->st = q_oom(s->c->err); return; }
-        if (qj_str_eq(d, ty, "function_call") || custom) {
+        /* 1: a call the transcript holds; 3: one kept as an opaque item
+         * (local_shell_call), whose output is kept opaque beside it */
+        bool plain = qj_str_eq(d, ty, "function_call") || custom;
+        if (id != QJ_NONE && !qmap_put(&s->calls, qj_at(d, id)->p, qj_at(d, id)->len, plain ? 1 : 3)) {
+            s->st = q_oom(s->c->err);
+            return;
+        }
+        if (plain) {
             output_item(s, d, p, custom ? 4 : 1);
             if (id != QJ_NONE) {
                 if (s->npend == s->cappend) {
@@ -374,6 +396,14 @@ static void response_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
         } else {
             output_item(s, d, p, 3);
         }
+        return;
+    }
+    uint32_t oid = q_import_str(d, p, "call_id");
+    if (oid != QJ_NONE && (qj_str_eq(d, ty, "function_call_output") || qj_str_eq(d, ty, "custom_tool_call_output")) &&
+        qmap_get(&s->calls, qj_at(d, oid)->p, qj_at(d, oid)->len) == 3) {
+        /* the output of a call kept opaque (local_shell_call): opaque too, as
+         * Codex sent it, so the two stay together for openai_responses */
+        opaque_user_item(s, d, p, lineno);
         return;
     }
     if (qj_str_eq(d, ty, "function_call_output") ||
@@ -401,18 +431,7 @@ static void response_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
     bool is_output = tl > 7 && memcmp(qj_at(d, ty)->p + tl - 7, "_output", 7) == 0;
     if (is_output) {
         /* custom_tool_call_output and friends: an opaque item in a user message */
-        flush(s);
-        answer_pending(s, lineno);
-        s->need_render = true;
-        qw w;
-        q_log_message_begin(&w, &s->body, "user");
-        qw_key(&w, "content");
-        qw_arr_begin(&w);
-        w_opaque(&w, d, p);
-        qw_arr_end(&w);
-        qw_obj_end(&w);
-        q_log_line_end(&w, &s->body);
-        s->messages++;
+        opaque_user_item(s, d, p, lineno);
         return;
     }
     output_item(s, d, p, 3); /* reasoning, custom_tool_call, web_search_call, ... */
