@@ -188,6 +188,14 @@ static bool response_image_ok(const qr_ctx *c, const qblock *p) {
     return c->caps.tool_result_images && qstr_present(p->data);
 }
 
+/* Rows without functionResponse.parts (Gemini 2.x): a base64 image of a tool
+ * result is an inlineData part right after the functionResponse part, in the
+ * same user content, which is what Gemini CLI sends for a read_file of an
+ * image (observed in its chat recordings). */
+static bool image_beside_ok(const qr_ctx *c, const qblock *p) {
+    return !c->caps.tool_result_images && qstr_present(p->data);
+}
+
 /* functionResponse.response is a JSON object (a protobuf Struct): a JSON
  * object result goes as that object ({"error": object} for an error), a text
  * result as {"output"|"error": text} (several text parts: an array of them);
@@ -224,12 +232,13 @@ static void response_part(qr_ctx *c, const qblock *r, uint32_t mi, uint32_t bi) 
         }
         qw_obj_end(w);
     }
+    uint32_t nbeside = 0;
     for (uint32_t i = 0; !r->content_is_string && i < r->nparts; i++) {
         const qblock *p = &r->parts[i];
         if (p->type != QB_IMAGE) continue;
         if (response_image_ok(c, p)) nimg++;
-        else qr_unsupported_part(c, mi, bi, i, c->caps.tool_result_images ? "an image by URL or file id inside a tool result"
-                                                                           : "an image inside a tool result");
+        else if (image_beside_ok(c, p)) nbeside++;
+        else qr_unsupported_part(c, mi, bi, i, "an image by URL or file id inside a tool result");
     }
     if (nimg) { /* never an empty parts array */
         qw_key(w, "parts");
@@ -249,6 +258,19 @@ static void response_part(qr_ctx *c, const qblock *r, uint32_t mi, uint32_t bi) 
     }
     qw_obj_end(w);
     qw_obj_end(w);
+    /* rows without functionResponse.parts: the images follow the response as
+     * parts of the same content */
+    for (uint32_t i = 0; nbeside && i < r->nparts; i++) {
+        const qblock *p = &r->parts[i];
+        if (p->type != QB_IMAGE || !image_beside_ok(c, p)) continue;
+        qw_obj_begin(w);
+        qw_key(w, "inlineData");
+        qw_obj_begin(w);
+        qw_key(w, "mimeType"); qw_qstr(w, p->media_type);
+        qw_key(w, "data"); qw_qstr(w, p->data);
+        qw_obj_end(w);
+        qw_obj_end(w);
+    }
 }
 
 static bool user_groups_at(const qr_ctx *c, uint32_t k) {

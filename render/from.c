@@ -896,6 +896,13 @@ static quire_status g_response(fctx *f, uint32_t v, qblock *b, const char *pp) {
     return QUIRE_OK;
 }
 
+/* functionResponse v's response is {"output": []}: text-less, so images may follow. */
+static bool empty_output(const fctx *f, uint32_t v) {
+    uint32_t r = get(f, v, "response");
+    return is(f, r, QJ_OBJECT) && qj_at(f->d, r)->n == 1 && qj_str_eq(f->d, r + 1, "output") && is(f, r + 2, QJ_ARRAY) &&
+           qj_at(f->d, r + 2)->n == 0;
+}
+
 static quire_status from_gemini(fctx *f) {
     const qj_doc *d = f->d;
     quire_transcript *t = f->t;
@@ -957,6 +964,7 @@ static quire_status from_gemini(fctx *f) {
         if (!res || !rest) return q_oom(f->err);
         uint32_t nres = 0, nrest = 0, x = parts + 1;
         if (model) npend = 0;
+        int32_t att = -1; /* the result (in res) an image part right after it joins */
         for (uint32_t j = 0; j < k; j++, x = qj_next(d, x)) {
             char pp[96];
             snprintf(pp, sizeof pp, "%s/parts/%u", p, j);
@@ -1033,6 +1041,32 @@ static quire_status from_gemini(fctx *f) {
                 th.provider = qstr_lit("gemini");
                 rest[nrest++] = th;
             }
+            if (b.type == QB_IMAGE && !model && att >= 0 && qstr_present(b.data) && qj_at(d, x)->n == 1) {
+                /* an image right after a functionResponse (or after such an
+                 * image): what the tool returned, as Gemini 2.x requests carry
+                 * it (Gemini CLI's read_file of an image); it joins that result */
+                qblock *r = &res[att];
+                bool none = qval_present(r->content_json); /* {"output": []}: no text */
+                uint32_t keep = none ? 0u : r->content_is_string ? 1u : r->nparts;
+                qblock *np = blocks_new(f, keep + 1);
+                if (!np) return q_oom(f->err);
+                if (none) {
+                    r->content_json = (qval){0};
+                    r->is_error = -1;
+                } else if (r->content_is_string) {
+                    np[0].type = QB_TEXT;
+                    np[0].text = r->content_text;
+                } else {
+                    for (uint32_t q = 0; q < r->nparts; q++) np[q] = r->parts[q];
+                }
+                np[keep] = b;
+                r->parts = np;
+                r->nparts = keep + 1;
+                r->content_is_string = false;
+                r->content_text = (qstr){0};
+                continue;
+            }
+            att = b.type == QB_TOOL_RESULT && (!qval_present(b.content_json) || empty_output(f, v)) ? (int32_t)nres : -1;
             if (b.type == QB_TOOL_RESULT) res[nres++] = b;
             else rest[nrest++] = b;
         }

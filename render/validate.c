@@ -978,12 +978,14 @@ static void v_gemini(vctx *v, uint32_t root) {
                     if (!hit) viol(v, PK(PK(pb, "functionResponse"), "name").s, "functionResponse \"%s\" answers no pending call", nm);
                 }
                 nresp++;
-            } else {
+            } else if (get(v, b, "inlineData") == QJ_NONE && get(v, b, "fileData") == QJ_NONE) {
+                /* media after the responses are what a tool returned (Gemini
+                 * CLI's read_file of an image): only text is kept apart */
                 nother++;
             }
             if (get(v, b, "inlineData") != QJ_NONE && model) viol(v, PK(pb, "inlineData").s, "media belongs in user contents");
         }
-        if (nresp && nother) viol(v, PK(p, "parts").s, "function responses are not mixed with other parts");
+        if (nresp && nother) viol(v, PK(p, "parts").s, "function responses are not mixed with text parts");
         if (prev_calls && nresp != npend) viol(v, PK(p, "parts").s, "expected %u functionResponse parts answering the previous model content, got %u", npend, nresp);
         if (!model && nresp == 0 && prev_calls) { /* reported above */ }
         prev_calls = model && ncalls > 0;

@@ -494,7 +494,7 @@ static void test_validator(void) {
     expect_invalid("{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"a\"}]},{\"role\":\"model\",\"parts\":[{\"functionCall\":"
                    "{\"name\":\"f\",\"args\":{}}}]},{\"role\":\"user\",\"parts\":[{\"functionResponse\":{\"name\":\"f\",\"response\":{}}},"
                    "{\"text\":\"and\"}]}]}",
-                   "gemini", NULL, "/contents/2/parts: function responses are not mixed with other parts");
+                   "gemini", NULL, "/contents/2/parts: function responses are not mixed with text parts");
     expect_invalid("{\"systemInstruction\":{\"parts\":[{\"text\":\"s\"}]},\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"a\"}]}]}",
                    "gemini", "gemma-3-27b-it", "/systemInstruction: this model takes no system instruction");
     expect_invalid("{\"contents\":[{\"role\":\"user\",\"parts\":[{\"txt\":\"a\"}]}]}", "gemini", NULL,
