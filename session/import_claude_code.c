@@ -181,6 +181,22 @@ static quire_status select_lines(cc *s) {
         ccline *L = &s->lines[cur];
         L->on_path = true;
         int32_t nx = L->parent;
+        if (nx < 0 && s->skipped_invalid && L->kind != K_BOUNDARY && q_import_str(L->doc, 0, "parentUuid") != QJ_NONE) {
+            /* its parent is not in the file, and --skip-invalid dropped lines:
+             * the parent was most likely one of them (a line cut short by a
+             * partial write). Continue from the conversation line before it
+             * in file order rather than lose everything before the damage. */
+            for (int32_t j = cur - 1; j >= 0; j--) {
+                const ccline *P = &s->lines[j];
+                if ((P->kind == K_USER || P->kind == K_ASSISTANT || P->kind == K_BOUNDARY) && P->sidechain == want_side) {
+                    nx = j;
+                    break;
+                }
+            }
+            if (nx >= 0)
+                q_import_report(s->c, L->lineno, "note: the line its parentUuid names is not in the file (a skipped "
+                                "line?); continued from line %u, the conversation line before it", s->lines[nx].lineno);
+        }
         if (nx < 0 && L->kind == K_BOUNDARY) nx = L->logical;
         if (nx < 0 && L->kind == K_BOUNDARY) {
             /* the pre-compaction chain is not in the file (its logicalParentUuid
