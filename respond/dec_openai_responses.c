@@ -13,6 +13,17 @@
 
 #include <stdio.h>
 
+/* {"openai_responses": {field: value}}: a field of the item the transcript
+ * keeps on the block (a message's phase, a call's namespace), written back on
+ * the item by the Responses encoder (docs/transcript.md, providerOptions). */
+static void item_option(qbuf *po, const qj_doc *d, const char *field, uint32_t v) {
+    qbuf_puts(po, "{\"openai_responses\":{\"");
+    qbuf_puts(po, field);
+    qbuf_puts(po, "\":");
+    rb_put_raw(po, d, v);
+    qbuf_puts(po, "}}");
+}
+
 static quire_status item(racc *acc, const qj_doc *d, uint32_t it, const char *ptr, quire_error *err) {
     uint32_t t = rj_str(d, it, "type");
     if (t == QJ_NONE) return rerr_at(err, d, it, ptr, "expected an output item with a \"type\"");
@@ -20,12 +31,14 @@ static quire_status item(racc *acc, const qj_doc *d, uint32_t it, const char *pt
     if (qj_str_eq(d, t, "message")) {
         uint32_t parts = rj_arr(d, it, "content");
         if (parts == QJ_NONE) return rerr_at(err, d, it, ptr, "message item without a \"content\" array");
+        uint32_t phase = rj_str(d, it, "phase");
         for (uint32_t p = parts + 1; p < qj_next(d, parts); p = qj_next(d, p)) {
             uint32_t pt = rj_str(d, p, "type");
             uint32_t x;
             if (pt != QJ_NONE && qj_str_eq(d, pt, "output_text") && (x = rj_str(d, p, "text")) != QJ_NONE) {
                 if (!(b = racc_push(acc, RK_TEXT))) return q_oom(err);
                 rb_put_str(&b->text, d, x);
+                if (phase != QJ_NONE) item_option(&b->po, d, "phase", phase);
                 uint32_t an = rj_arr(d, p, "annotations");
                 if (an != QJ_NONE)
                     for (uint32_t e = an + 1; e < qj_next(d, an); e = qj_next(d, e)) {
@@ -35,6 +48,7 @@ static quire_status item(racc *acc, const qj_doc *d, uint32_t it, const char *pt
             } else if (pt != QJ_NONE && qj_str_eq(d, pt, "refusal") && (x = rj_str(d, p, "refusal")) != QJ_NONE) {
                 if (!(b = racc_push(acc, RK_TEXT))) return q_oom(err);
                 rb_put_str(&b->text, d, x);
+                if (phase != QJ_NONE) item_option(&b->po, d, "phase", phase);
                 acc->refusal = true;
             } else {
                 if (!(b = racc_push(acc, RK_OPAQUE))) return q_oom(err);
@@ -54,6 +68,8 @@ static quire_status item(racc *acc, const qj_doc *d, uint32_t it, const char *pt
         rb_put_str(&b->id, d, id);
         rb_put_str(&b->name, d, name);
         rb_put_str(fc ? &b->args : &b->text, d, in);
+        uint32_t ns = rj_str(d, it, "namespace");
+        if (ns != QJ_NONE) item_option(&b->po, d, "namespace", ns);
         return QUIRE_OK;
     }
     if (!(b = racc_push(acc, RK_OPAQUE))) return q_oom(err);

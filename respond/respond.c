@@ -24,7 +24,7 @@ void racc_init(racc *acc, const quire_allocator *a, const char *provider) {
 
 static void rb_free(rblock *b) {
     qbuf_free(&b->text); qbuf_free(&b->sig); qbuf_free(&b->id); qbuf_free(&b->name);
-    qbuf_free(&b->args); qbuf_free(&b->raw);
+    qbuf_free(&b->args); qbuf_free(&b->raw); qbuf_free(&b->po);
 }
 
 void racc_free(racc *acc) {
@@ -52,6 +52,7 @@ rblock *racc_push(racc *acc, rkind kind) {
     b->key = -1;
     qbuf_init(&b->text, acc->a); qbuf_init(&b->sig, acc->a); qbuf_init(&b->id, acc->a);
     qbuf_init(&b->name, acc->a); qbuf_init(&b->args, acc->a); qbuf_init(&b->raw, acc->a);
+    qbuf_init(&b->po, acc->a);
     return b;
 }
 
@@ -408,6 +409,7 @@ quire_status racc_write(racc *acc, const rdec *dec, bool pretty, quire_bytes *me
             qw_key(&w, "item"); qw_raw_value(&w, b->raw.data, b->raw.len);
             break;
         }
+        if (b->po.len) { qw_key(&w, "providerOptions"); qw_raw_value(&w, b->po.data, b->po.len); }
         qw_obj_end(&w);
     }
     qw_arr_end(&w);

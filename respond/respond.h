@@ -29,6 +29,7 @@ typedef struct rblock {
     bool as_opaque; /* a server call written as an opaque item (MCP calls: fields beyond id/name/input) */
     qbuf raw;      /* opaque and server blocks: the provider item (JSON text);
                       text: citations, JSON values joined by ',' */
+    qbuf po;       /* text and calls: the block's providerOptions object (JSON text), or empty */
 } rblock;
 
 /* One member of the raw usage object (JSON text of key and value). */
