@@ -138,15 +138,25 @@ quire_status q_chat_json(racc *acc, const qj_doc *d, quire_error *err) {
     if (calls != QJ_NONE)
         for (uint32_t e = calls + 1; e < qj_next(d, calls); e = qj_next(d, e), i++) {
             uint32_t f = rj_obj(d, e, "function"), id = rj_str(d, e, "id"), name = rj_str(d, f, "name");
+            /* a custom (freeform) tool's call: {"type":"custom","custom":{"name","input"}} */
+            uint32_t cu = rj_obj(d, e, "custom");
+            bool custom = cu != QJ_NONE && f == QJ_NONE;
+            if (custom) name = rj_str(d, cu, "name");
             char ptr[64];
             snprintf(ptr, sizeof ptr, "/choices/0/message/tool_calls/%u", i);
             if (id == QJ_NONE || name == QJ_NONE)
-                return rerr_at(err, d, e, ptr, "tool call needs string \"id\" and \"function.name\"");
-            rblock *b = racc_push(acc, RK_TOOL_CALL);
+                return rerr_at(err, d, e, ptr, custom ? "custom tool call needs string \"id\" and \"custom.name\""
+                                                      : "tool call needs string \"id\" and \"function.name\"");
+            rblock *b = racc_push(acc, custom ? RK_CUSTOM_CALL : RK_TOOL_CALL);
             if (!b) return q_oom(err);
             rb_put_str(&b->id, d, id);
             rb_put_str(&b->name, d, name);
-            args_of(&b->args, d, qj_get(d, f, "arguments"));
+            if (custom) {
+                uint32_t in = rj_str(d, cu, "input");
+                if (in != QJ_NONE) rb_put_str(&b->text, d, in);
+            } else {
+                args_of(&b->args, d, qj_get(d, f, "arguments"));
+            }
         }
     racc_stop(acc, d, rj_str(d, c0, "finish_reason"));
     racc_usage(acc, d, rj_obj(d, 0, "usage"));
@@ -196,6 +206,8 @@ static quire_status q_chat_handle(rstream *s, const char *name, const qj_doc *d)
                         return rs_err(s, ev, "tool call fragment without an integer \"index\"");
                     }
                     uint32_t f = rj_obj(d, e, "function"), id = rj_str(d, e, "id"), nm = rj_str(d, f, "name");
+                    uint32_t cu = rj_obj(d, e, "custom"); /* a custom tool's call: custom.name, custom.input */
+                    if (cu != QJ_NONE && f == QJ_NONE) nm = rj_str(d, cu, "name");
                     rblock *b = racc_find(acc, idx);
                     bool fresh = !b;
                     if (fresh) {
@@ -203,7 +215,9 @@ static quire_status q_chat_handle(rstream *s, const char *name, const qj_doc *d)
                             return rs_err(s, ev, "first fragment of tool call %lld lacks \"id\" or \"function.name\"",
                                         (long long)idx);
                         }
-                        if (!(b = racc_push(acc, RK_TOOL_CALL))) { return q_oom(s->err); }
+                        if (!(b = racc_push(acc, cu != QJ_NONE && f == QJ_NONE ? RK_CUSTOM_CALL : RK_TOOL_CALL))) {
+                            return q_oom(s->err);
+                        }
                         if (!racc_key(acc, b, idx)) return q_oom(s->err);
                         rb_put_str(&b->id, d, id);
                         rb_put_str(&b->name, d, nm);
@@ -212,6 +226,16 @@ static quire_status q_chat_handle(rstream *s, const char *name, const qj_doc *d)
                                !(qj_str_decoded_len(d, id) == b->id.len && qj_str_eqn(d, id, b->id.data, b->id.len))) {
                         return rs_err(s, ev, "tool call %lld changed its id", (long long)idx);
                     }
+                    if (b->kind == RK_CUSTOM_CALL) {
+                        if (f != QJ_NONE) return rs_err(s, ev, "tool call %lld mixes function and custom fragments", (long long)idx);
+                        uint32_t in = rj_str(d, cu, "input");
+                        if (in != QJ_NONE) {
+                            rb_put_str(&b->text, d, in);
+                            racc_ev_args(acc, (uint32_t)(b - acc->b), b, d, in);
+                        }
+                        continue;
+                    }
+                    if (cu != QJ_NONE) return rs_err(s, ev, "tool call %lld mixes function and custom fragments", (long long)idx);
                     uint32_t a = qj_get(d, f, "arguments");
                     args_of(&b->args, d, a);
                     if (a != QJ_NONE && qj_type_of(d, a) == QJ_STRING)
