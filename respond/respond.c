@@ -254,7 +254,7 @@ static void wbuf(qw *w, const qbuf *b) { qw_str(w, b->data ? b->data : "", b->le
 static const char *const k_usage_keys[RU_COUNT] = {"inputTokens", "outputTokens", "cacheReadTokens",
                                                    "cacheWriteTokens", "reasoningTokens"};
 
-static quire_status check_input(racc *acc, uint32_t bi, rblock *b, quire_error *err) {
+static quire_status check_input(racc *acc, const rdec *dec, uint32_t bi, rblock *b, quire_error *err) {
     if (b->args.len == 0) { qbuf_puts(&b->args, "{}"); return QUIRE_OK; }
     qj_doc d;
     quire_error e;
@@ -266,6 +266,11 @@ static quire_status check_input(racc *acc, uint32_t bi, rblock *b, quire_error *
         snprintf(ptr, sizeof ptr, "/content/%u/input", bi);
         char name[96];
         q_quote_text(name, sizeof name, b->name.data ? b->name.data : "", b->name.len);
+        if (strcmp(dec->stop(acc), "max_tokens") == 0) /* the answer broke off inside the call */
+            return q_err_at(err, QUIRE_E_SCHEMA, SIZE_MAX, ptr,
+                            "the answer was cut off at its output limit (max tokens) inside tool call \"%s\", whose "
+                            "input is incomplete (%zu bytes, %s): ask again with a larger max tokens",
+                            name, b->args.len, e.message);
         return q_err_at(err, QUIRE_E_SCHEMA, SIZE_MAX, ptr,
                         "the input of tool call \"%s\" is not JSON (at byte %zu of it: %s)", name, e.offset,
                         e.message);
@@ -320,7 +325,7 @@ quire_status racc_write(racc *acc, const rdec *dec, bool pretty, quire_bytes *me
     if ((st = unique_call_ids(acc, err))) return st;
     for (uint32_t i = 0; i < acc->n; i++)
         if ((acc->b[i].kind == RK_TOOL_CALL || acc->b[i].kind == RK_SERVER_CALL) &&
-            (st = check_input(acc, i, &acc->b[i], err)))
+            (st = check_input(acc, dec, i, &acc->b[i], err)))
             return st;
     if (acc->oom) return q_oom(err);
     if (acc->usage_limit) return q_err(err, QUIRE_E_LIMIT, "a usage object names more than %d members", RUSAGE_MAX);
