@@ -52,7 +52,13 @@ static bool part(racc *acc, const qj_doc *d, uint32_t p, bool stream) {
             if (b) rb_put_str(&b->sig, d, sig);
             return b != NULL;
         }
-        if (sig != QJ_NONE) {
+        if (sig != QJ_NONE && stream && !empty && b && b->kind == RK_TEXT &&
+            !(acc->n >= 2 && sig_block(&acc->b[acc->n - 2]))) {
+            /* a stream splits one part over chunks and sends its signature
+             * with the last: it signs the text block it ends, as in the body */
+            if (!insert_sig(acc, acc->n - 1, d, sig)) return false;
+            b = last(acc);
+        } else if (sig != QJ_NONE) {
             rblock *t = racc_push(acc, RK_THINKING);
             if (!t) return false;
             rb_put_str(&t->sig, d, sig);
