@@ -155,8 +155,11 @@ static quire_status be_handle(rstream *s, const char *name, const qj_doc *d) {
     if (strcmp(ev, "contentBlockDelta") == 0) {
         uint32_t delta = rj_obj(d, body, "delta");
         uint32_t x, rc = rj_obj(d, delta, "reasoningContent"), tu = rj_obj(d, delta, "toolUse");
+        /* a citation of the text block (CitationsDelta, streamed when a
+         * document's citations are enabled): kept with the block's citations */
+        uint32_t cit = rj_obj(d, delta, "citation");
         if (b && !b->open) { return rs_err(s, ev, "block %lld was already stopped", (long long)index); }
-        rkind want = (x = rj_str(d, delta, "text")) != QJ_NONE ? RK_TEXT
+        rkind want = (x = rj_str(d, delta, "text")) != QJ_NONE || cit != QJ_NONE ? RK_TEXT
                      : tu != QJ_NONE                          ? RK_TOOL_CALL
                      : rc != QJ_NONE && rj_str(d, rc, "redactedContent") != QJ_NONE ? RK_REDACTED
                      : rc != QJ_NONE                          ? RK_THINKING
@@ -171,7 +174,10 @@ static quire_status be_handle(rstream *s, const char *name, const qj_doc *d) {
             return rs_err(s, ev, "the delta does not fit block %lld", (long long)index);
         }
         uint32_t bi = (uint32_t)(b - acc->b);
-        if (want == RK_TEXT) {
+        if (want == RK_TEXT && cit != QJ_NONE && x == QJ_NONE) {
+            if (b->raw.len) qbuf_putc(&b->raw, ',');
+            rb_put_raw(&b->raw, d, cit);
+        } else if (want == RK_TEXT) {
             rb_put_str(&b->text, d, x);
             racc_ev_text(acc, bi, false, d, x);
         } else if (want == RK_TOOL_CALL) {
