@@ -68,6 +68,29 @@ static qstr server_tool_name(const qr_ctx *c, const qblock *b, uint32_t mi) {
     return none;
 }
 
+/* Citations the Messages API takes back: an array of objects whose type is
+ * one of its citation kinds (docs.anthropic.com, "Citations": char_location,
+ * page_location, content_block_location, web_search_result_location,
+ * search_result_location). Citations another provider reported (Chat
+ * annotations, Converse citations) have other shapes and are dropped with an
+ * event, the text kept. */
+static bool messages_citations(qval v) {
+    static const char *const kinds[] = {"char_location", "page_location", "content_block_location",
+                                        "web_search_result_location", "search_result_location"};
+    const qj_doc *d = v.doc;
+    if (qj_type_of(d, v.idx) != QJ_ARRAY) return false;
+    uint32_t e = v.idx + 1;
+    for (uint32_t i = 0; i < qj_at(d, v.idx)->n; i++, e = qj_next(d, e)) {
+        if (qj_type_of(d, e) != QJ_OBJECT) return false;
+        uint32_t t = qj_get(d, e, "type");
+        bool ok = false;
+        for (size_t k = 0; t != QJ_NONE && qj_type_of(d, t) == QJ_STRING && k < sizeof kinds / sizeof kinds[0]; k++)
+            ok = ok || qj_str_eq(d, t, kinds[k]);
+        if (!ok) return false;
+    }
+    return true;
+}
+
 /* One content block of message mi (bi = its index; parts of a tool result use
  * the result's index). */
 static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool part) {
@@ -77,7 +100,12 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
         if (b->text.len == 0) { qr_unsupported(c, mi, (int32_t)bi, "an empty text block"); return; }
         qw_obj_lit(w, "type", "text");
         qw_key_qstr(w, "text", b->text);
-        if (qval_present(b->citations)) { qw_key(w, "citations"); qw_qval(w, b->citations); }
+        if (qval_present(b->citations) && messages_citations(b->citations)) {
+            qw_key(w, "citations");
+            qw_qval(w, b->citations);
+        } else if (qval_present(b->citations)) {
+            qr_drop_citations(c, mi, bi);
+        }
         if (!part) mark(c, QRS_BLOCK, mi, bi);
         qw_obj_end(w);
         return;

@@ -209,6 +209,25 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
             if (qj_at(v->d, tx)->len == 0) viol(v, PK(p, "text").s, "text content blocks must be non-empty");
             else if (blank_node(v, tx)) viol(v, PK(p, "text").s, "text content blocks must contain non-whitespace text");
         }
+        uint32_t ci = get(v, b, "citations");
+        if (ci != QJ_NONE && !is(v, ci, QJ_NULL)) {
+            /* the Messages API's citation kinds (docs.anthropic.com, "Citations") */
+            static const char *const kinds[] = {"char_location", "page_location", "content_block_location",
+                                                "web_search_result_location", "search_result_location"};
+            if (!is(v, ci, QJ_ARRAY)) {
+                viol(v, PK(p, "citations").s, "expected an array of citations");
+            } else {
+                uint32_t e = ci + 1;
+                for (uint32_t k = 0; k < count_of(v, ci); k++, e = next(v, e)) {
+                    uint32_t ct = is(v, e, QJ_OBJECT) ? get(v, e, "type") : QJ_NONE;
+                    bool ok = false;
+                    for (size_t q = 0; q < sizeof kinds / sizeof kinds[0]; q++) ok = ok || str_is(v, ct, kinds[q]);
+                    if (!ok)
+                        viol(v, PI(PK(p, "citations"), k).s, "a citation is an object whose type is char_location, "
+                             "page_location, content_block_location, web_search_result_location or search_result_location");
+                }
+            }
+        }
         a_cache(v, b, p);
     } else if (str_is(v, ty, "image") || str_is(v, ty, "document")) {
         bool doc = str_is(v, ty, "document");
