@@ -542,7 +542,19 @@ static void w_block(cc *s, qw *w, const cblock *cb) {
     uint32_t ty = q_import_str(d, b, "type");
     if (ty == QJ_NONE) { w_opaque(w, d, b); return; }
     if (qj_str_eq(d, ty, "text") && q_import_str(d, b, "text") != QJ_NONE) {
-        w_text(w, d, q_import_str(d, b, "text"), cb->text, cb->text_len);
+        uint32_t ci = qj_get(d, b, "citations");
+        if (ci != QJ_NONE && qj_type_of(d, ci) == QJ_ARRAY && qj_at(d, ci)->n > 0) {
+            /* the answer's citations (Anthropic's shape): kept on the block */
+            qw_obj_begin(w);
+            qw_key(w, "type"); qw_strz(w, "text");
+            qw_key(w, "text");
+            if (cb->text) qw_str(w, cb->text, cb->text_len);
+            else qw_node(w, d, q_import_str(d, b, "text"));
+            qw_key(w, "citations"); qw_node(w, d, ci);
+            qw_obj_end(w);
+        } else {
+            w_text(w, d, q_import_str(d, b, "text"), cb->text, cb->text_len);
+        }
     } else if (qj_str_eq(d, ty, "thinking") && q_import_str(d, b, "thinking") != QJ_NONE) {
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "thinking");
@@ -571,7 +583,10 @@ static void w_block(cc *s, qw *w, const cblock *cb) {
         if (in == QJ_NONE) { qw_obj_begin(w); qw_obj_end(w); }
         else qw_node(w, d, in);
         qw_obj_end(w);
-    } else if ((qj_str_eq(d, ty, "image") || qj_str_eq(d, ty, "document")) && source_ok(d, b)) {
+    } else if ((qj_str_eq(d, ty, "image") || qj_str_eq(d, ty, "document")) && source_ok(d, b) &&
+               !(qj_str_eq(d, ty, "document") && (qj_get(d, b, "context") != QJ_NONE || qj_get(d, b, "citations") != QJ_NONE))) {
+        /* (a document with context or a citations setting has no transcript
+         * form: it stays opaque, sent to Anthropic as logged) */
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, qj_str_eq(d, ty, "image") ? "image" : "document");
         w_source(w, d, b);
