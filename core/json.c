@@ -1304,6 +1304,7 @@ bool qj_str_eqn(const qj_doc *d, uint32_t i, const char *s, size_t n) {
 
 
 uint32_t qj_getn(const qj_doc *d, uint32_t obj, const char *key, size_t keylen) {
+    if (obj >= d->count) return QJ_NONE; /* QJ_NONE given: nothing there */
     const qj_node *o = &d->nodes[obj];
     if (o->type != QJ_OBJECT) return QJ_NONE;
     uint32_t k = obj + 1;

@@ -236,7 +236,7 @@ static quire_status q_chat_handle(rstream *s, const char *name, const qj_doc *d)
                         continue;
                     }
                     if (cu != QJ_NONE) return rs_err(s, ev, "tool call %lld mixes function and custom fragments", (long long)idx);
-                    uint32_t a = qj_get(d, f, "arguments");
+                    uint32_t a = f != QJ_NONE ? qj_get(d, f, "arguments") : QJ_NONE; /* a fragment may carry only its index */
                     args_of(&b->args, d, a);
                     if (a != QJ_NONE && qj_type_of(d, a) == QJ_STRING)
                         racc_ev_args(acc, (uint32_t)(b - acc->b), b, d, a);
