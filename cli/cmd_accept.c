@@ -23,8 +23,8 @@ static const char k_help[] =
     "                   default: whole); the result must not depend on it\n"
     "  --caps FILE      capability override rows\n"
     "  --tools FILE     the request's transcript (or its tools array): a call naming a tool\n"
-    "                   by the name the dialect sent it under (Bedrock maps names outside\n"
-    "                   [a-zA-Z0-9_-]{1,64}) gets the tool's own name back\n"
+    "                   by the name the dialect sent it under (every dialect but Ollama maps\n"
+    "                   names outside its rule, docs/providers.md) gets the tool's own name back\n"
     "  --pretty         two-space indented output\n"
     "  -o FILE          write the message to FILE (atomically) instead of stdout\n";
 

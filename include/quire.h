@@ -596,8 +596,8 @@ typedef struct quire_response_options {
     /* The tools of the request the answer is for (NULL = none): a JSON array
      * of transcript tools ({"name",...}) or an object with such a "tools"
      * member (a transcript). A call naming a tool by the name the dialect sent
-     * it under (Bedrock Converse maps names outside [a-zA-Z0-9_-]{1,64}) gets
-     * the tool's own name back (docs/providers.md, "Provider rules"). Read by
+     * it under (every dialect but Ollama maps names outside its rule, e.g.
+     * [a-zA-Z0-9_-]{1,64}) gets the tool's own name back (docs/providers.md, "Provider rules"). Read by
      * quire_response_decode, and by quire_stream_finish: keep it alive until
      * then. An error in it sets err->field to "tools". */
     const char *tools;
