@@ -113,7 +113,10 @@ quire_status quire_import(const char *bytes, size_t len, const quire_import_opti
     memset(&o, 0, sizeof o);
     size_t osz = io->size ? io->size : offsetof(quire_import_options, metadata);
     memcpy(&o, io, osz < sizeof o ? osz : sizeof o);
-    qimport_ctx c = {a, opts, o.flags, o.provider, o.metadata, o.metadata ? o.metadata_len : 0, &out, &rep, err};
+    qarena mended;
+    qarena_init(&mended, a);
+    qimport_ctx c = {a, opts, o.flags, o.provider, o.metadata, o.metadata ? o.metadata_len : 0, &out, &rep, err,
+                     &mended, 0};
     quire_status st;
     if (strcmp(io->format, "claude-code") == 0) {
         if (!c.provider) c.provider = "anthropic";
@@ -134,12 +137,66 @@ quire_status quire_import(const char *bytes, size_t len, const quire_import_opti
         st = q_err(err, QUIRE_E_INVALID,
                    "unknown import format \"%s\" (expected claude-code, codex, gemini-cli, cline or swe-agent)", io->format);
     }
+    if (st == QUIRE_OK && c.nmended)
+        qbuf_printf(&rep, "0: note: replaced %u lone UTF-16 surrogate escape(s) (a \\uD800-\\uDFFF escape without its "
+                          "pair, as JavaScript writes a string cut inside an emoji) with \\ufffd, the replacement "
+                          "character\n", c.nmended);
     if (st == QUIRE_OK && (out.oom || rep.oom)) st = q_oom(err);
     if (st == QUIRE_OK && !qbuf_take(&out, log)) st = q_oom(err);
     if (st == QUIRE_OK && report && !qbuf_take(&rep, report)) { quire_bytes_free(log); st = q_oom(err); }
+    qarena_free(&mended);
     qbuf_free(&out);
     qbuf_free(&rep);
     return st;
+}
+
+static int hexv(char ch) {
+    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+}
+/* The \uXXXX escape at p[0..6) (p[0] == '\\'), or -1. */
+static long u_escape(const char *p, size_t n) {
+    if (n < 6 || p[1] != 'u') return -1;
+    long v = 0;
+    for (int k = 2; k < 6; k++) {
+        int h = hexv(p[k]);
+        if (h < 0) return -1;
+        v = v * 16 + h;
+    }
+    return v;
+}
+
+/* Agents written in JavaScript log strings cut inside a surrogate pair as a
+ * lone \uD83D (JSON.stringify writes an unpaired surrogate as an escape); the
+ * JSON reader refuses it. A copy of the text with each lone surrogate escape
+ * replaced by \ufffd (the same six bytes) reads, and says the same apart from
+ * the character that was cut. NULL when the text has none (or no memory). */
+static char *mend_surrogates(qimport_ctx *c, const char *l, size_t ln) {
+    char *m = NULL;
+    for (size_t i = 0; i < ln; i++) {
+        if (l[i] != '\\') continue;
+        long v = u_escape(l + i, ln - i);
+        if (v < 0) { i++; continue; } /* another escape: skip its letter */
+        bool lone = false;
+        if (v >= 0xD800 && v <= 0xDBFF) {
+            long lo = i + 6 < ln && l[i + 6] == '\\' ? u_escape(l + i + 6, ln - i - 6) : -1;
+            if (lo >= 0xDC00 && lo <= 0xDFFF) { i += 11; continue; } /* a pair */
+            lone = true;
+        } else if (v >= 0xDC00 && v <= 0xDFFF) {
+            lone = true;
+        }
+        if (lone) {
+            if (!m) {
+                m = qarena_alloc(c->mended, ln + 1);
+                if (!m) return NULL;
+                memcpy(m, l, ln);
+                m[ln] = '\0';
+            }
+            memcpy(m + i, "\\ufffd", 6);
+            c->nmended++;
+        }
+        i += 5;
+    }
+    return m;
 }
 
 quire_status q_import_parse_line(qimport_ctx *c, qj_doc *d, const char *what, const char *l, size_t ln, size_t off,
@@ -150,6 +207,18 @@ quire_status q_import_parse_line(qimport_ctx *c, qj_doc *d, const char *what, co
     quire_error pe;
     memset(&pe, 0, sizeof pe);
     quire_status st = qj_parse(d, l, ln, &jo, c->a, &pe);
+    if (st == QUIRE_E_JSON && strstr(pe.message, "surrogate")) {
+        char *m = mend_surrogates(c, l, ln);
+        if (m) {
+            quire_error pe2;
+            memset(&pe2, 0, sizeof pe2);
+            quire_status st2 = qj_parse(d, m, ln, &jo, c->a, &pe2);
+            if (st2 == QUIRE_OK || st2 == QUIRE_E_NOMEM || !strstr(pe2.message, "surrogate")) {
+                st = st2;
+                pe = pe2;
+            }
+        }
+    }
     if (st == QUIRE_OK && qj_type_of(d, 0) == QJ_OBJECT) return QUIRE_OK;
     if (st == QUIRE_OK) {
         snprintf(pe.message, sizeof pe.message, "expected a JSON object, got %s", qj_type_name(qj_type_of(d, 0)));
@@ -211,6 +280,18 @@ quire_status q_import_parse_doc(qimport_ctx *c, qj_doc *d, const char *what, con
     quire_error pe;
     memset(&pe, 0, sizeof pe);
     quire_status st = qj_parse(d, src, len, &jo, c->a, &pe);
+    if (st == QUIRE_E_JSON && strstr(pe.message, "surrogate")) {
+        char *m = mend_surrogates(c, src, len);
+        if (m) {
+            quire_error pe2;
+            memset(&pe2, 0, sizeof pe2);
+            quire_status st2 = qj_parse(d, m, len, &jo, c->a, &pe2);
+            if (st2 == QUIRE_OK || st2 == QUIRE_E_NOMEM || !strstr(pe2.message, "surrogate")) {
+                st = st2;
+                pe = pe2;
+            }
+        }
+    }
     if (st == QUIRE_OK) return QUIRE_OK;
     if (st == QUIRE_E_NOMEM) return q_oom(c->err);
     if (st != QUIRE_E_LIMIT) {

@@ -19,6 +19,8 @@ typedef struct qimport_ctx {
     qbuf *out;
     qbuf *report;
     quire_error *err;
+    qarena *mended;          /* copies of lines whose lone surrogate escapes were mended */
+    uint32_t nmended;        /* escapes replaced so far */
 } qimport_ctx;
 
 quire_status q_import_claude_code(qimport_ctx *c, const char *src, size_t len);
