@@ -41,6 +41,8 @@ typedef struct cx {
     cxblock *blocks;
     uint32_t nblocks, capblocks;
     bool need_render;
+    bool bare;          /* the pre-envelope rollout form: bare response items */
+    uint32_t states;    /* its {"record_type": ...} markers */
     const qj_doc *model_d;        /* current turn_context model */
     uint32_t model;
     const qj_doc *session_model_d; /* the model written in the session line */
@@ -537,6 +539,21 @@ quire_status q_import_codex(qimport_ctx *c, const char *src, size_t len) {
         s.lines++;
         uint32_t ty = q_import_str(d, 0, "type");
         uint32_t p = qj_get(d, 0, "payload");
+        /* the rollout form before entries had an envelope (Codex CLI up to
+         * mid-2025): a header line {id, timestamp, instructions, git}, state
+         * markers {"record_type": "state"}, and bare response items */
+        if (p == QJ_NONE && ty == QJ_NONE && s.lines == 1 && q_import_str(d, 0, "id") != QJ_NONE &&
+            qj_get(d, 0, "timestamp") != QJ_NONE) {
+            if (meta == QJ_NONE) { meta_d = d; meta = 0; }
+            s.bare = true;
+            continue;
+        }
+        if (p == QJ_NONE && ty == QJ_NONE && q_import_str(d, 0, "record_type") != QJ_NONE) { s.states++; continue; }
+        if (p == QJ_NONE && ty != QJ_NONE && (s.bare || s.lines == 1)) {
+            s.bare = true;
+            response_item(&s, d, 0, it.lineno);
+            continue;
+        }
         if (ty == QJ_NONE || p == QJ_NONE || qj_type_of(d, p) != QJ_OBJECT) {
             q_import_report(s.c, it.lineno, "skipped: not a rollout entry (no type and payload)");
             s.unknown++;
@@ -590,9 +607,9 @@ quire_status q_import_codex(qimport_ctx *c, const char *src, size_t len) {
         qbuf_put(c->out, s.body.data, s.body.len);
         qbuf_printf(c->report,
                     "summary: %u lines, %u messages, %u renders, %u compactions, %u results dropped, "
-                    "%u invalid lines skipped; not conversation: event_msg %u, other %u\n",
+                    "%u invalid lines skipped; not conversation: event_msg %u, record_type %u, other %u\n",
                     s.lines + s.skipped_invalid, s.messages, s.renders, s.compacts, s.dropped, s.skipped_invalid,
-                    s.events, s.unknown);
+                    s.events, s.states, s.unknown);
         if (s.body.oom) s.st = q_oom(c->err);
     }
     for (uint32_t i = 0; i < s.ndocs; i++) qj_doc_free(s.docs[i]);
