@@ -542,15 +542,14 @@ quire_status q_import_codex(qimport_ctx *c, const char *src, size_t len) {
         /* the rollout form before entries had an envelope (Codex CLI up to
          * mid-2025): a header line {id, timestamp, instructions, git}, state
          * markers {"record_type": "state"}, and bare response items */
-        if (p == QJ_NONE && ty == QJ_NONE && s.lines == 1 && q_import_str(d, 0, "id") != QJ_NONE &&
+        if (p == QJ_NONE && ty == QJ_NONE && s.lines == 1 && s.skipped_invalid == 0 && q_import_str(d, 0, "id") != QJ_NONE &&
             qj_get(d, 0, "timestamp") != QJ_NONE) {
             if (meta == QJ_NONE) { meta_d = d; meta = 0; }
             s.bare = true;
             continue;
         }
         if (p == QJ_NONE && ty == QJ_NONE && q_import_str(d, 0, "record_type") != QJ_NONE) { s.states++; continue; }
-        if (p == QJ_NONE && ty != QJ_NONE && (s.bare || s.lines == 1)) {
-            s.bare = true;
+        if (p == QJ_NONE && ty != QJ_NONE && s.bare) { /* only after that header line */
             response_item(&s, d, 0, it.lineno);
             continue;
         }
