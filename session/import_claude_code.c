@@ -25,6 +25,7 @@ typedef struct ccline {
     uint32_t lineno;
     uint8_t kind;
     bool sidechain, compact_summary, on_path, sel;
+    bool attachment;   /* a type "attachment" line (context Claude Code adds to a turn) */
     uint32_t message, content, model; /* nodes in doc (QJ_NONE if absent) */
     int32_t parent, logical;
     const char *uuid; uint32_t uuid_len;
@@ -149,7 +150,7 @@ static quire_status read_lines(cc *s, const char *src, size_t len) {
             if (ty != QJ_NONE)
                 for (int i = 0; i < 5; i++)
                     if (qj_str_eq(d, ty, k_skip_names[i])) { k = i; break; }
-            if (ty != QJ_NONE && qj_str_eq(d, ty, "attachment")) k = 7;
+            if (ty != QJ_NONE && qj_str_eq(d, ty, "attachment")) { k = 7; L->attachment = true; }
             s->skipped_types[k]++;
         }
         if (L->uuid && !qmap_put(&s->uuids, L->uuid, L->uuid_len, (int32_t)(s->nlines - 1))) return q_oom(c->err);
@@ -821,6 +822,12 @@ static void write_log(cc *s) {
             }
         }
     }
+    uint32_t natt = 0;
+    for (uint32_t i = 0; i < s->nlines; i++) natt += s->lines[i].sel && s->lines[i].attachment;
+    if (natt)
+        q_import_report(c, 0, "note: %u attachment line(s) in the conversation (@-mentioned files, hook output, reminders "
+                        "that Claude Code sends with a turn) are not reproduced: the log keeps their data, not the "
+                        "text Claude Code sent", natt);
     if (s->repaired)
         q_import_report(c, 0, "note: answered %u tool call(s) the log has no result for with an error result", s->repaired);
     if (s->k.renamed)
