@@ -74,6 +74,7 @@ typedef struct cc {
     int32_t *pend;       /* the last assistant message's calls (indices in k) */
     uint32_t npend, cappend;
     uint32_t repaired;   /* calls answered with an error result because the log has none */
+    uint32_t json_parts; /* tool result parts with no transcript form, written as their JSON text */
 } cc;
 
 static const char *const k_skip_names[] = {"progress", "file-history-snapshot", "queue-operation", "summary",
@@ -625,6 +626,7 @@ static void w_block(cc *s, qw *w, const cblock *cb) {
                 } else {
                     /* no quire equivalent inside a tool result: keep its JSON as text */
                     (void)q_import_w_json_text(w, d, p, s->c->a);
+                    s->json_parts++;
                 }
             }
             qw_arr_end(w);
@@ -830,6 +832,9 @@ static void write_log(cc *s) {
                         "text Claude Code sent", natt);
     if (s->repaired)
         q_import_report(c, 0, "note: answered %u tool call(s) the log has no result for with an error result", s->repaired);
+    if (s->json_parts)
+        q_import_report(c, 0, "note: %u tool result part(s) with no transcript form (a document, ...) are sent as their "
+                        "JSON text", s->json_parts);
     if (s->k.renamed)
         q_import_report(c, 0, "note: renamed %u repeated tool call ids (see renamedToolCallIds)", s->k.renamed);
     qbuf_printf(c->report,

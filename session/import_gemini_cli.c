@@ -179,7 +179,13 @@ static void w_result(gx *s, qw *w, uint32_t call, const qcall *kc) {
     uint32_t first = QJ_NONE, n = 0;
     if (res != QJ_NONE && qj_type_of(d, res) == QJ_ARRAY) { first = res + 1; n = qj_at(d, res)->n; }
     else if (res != QJ_NONE && (qj_type_of(d, res) == QJ_OBJECT || qj_type_of(d, res) == QJ_STRING)) { first = res; n = 1; }
-    if (n == 0) {
+    uint32_t one = n == 1 ? q_import_get(d, first, "functionResponse", QJ_OBJECT) : QJ_NONE;
+    uint32_t obj = q_import_get(d, one, "response", QJ_OBJECT);
+    if (obj != QJ_NONE && q_import_str(d, obj, "output") == QJ_NONE && q_import_str(d, obj, "error") == QJ_NONE) {
+        /* a response object of the tool's own (an MCP tool's {"content": ...}):
+         * a structured result, so Gemini gets the object it got, byte-exact */
+        qw_node(w, d, obj);
+    } else if (n == 0) {
         uint32_t rd = q_import_str(d, call, "resultDisplay");
         if (rd != QJ_NONE && qj_at(d, rd)->len) qw_node(w, d, rd);
         else qw_strz(w, "[no output was recorded for this call]");
@@ -206,7 +212,8 @@ static void w_result(gx *s, qw *w, uint32_t call, const qcall *kc) {
                 w_part(s, w, p, 2);
                 continue;
             } else {
-                json = p;
+                json = p; /* no form in a tool result (a PDF's inlineData, ...): its JSON as text */
+                s->parts_json++;
             }
             if (arr) { qw_obj_begin(w); qw_key(w, "type"); qw_strz(w, "text"); qw_key(w, "text"); }
             if (txt != QJ_NONE) {
@@ -415,6 +422,9 @@ quire_status q_import_gemini_cli(qimport_ctx *c, const char *src, size_t len) {
             q_import_report(s.c, 0, "note: dropped %u thought summaries (Gemini CLI shows them; it does not send them back)",
                    s.thoughts);
         if (s.calls.renamed) q_import_report(s.c, 0, "note: renamed %u repeated tool call ids (see renamedToolCallIds)", s.calls.renamed);
+        if (s.parts_json)
+            q_import_report(s.c, 0, "note: %u part(s) with no transcript form in their place (media other than an image "
+                            "in a tool result, unknown parts) are sent as their JSON text", s.parts_json);
         qbuf_printf(c->report,
                     "summary: %u messages in the recording, %u messages, %u renders, %u tool calls, %u thoughts dropped, "
                     "%u notices skipped, %u empty skipped, %u unknown skipped, %u opaque parts, %u parts as JSON text\n",
