@@ -42,6 +42,9 @@ typedef struct cx {
     uint32_t nblocks, capblocks;
     bool need_render;
     bool bare;          /* the pre-envelope rollout form: bare response items */
+    uint32_t cur_line;  /* the rollout line being read */
+    uint32_t msg_line;  /* the line of the first block of the message being built */
+    bool in_history;    /* converting a compaction's replacement_history: no _meta lines */
     uint32_t states;    /* its {"record_type": ...} markers */
     const qj_doc *model_d;        /* current turn_context model */
     uint32_t model;
@@ -82,7 +85,23 @@ static void w_image(cx *s, qw *w, const qj_doc *d, uint32_t part) {
 }
 
 /* One content part of a message item; false when it has no quire form. */
-static void w_part(cx *s, qw *w, const qj_doc *d, uint32_t part) {
+/* providerOptions {"openai_responses": {field: value}}: an item field the
+ * Responses encoder writes back (an assistant message's phase, a call's
+ * namespace; docs/transcript.md). */
+static void w_item_option(qw *w, const qj_doc *d, const char *field, uint32_t v) {
+    if (v == QJ_NONE) return;
+    qw_key(w, "providerOptions");
+    qw_obj_begin(w);
+    qw_key(w, "openai_responses");
+    qw_obj_begin(w);
+    qw_key(w, field);
+    qw_node(w, d, v);
+    qw_obj_end(w);
+    qw_obj_end(w);
+}
+
+/* A content part; phase (or QJ_NONE): the assistant message item's phase. */
+static void w_part(cx *s, qw *w, const qj_doc *d, uint32_t part, uint32_t phase) {
     uint32_t ty = q_import_str(d, part, "type");
     uint32_t tx = q_import_str(d, part, "text");
     if (ty != QJ_NONE && tx != QJ_NONE &&
@@ -90,6 +109,7 @@ static void w_part(cx *s, qw *w, const qj_doc *d, uint32_t part) {
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "text");
         qw_key(w, "text"); qw_node(w, d, tx);
+        w_item_option(w, d, "phase", phase);
         qw_obj_end(w);
     } else if (ty != QJ_NONE && qj_str_eq(d, ty, "input_image")) {
         w_image(s, w, d, part);
@@ -134,6 +154,7 @@ static void w_tool_call(cx *s, qw *w, const qj_doc *d, uint32_t item) {
             qw_node(w, d, args);
         }
     }
+    w_item_option(w, d, "namespace", q_import_str(d, item, "namespace"));
     qw_obj_end(w);
 }
 
@@ -165,7 +186,7 @@ static void w_tool_result(cx *s, qw *w, const qj_doc *d, uint32_t item) {
     } else if (qj_type_of(d, out) == QJ_ARRAY) {
         qw_arr_begin(w);
         uint32_t p = out + 1;
-        for (uint32_t k = 0; k < qj_at(d, out)->n; k++, p = qj_next(d, p)) w_part(s, w, d, p);
+        for (uint32_t k = 0; k < qj_at(d, out)->n; k++, p = qj_next(d, p)) w_part(s, w, d, p, QJ_NONE);
         qw_arr_end(w);
     } else {
         /* {content, success} objects of older rollouts: the content text */
@@ -192,7 +213,8 @@ static void flush(cx *s) {
             uint32_t ct = qj_get(b->d, b->node, "content");
             if (ct != QJ_NONE && qj_type_of(b->d, ct) == QJ_ARRAY) {
                 uint32_t p = ct + 1;
-                for (uint32_t k = 0; k < qj_at(b->d, ct)->n; k++, p = qj_next(b->d, p)) w_part(s, &w, b->d, p);
+                uint32_t ph = q_import_str(b->d, b->node, "phase");
+                for (uint32_t k = 0; k < qj_at(b->d, ct)->n; k++, p = qj_next(b->d, p)) w_part(s, &w, b->d, p, ph);
             }
             break;
         }
@@ -204,6 +226,7 @@ static void flush(cx *s) {
     }
     qw_arr_end(&w);
     qw_obj_end(&w);
+    q_w_meta_line(&w, s->in_history ? 0 : s->msg_line);
     q_log_line_end(&w, &s->body);
     s->messages++;
     s->role = R_NONE;
@@ -255,6 +278,7 @@ static bool push(cx *s, const qj_doc *d, uint32_t node, uint8_t kind) {
         s->capblocks = ncap;
     }
     cxblock b = {d, node, kind};
+    if (s->nblocks == 0) s->msg_line = s->cur_line;
     s->blocks[s->nblocks++] = b;
     return true;
 }
@@ -284,6 +308,7 @@ static void output_item(cx *s, const qj_doc *d, uint32_t item, uint8_t kind) {
             qw_key(&w, "model"); qw_node(&w, s->model_d, s->model);
             qw_obj_end(&w);
         }
+        q_w_meta_line(&w, s->in_history ? 0 : s->cur_line);
         q_log_line_end(&w, &s->body);
         s->renders++;
         s->need_render = false;
@@ -322,7 +347,7 @@ static void input_message(cx *s, const qj_doc *d, uint32_t item, const char *rol
                 uint32_t tx = q_import_str(d, p, "text");
                 if (tx == QJ_NONE) continue;
             }
-            w_part(s, &w, d, p);
+            w_part(s, &w, d, p, QJ_NONE);
         }
     } else if (ct != QJ_NONE && qj_type_of(d, ct) == QJ_STRING) {
         qw_obj_begin(&w);
@@ -332,6 +357,7 @@ static void input_message(cx *s, const qj_doc *d, uint32_t item, const char *rol
     }
     qw_arr_end(&w);
     qw_obj_end(&w);
+    q_w_meta_line(&w, s->in_history ? 0 : lineno);
     q_log_line_end(&w, &s->body);
     s->messages++;
 }
@@ -348,11 +374,13 @@ static void opaque_user_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno
     w_opaque(&w, d, p);
     qw_arr_end(&w);
     qw_obj_end(&w);
+    q_w_meta_line(&w, s->in_history ? 0 : lineno);
     q_log_line_end(&w, &s->body);
     s->messages++;
 }
 
 static void response_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
+    s->cur_line = lineno;
     uint32_t ty = q_import_str(d, p, "type");
     if (ty == QJ_NONE) { q_import_report(s->c, lineno, "skipped: response_item without a type"); s->unknown++; return; }
     if (qj_str_eq(d, ty, "message")) {
@@ -459,11 +487,13 @@ static void compacted(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
         cur_role role = s->role;
         uint32_t renders = s->renders, messages = s->messages;
         uint32_t e = rh + 1;
+        s->in_history = true;
         for (uint32_t k = 0; k < qj_at(d, rh)->n; k++, e = qj_next(d, e)) {
             if (qj_type_of(d, e) != QJ_OBJECT) continue;
             response_item(s, d, e, lineno);
         }
         flush(s);
+        s->in_history = false;
         qbuf scratch = s->body;
         s->body = saved;
         (void)nr;
