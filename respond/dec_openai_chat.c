@@ -24,6 +24,17 @@ static rblock *keyed(racc *acc, int64_t key, rkind kind) {
     return b;
 }
 
+/* Mistral's content arrays keep their order: a text (or thinking) chunk
+ * joins the block of its kind only when that block is the last one; after
+ * another chunk (a reference, ...) it opens a new block. */
+static rblock *keyed_tail(racc *acc, int64_t key, rkind kind) {
+    rblock *b = acc->n ? &acc->b[acc->n - 1] : NULL;
+    if (b && b->key == key) return b;
+    b = racc_push(acc, kind);
+    if (b && !racc_key(acc, b, key)) return NULL;
+    return b;
+}
+
 /* A content value: a string, or (Mistral) an array of text/thinking chunks. */
 static void content(racc *acc, const qj_doc *d, uint32_t v, bool events) {
     if (v == QJ_NONE) return;
@@ -40,10 +51,14 @@ static void content(racc *acc, const qj_doc *d, uint32_t v, bool events) {
         uint32_t t = rj_str(d, e, "type");
         if (t != QJ_NONE && qj_str_eq(d, t, "text")) {
             uint32_t x = rj_str(d, e, "text");
-            if (x != QJ_NONE) content(acc, d, x, events);
+            if (x == QJ_NONE || (qj_at(d, x)->len == 0 && racc_find(acc, K_TEXT) == NULL)) continue;
+            rblock *b = keyed_tail(acc, K_TEXT, RK_TEXT);
+            if (!b) continue;
+            rb_put_str(&b->text, d, x);
+            if (events) racc_ev_text(acc, (uint32_t)(b - acc->b), false, d, x);
         } else if (t != QJ_NONE && qj_str_eq(d, t, "thinking")) {
             uint32_t parts = rj_arr(d, e, "thinking");
-            rblock *b = keyed(acc, K_THINK, RK_THINKING);
+            rblock *b = keyed_tail(acc, K_THINK, RK_THINKING);
             if (!b || parts == QJ_NONE) continue;
             for (uint32_t p = parts + 1; p < qj_next(d, parts); p = qj_next(d, p)) {
                 uint32_t x = rj_str(d, p, "text");
