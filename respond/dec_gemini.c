@@ -118,11 +118,19 @@ static quire_status chunk(racc *acc, const qj_doc *d, uint32_t r, bool stream, u
     uint32_t c = cands + 1;
     uint32_t parts = rj_arr(d, rj_obj(d, c, "content"), "parts");
     if (parts != QJ_NONE) {
-        if (*phase & PH_FINISHED) return rerr_at(err, d, parts, ptr, "content after the candidate's finishReason");
-        for (uint32_t p = parts + 1; p < qj_next(d, parts); p = qj_next(d, p)) {
+        if (*phase & PH_FINISHED) {
+            char pp[96];
+            snprintf(pp, sizeof pp, "%s/candidates/0/content/parts", ptr);
+            return rerr_at(err, d, parts, pp, "content after the candidate's finishReason");
+        }
+        uint32_t k = 0;
+        for (uint32_t p = parts + 1; p < qj_next(d, parts); p = qj_next(d, p), k++) {
             uint32_t fc = rj_obj(d, p, "functionCall");
-            if (fc != QJ_NONE && rj_str(d, fc, "name") == QJ_NONE)
-                return rerr_at(err, d, fc, ptr, "functionCall without a string \"name\"");
+            if (fc != QJ_NONE && rj_str(d, fc, "name") == QJ_NONE) {
+                char fp[128];
+                snprintf(fp, sizeof fp, "%s/candidates/0/content/parts/%u/functionCall", ptr, k);
+                return rerr_at(err, d, fc, fp, "functionCall without a string \"name\"");
+            }
             if (!part(acc, d, p, stream)) return q_oom(err);
         }
     }
