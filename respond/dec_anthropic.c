@@ -222,6 +222,7 @@ static quire_status an_handle(rstream *s, const char *name, const qj_doc *d) {
         } else if (type_is(d, dt, "input_json_delta") && (b->kind == RK_TOOL_CALL || b->kind == RK_SERVER_CALL) &&
                    (x = rj_str(d, delta, "partial_json")) != QJ_NONE) {
             rb_put_str(&b->args, d, x);
+            rb_source(b, s->ev_off, s->ev_line, "");
             if (b->kind == RK_TOOL_CALL) racc_ev_args(acc, bi, b, d, x);
         } else if (type_is(d, dt, "citations_delta") && b->kind == RK_TEXT &&
                    (x = qj_get(d, delta, "citation")) != QJ_NONE) {

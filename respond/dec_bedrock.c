@@ -183,6 +183,7 @@ static quire_status be_handle(rstream *s, const char *name, const qj_doc *d) {
         } else if (want == RK_TOOL_CALL) {
             if ((x = rj_str(d, tu, "input")) != QJ_NONE) {
                 rb_put_str(&b->args, d, x);
+                rb_source(b, s->ev_off, s->ev_line, "");
                 racc_ev_args(acc, bi, b, d, x);
             }
         } else if (want == RK_REDACTED) {

@@ -170,7 +170,13 @@ quire_status q_chat_json(racc *acc, const qj_doc *d, quire_error *err) {
                 uint32_t in = rj_str(d, cu, "input");
                 if (in != QJ_NONE) rb_put_str(&b->text, d, in);
             } else {
-                args_of(&b->args, d, qj_get(d, f, "arguments"));
+                uint32_t a = qj_get(d, f, "arguments");
+                args_of(&b->args, d, a);
+                if (a != QJ_NONE) {
+                    char ap[96];
+                    snprintf(ap, sizeof ap, "%s/function/arguments", ptr);
+                    rb_source(b, qj_offset(d, a), 0, ap);
+                }
             }
         }
     racc_stop(acc, d, rj_str(d, c0, "finish_reason"));
@@ -253,6 +259,7 @@ static quire_status q_chat_handle(rstream *s, const char *name, const qj_doc *d)
                     if (cu != QJ_NONE) return rs_err(s, ev, "tool call %lld mixes function and custom fragments", (long long)idx);
                     uint32_t a = f != QJ_NONE ? qj_get(d, f, "arguments") : QJ_NONE; /* a fragment may carry only its index */
                     args_of(&b->args, d, a);
+                    if (a != QJ_NONE) rb_source(b, s->ev_off, s->ev_line, "");
                     if (a != QJ_NONE && qj_type_of(d, a) == QJ_STRING)
                         racc_ev_args(acc, (uint32_t)(b - acc->b), b, d, a);
                 }

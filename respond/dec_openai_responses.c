@@ -68,6 +68,11 @@ static quire_status item(racc *acc, const qj_doc *d, uint32_t it, const char *pt
         rb_put_str(&b->id, d, id);
         rb_put_str(&b->name, d, name);
         rb_put_str(fc ? &b->args : &b->text, d, in);
+        if (fc) {
+            char ap[96];
+            snprintf(ap, sizeof ap, "%s/arguments", ptr);
+            rb_source(b, qj_offset(d, in), 0, ap);
+        }
         uint32_t ns = rj_str(d, it, "namespace");
         if (ns != QJ_NONE) item_option(&b->po, d, "namespace", ns);
         return QUIRE_OK;

@@ -254,6 +254,29 @@ static void wbuf(qw *w, const qbuf *b) { qw_str(w, b->data ? b->data : "", b->le
 static const char *const k_usage_keys[RU_COUNT] = {"inputTokens", "outputTokens", "cacheReadTokens",
                                                    "cacheWriteTokens", "reasoningTokens"};
 
+void rb_source(rblock *b, uint64_t off, uint64_t line, const char *ptr) {
+    if (b->has_src) return; /* the first fragment names it */
+    b->has_src = true;
+    b->src_off = off;
+    b->src_line = line;
+    snprintf(b->src_ptr, sizeof b->src_ptr, "%s", ptr ? ptr : "");
+}
+
+/* An error about b's input, placed where the input came from when known. */
+static quire_status input_err(const rblock *b, const char *out_ptr, quire_error *err, const char *fmt, ...)
+    Q_PRINTF(4, 5);
+static quire_status input_err(const rblock *b, const char *out_ptr, quire_error *err, const char *fmt, ...) {
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!b->has_src) return q_err_at(err, QUIRE_E_SCHEMA, SIZE_MAX, out_ptr, "%s", msg);
+    quire_status st = q_err_at(err, QUIRE_E_SCHEMA, (size_t)b->src_off, b->src_ptr, "%s", msg);
+    if (err && b->src_line) { err->line = (uint32_t)b->src_line; err->column = 1; }
+    return st;
+}
+
 static quire_status check_input(racc *acc, const rdec *dec, uint32_t bi, rblock *b, quire_error *err) {
     if (b->args.len == 0) { qbuf_puts(&b->args, "{}"); return QUIRE_OK; }
     qj_doc d;
@@ -267,13 +290,12 @@ static quire_status check_input(racc *acc, const rdec *dec, uint32_t bi, rblock 
         char name[96];
         q_quote_text(name, sizeof name, b->name.data ? b->name.data : "", b->name.len);
         if (strcmp(dec->stop(acc), "max_tokens") == 0) /* the answer broke off inside the call */
-            return q_err_at(err, QUIRE_E_SCHEMA, SIZE_MAX, ptr,
-                            "the answer was cut off at its output limit (max tokens) inside tool call \"%s\", whose "
-                            "input is incomplete (%zu bytes, %s): ask again with a larger max tokens",
-                            name, b->args.len, e.message);
-        return q_err_at(err, QUIRE_E_SCHEMA, SIZE_MAX, ptr,
-                        "the input of tool call \"%s\" is not JSON (at byte %zu of it: %s)", name, e.offset,
-                        e.message);
+            return input_err(b, ptr, err,
+                             "the answer was cut off at its output limit (max tokens) inside tool call \"%s\", whose "
+                             "input is incomplete (%zu bytes, %s): ask again with a larger max tokens",
+                             name, b->args.len, e.message);
+        return input_err(b, ptr, err, "the input of tool call \"%s\" is not JSON (at byte %zu of it: %s)", name,
+                         e.offset, e.message);
     }
     return QUIRE_OK;
 }
@@ -950,7 +972,10 @@ quire_status qresp_decode_named(const char *provider, const char *model, const c
         names = &given;
     }
     if (st == QUIRE_OK) st = racc_map_names(&acc, dec, names);
-    if (st == QUIRE_OK) st = finish_out(&acc, dec, ro, out, err);
+    if (st == QUIRE_OK) {
+        st = finish_out(&acc, dec, ro, out, err);
+        if (st && err && err->offset != SIZE_MAX && err->line == 0) q_err_locate(err, bytes, len);
+    }
     if (tparsed) qj_doc_free(&td);
     racc_free(&acc);
     qj_doc_free(&d);

@@ -30,7 +30,15 @@ typedef struct rblock {
     qbuf raw;      /* opaque and server blocks: the provider item (JSON text);
                       text: citations, JSON values joined by ',' */
     qbuf po;       /* text and calls: the block's providerOptions object (JSON text), or empty */
+    /* calls: where the input came from, for its errors: a body's arguments
+     * node (offset, pointer) or a stream's first fragment (offset, line) */
+    bool has_src;
+    uint64_t src_off, src_line;
+    char src_ptr[80];
 } rblock;
+/* Records where b's input came from (a body node with its pointer, or a
+ * stream event: line > 0). */
+void rb_source(rblock *b, uint64_t off, uint64_t line, const char *ptr);
 
 /* One member of the raw usage object (JSON text of key and value). */
 typedef struct rkv {
