@@ -117,6 +117,11 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
     case QB_FILE: {
         /* a file renders as a document (the Messages API's attachment block), or as an
          * image when its bytes are an image */
+        if (!part && mi < c->t->nmsgs && c->t->msgs[mi].role == QR_ASSISTANT) {
+            /* image and document blocks belong in user messages (Messages API) */
+            qr_unsupported(c, mi, (int32_t)bi, "an image or document in an assistant message");
+            return;
+        }
         bool file_image = b->type == QB_FILE && b->media_type.len > 6 && memcmp(b->media_type.p, "image/", 6) == 0;
         bool doc = b->type != QB_IMAGE && !file_image;
         if (doc && !c->caps.documents) { qr_unsupported(c, mi, (int32_t)bi, "a document block"); return; }
@@ -128,7 +133,13 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
         if (qstr_present(b->title) && qstr_present(b->filename) &&
             qr_unsupported(c, mi, (int32_t)bi, "a document's filename next to its title") && !c->ro->lossy)
             return;
-        if (b->type == QB_DOCUMENT && !qstr_present(b->url) && !qstr_present(b->file_id) && !qstr_eq(b->media_type, "application/pdf") &&
+        if (!doc && qstr_present(b->data) && !qstr_eq(b->media_type, "image/jpeg") && !qstr_eq(b->media_type, "image/png") &&
+            !qstr_eq(b->media_type, "image/gif") && !qstr_eq(b->media_type, "image/webp")) {
+            /* the Messages API takes these four image types (docs.anthropic.com, "Vision") */
+            qr_unsupported(c, mi, (int32_t)bi, "an image that is not jpeg, png, gif or webp");
+            return;
+        }
+        if (doc && !qstr_present(b->url) && !qstr_present(b->file_id) && !qstr_eq(b->media_type, "application/pdf") &&
             !qstr_eq(b->media_type, "text/plain")) {
             /* base64 documents are PDFs; plain text goes as a text source */
             qr_unsupported(c, mi, (int32_t)bi, "a document that is neither application/pdf nor text/plain");

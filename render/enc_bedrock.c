@@ -131,7 +131,14 @@ static void block_at(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool 
         text_block(w, b->text);
         if (qval_present(b->citations)) qr_drop_citations(c, mi, bi);
         break;
-    case QB_IMAGE: case QB_DOCUMENT: case QB_AUDIO: case QB_FILE: media(c, b, mi, bi); break;
+    case QB_IMAGE: case QB_DOCUMENT: case QB_AUDIO: case QB_FILE:
+        if (point && mi < c->t->nmsgs && c->t->msgs[mi].role == QR_ASSISTANT) {
+            /* media blocks belong in user messages (Converse) */
+            qr_unsupported(c, mi, (int32_t)bi, "an image or document in an assistant message");
+            return;
+        }
+        media(c, b, mi, bi);
+        break;
     case QB_SERVER_TOOL_CALL: case QB_SERVER_TOOL_RESULT:
         qr_drop_artefact(c, mi, bi, "server tool block: no form in this dialect");
         return;

@@ -379,7 +379,14 @@ static void tool_result_message(cctx *x, uint32_t k, uint32_t b, uint32_t absorb
     qw_key(w, "content");
     bool marked = qr_mark_at(c, QRS_BLOCK, k, b) != NULL;
     bool extra = absorb_from < absorb_to || absorb_groups_k || absorb_tail;
-    if (r->content_is_string && !x->force_array && !marked && !extra) {
+    uint32_t ntext = 0; /* text parts written (an image part is an error or, lossy, dropped) */
+    for (uint32_t i = 0; !r->content_is_string && i < r->nparts; i++) ntext += r->parts[i].type == QB_TEXT;
+    if (!r->content_is_string && ntext == 0 && !x->force_array && !marked && !extra) {
+        /* nothing to send (an empty result, or only what lossy dropped): the
+         * empty string, as for an empty text result; a content array must
+         * not be empty */
+        qw_str(w, "", 0);
+    } else if (r->content_is_string && !x->force_array && !marked && !extra) {
         qw_qstr(w, r->content_text);
     } else {
         qw_arr_begin(w);
@@ -390,6 +397,13 @@ static void tool_result_message(cctx *x, uint32_t k, uint32_t b, uint32_t absorb
             breakpoint(x, k, b);
             qw_obj_end(w);
         } else {
+            if (ntext == 0) { /* an array it must be (a breakpoint, absorbed content): one empty text part */
+                qw_obj_begin(w);
+                qw_key(w, "type"); qw_strz(w, "text");
+                qw_key(w, "text"); qw_str(w, "", 0);
+                breakpoint(x, k, b);
+                qw_obj_end(w);
+            }
             for (uint32_t i = 0; i < r->nparts; i++) {
                 const qblock *p = &r->parts[i];
                 if (p->type != QB_TEXT) { qr_unsupported_part(c, k, b, i, "an image inside a tool result"); continue; }

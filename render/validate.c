@@ -243,6 +243,10 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
                 need_type(v, mt, QJ_STRING, PK(PK(p, "source"), "media_type"), "\"media_type\"");
                 if (doc && str_is(v, st, "base64") && is(v, mt, QJ_STRING) && !str_is(v, mt, "application/pdf"))
                     viol(v, PK(PK(p, "source"), "media_type").s, "a base64 document source is application/pdf");
+                if (!doc && str_is(v, st, "base64") && is(v, mt, QJ_STRING) && !str_is(v, mt, "image/jpeg") &&
+                    !str_is(v, mt, "image/png") && !str_is(v, mt, "image/gif") && !str_is(v, mt, "image/webp"))
+                    viol(v, PK(PK(p, "source"), "media_type").s,
+                         "a base64 image is image/jpeg, image/png, image/gif or image/webp");
                 if (doc && str_is(v, st, "text") && is(v, mt, QJ_STRING) && !str_is(v, mt, "text/plain"))
                     viol(v, PK(PK(p, "source"), "media_type").s, "a text document source is text/plain");
                 need_type(v, get(v, src, "data"), QJ_STRING, PK(PK(p, "source"), "data"), "\"data\"");
@@ -491,6 +495,8 @@ static void b_block(vctx *v, uint32_t b, vp p, bool assistant) {
             viol(v, PK(PK(p, "toolResult"), "status").s, "expected \"success\" or \"error\"");
     }
     if ((x = get(v, b, "image")) != QJ_NONE && assistant) viol(v, PK(p, "image").s, "images belong in user messages");
+    if (get(v, b, "document") != QJ_NONE && assistant) viol(v, PK(p, "document").s, "documents belong in user messages");
+    if (get(v, b, "video") != QJ_NONE && assistant) viol(v, PK(p, "video").s, "videos belong in user messages");
     if ((x = get(v, b, "document")) != QJ_NONE) {
         if (!v->caps.documents) viol(v, PK(p, "document").s, "documents are not supported by this model row");
         uint32_t nm = get(v, x, "name");
