@@ -751,20 +751,24 @@ static quire_status view_of(qr_ctx *c, quire_transcript **viewp) {
     return QUIRE_OK;
 }
 
-/* Blank system blocks (Anthropic, Bedrock): dropped with an event; a system
- * prompt left with no block is not written. */
-static quire_status rules_system(qr_ctx *c, quire_transcript **viewp) {
+/* Blank system blocks (Anthropic, Bedrock; empty ones only for Gemini's
+ * systemInstruction, whose parts may be whitespace but not empty): dropped
+ * with an event; a system prompt left with no block is not written. */
+static quire_status rules_system(qr_ctx *c, quire_transcript **viewp, bool empty_only) {
     const quire_transcript *t = c->t;
     if (!t->has_system || t->nsystem == 0) return QUIRE_OK;
     uint32_t blank = 0;
-    for (uint32_t i = 0; i < t->nsystem; i++) blank += is_blank(t->system[i].text);
+    for (uint32_t i = 0; i < t->nsystem; i++)
+        blank += empty_only ? t->system[i].text.len == 0 : is_blank(t->system[i].text);
     if (!blank) return QUIRE_OK;
     qblock *kept = qarena_alloc(&c->scratch, (size_t)t->nsystem * sizeof(qblock));
     if (!kept) return q_oom(c->err);
     uint32_t nk = 0;
     for (uint32_t i = 0; i < t->nsystem; i++) {
-        if (is_blank(t->system[i].text))
-            ev_drop_system(c, i, "blank_text", "a system text block with no visible character is rejected by this provider");
+        if (empty_only ? t->system[i].text.len == 0 : is_blank(t->system[i].text))
+            ev_drop_system(c, i, "blank_text",
+                           empty_only ? "an empty system text part is rejected by this provider"
+                                      : "a system text block with no visible character is rejected by this provider");
         else kept[nk++] = t->system[i];
     }
     quire_status st = view_of(c, viewp);
@@ -1126,8 +1130,9 @@ static quire_status apply_rules_from(qr_ctx *c, quire_transcript **viewp, qr_rul
     const quire_transcript *t = c->t;
     bool claude_rules = c->caps.dialect == QD_ANTHROPIC_MESSAGES || c->caps.dialect == QD_BEDROCK_CONVERSE;
     *viewp = NULL;
-    quire_status st = claude_rules ? rules_system(c, viewp)
+    quire_status st = claude_rules ? rules_system(c, viewp, false)
                       : c->caps.dialect == QD_GEMINI && c->caps.system == QSYS_FIRST_USER ? rules_system_folded(c, viewp)
+                      : c->caps.dialect == QD_GEMINI                                     ? rules_system(c, viewp, true)
                                                                                         : QUIRE_OK;
     if (st) return st;
     qr_ids ids = {0};

@@ -920,6 +920,16 @@ static void v_gemini(vctx *v, uint32_t root) {
     uint32_t si = get(v, root, "systemInstruction");
     if (si != QJ_NONE && v->caps.system == QSYS_FIRST_USER)
         viol(v, "/systemInstruction", "this model takes no system instruction");
+    uint32_t sp = si != QJ_NONE ? get(v, si, "parts") : QJ_NONE;
+    if (is(v, sp, QJ_ARRAY)) {
+        /* a Part holds one data field: an empty text part has none */
+        uint32_t e = sp + 1;
+        for (uint32_t k = 0; k < count_of(v, sp); k++, e = next(v, e)) {
+            uint32_t tx = is(v, e, QJ_OBJECT) ? get(v, e, "text") : QJ_NONE;
+            if (is(v, tx, QJ_STRING) && qj_at(v->d, tx)->len == 0)
+                viol(v, PK(PI(PK(PK(P(""), "systemInstruction"), "parts"), k), "text").s, "an empty text part is rejected");
+        }
+    }
     uint32_t cs = get(v, root, "contents");
     if (!need_type(v, cs, QJ_ARRAY, PK(r, "contents"), "\"contents\"")) return;
     uint32_t n = count_of(v, cs);

@@ -518,11 +518,20 @@ static void test_gemini_folded_empty_system(void) {
     CHECK_HAS(o.req, "\"parts\":[{\"text\":\"Be brief.\"},{\"text\":\"go\"}]");
     CHECK_NOT(o.ev, "blank_text");
     out_free(&o);
-    /* a row with a system instruction is unchanged by this rule */
+    /* a row with a system instruction: an empty part of it is rejected too ("required oneof
+     * field 'data'"), so it is dropped with the same event, and no systemInstruction is left */
     o = rend("{\"system\":\"\",\"messages\":[{\"role\":\"user\",\"content\":\"go\"}]}", "gemini", NULL, false);
     CHECK_INT(o.st, QUIRE_OK);
-    CHECK_NOT(o.ev, "systemIndex");
+    CHECK_NOT(o.req, "systemInstruction");
+    CHECK_HAS(o.ev, "{\"sessionUpdate\":\"content_dropped\",\"systemIndex\":0,\"reason\":\"blank_text\"");
     out_free(&o);
+    /* whitespace is a part Gemini takes: kept */
+    o = rend("{\"system\":\" \",\"messages\":[{\"role\":\"user\",\"content\":\"go\"}]}", "gemini", NULL, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "\"systemInstruction\":{\"parts\":[{\"text\":\" \"}]}");
+    out_free(&o);
+    CHECK_VIOL("{\"systemInstruction\":{\"parts\":[{\"text\":\"\"}]},\"contents\":[{\"role\":\"user\",\"parts\":"
+               "[{\"text\":\"go\"}]}]}", "gemini", NULL, "/systemInstruction/parts/0/text: an empty text part is rejected");
     CHECK_VIOL("{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"\"},{\"text\":\"go\"}]}]}", "gemini",
                "gemma-3-27b-it", "an empty text part is rejected");
 }
