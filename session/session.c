@@ -314,6 +314,40 @@ static quire_status append_messages(quire_session *s, const char *json, size_t l
             st = append_one(s, raw_of(&d, e), prefix, qj_offset(&d, e), json, len, err);
         }
     }
+    if (!st && s->r->t == t) {
+        /* the conversation must stay renderable: the new messages (with the
+         * assistant turn their results answer) pass the transcript checks
+         * every render makes, calls still open allowed; a message that would
+         * make every later render fail is refused here instead */
+        uint32_t from = saved_msgs;
+        while (from > 0 && from <= t->nmsgs && t->msgs[from - 1].role == QR_TOOL) from--;
+        if (from > 0 && from <= t->nmsgs && t->msgs[from - 1].role == QR_ASSISTANT && from < t->nmsgs &&
+            t->msgs[from].role == QR_TOOL)
+            from--;
+        qarena ar;
+        qarena_init(&ar, s->a);
+        quire_error ce;
+        memset(&ce, 0, sizeof ce);
+        quire_status cs = qtr_check_from(t, from, false, true, NULL, NULL, &ar, &ce);
+        qarena_free(&ar);
+        if (cs == QUIRE_E_NOMEM) {
+            st = q_oom(err);
+        } else if (cs) {
+            /* name the message of the input: "/messages/N..." of the
+             * conversation becomes "(/i)..." of what was appended */
+            unsigned long n = 0;
+            int used = 0;
+            char where[sizeof ce.pointer] = "";
+            if (sscanf(ce.pointer, "/messages/%lu%n", &n, &used) == 1 && n >= saved_msgs) {
+                if (ty == QJ_ARRAY) snprintf(where, sizeof where, "/%lu%s", n - saved_msgs, ce.pointer + used);
+                else snprintf(where, sizeof where, "%s", ce.pointer + used);
+            } else {
+                snprintf(where, sizeof where, "%s", ce.pointer);
+            }
+            st = q_err_at(err, cs, 0, where, "the conversation could not be rendered after it: %s", ce.message);
+            if (err) { err->line = err->column = 0; err->offset = SIZE_MAX; }
+        }
+    }
     qj_doc_free(&d);
     if (st) {
         /* all or nothing: the messages appended before the failing one go */

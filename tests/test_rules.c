@@ -882,6 +882,19 @@ static void test_answer_rules(void) {
     quire_status rs = quire_session_render(s, anth, strlen(anth), NULL, 0, QUIRE_SESSION_CONTIGUOUS, &turn, &e);
     CHECK_MSG(rs == QUIRE_OK, "render for anthropic: %s", e.message);
     if (rs == QUIRE_OK) CHECK(strstr(turn.body, "\"id\":\"call_2_1\"") != NULL);
+    /* what would make every later render fail is refused when it is given, and changes nothing */
+    size_t before = quire_session_message_count(s);
+    const char *empty = "{\"role\":\"user\",\"content\":[]}";
+    CHECK_INT(quire_session_append(s, empty, strlen(empty), &e), QUIRE_E_SCHEMA);
+    CHECK_STR(e.pointer, "/content");
+    CHECK_HAS(e.message, "a message needs at least one content block");
+    const char *orphan = "[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"tool\",\"content\":[{\"type\":"
+                         "\"toolResult\",\"toolCallId\":\"gone\",\"content\":\"r\"}]}]";
+    CHECK(quire_session_append(s, orphan, strlen(orphan), &e) != QUIRE_OK);
+    CHECK_STR(e.pointer, "/1/content/0/toolCallId");
+    CHECK_INT(quire_session_message_count(s), before);
+    rs = quire_session_render(s, anth, strlen(anth), NULL, 0, 0, &turn, &e);
+    CHECK_MSG(rs == QUIRE_OK, "render after refused appends: %s", e.message);
     quire_session_free(s);
 }
 
