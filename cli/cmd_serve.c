@@ -93,7 +93,7 @@ int cmd_serve(int argc, char **argv) {
     size_t cap = 1 << 16, start = 0, len = 0, scan = 0;
     char *in = malloc(cap);
     obuf out = {NULL, 0, 0, false};
-    bool eof = false, dropping = false, ok = in != NULL;
+    bool eof = false, dropping = false, ok = in != NULL, wfail = false;
     int rc = 0;
     while (ok) {
         /* serve every complete line buffered */
@@ -117,7 +117,11 @@ int cmd_serve(int argc, char **argv) {
                 if (quire_server_handle(sv, line, n, &b, &e) || !reply(&out, &b)) { ok = false; break; }
             }
             start = scan = nl ? end + 1 : len;
+            /* pipelined requests: replies go out once 1 MiB waits, so memory
+             * stays bounded by the largest reply, not by their number */
+            if (out.len >= ((size_t)1 << 20) && !out_flush(&out)) { ok = false; wfail = true; break; }
         }
+        if (wfail) { rc = cli_fail("standard output: write error"); break; }
         if (!ok) break;
         /* a partial line longer than the limit: answer it now, drop it up to its newline */
         if (!dropping && len - start > max_line + 1) {

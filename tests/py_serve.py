@@ -270,6 +270,32 @@ def run():
         r = subprocess.run([a.quire, "serve"], input=data, capture_output=True, timeout=60)
         check(b'"error"' in r.stdout.split(b"\n")[2] if r.stdout.count(b"\n") > 2 else False,
               "without --caps the provider is unknown: %r" % r.stdout[-300:])
+        # pipelined requests: replies are written out as they pile up, so memory stays bounded by
+        # the largest reply (before: 300 replies of 512 KiB were all held, ~160 MB)
+        big = b'{"op":"open","session":"p","config":{"target":{"provider":"openai"}}}\n' + \
+            b'{"op":"append","session":"p","message":{"role":"user","content":"' + b"z" * (1 << 19) + b'"}}\n' + \
+            b'{"op":"log","session":"p"}\n' * 300
+        import resource
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        pp = subprocess.Popen([a.quire, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        import threading
+        got = [0]
+        def drain():
+            while True:
+                chunk = pp.stdout.read(1 << 20)
+                if not chunk:
+                    break
+                got[0] += len(chunk)
+        th = threading.Thread(target=drain)
+        th.start()
+        pp.stdin.write(big)
+        pp.stdin.close()
+        th.join(timeout=120)
+        pp.wait(timeout=120)
+        rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB, the largest child so far
+        check(pp.returncode == 0 and got[0] > 300 * (1 << 19), "300 pipelined log replies all written (%d bytes)" % got[0])
+        check(rss < 64 * 1024 or rss == before,
+              "pipelined replies do not pile up in memory: peak RSS %d KiB of a child (bound 64 MiB)" % rss)
         # usage errors
         r = subprocess.run([a.quire, "serve", "extra"], capture_output=True, timeout=60)
         check(r.returncode == 2, "a positional argument is a usage error")
