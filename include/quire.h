@@ -772,6 +772,13 @@ QUIRE_API quire_status quire_session_tool_outcome(quire_session *s, const char *
 QUIRE_API quire_status quire_session_compact(quire_session *s, const char *policy, size_t policy_len,
                                              const char *summary, size_t summary_len, quire_bytes *report,
                                              quire_bytes *events, quire_error *err);
+/* quire_session_compact with the summary applied to exactly the span a plan
+ * named (span_id: the plan's "span"."id", as quire_compact_apply): messages
+ * appended since the plan do not move it; QUIRE_E_MISMATCH when the span's
+ * messages changed. The log's compact line records the span. */
+QUIRE_API quire_status quire_session_compact_span(quire_session *s, const char *policy, size_t policy_len,
+                                                  const char *summary, size_t summary_len, const char *span_id,
+                                                  quire_bytes *report, quire_bytes *events, quire_error *err);
 /* The compaction plan for the current transcript (quire_compact_plan). */
 QUIRE_API quire_status quire_session_plan(quire_session *s, const char *policy, size_t policy_len, int pretty,
                                           quire_bytes *out, quire_error *err);

@@ -26,8 +26,8 @@
  * result transcript borrows from t: the replayer keeps retired transcripts
  * alive until it ends. */
 static quire_status qsess_compact(const quire_replay *r, const qj_doc *d, uint32_t policy,
-                                  const char *summary, size_t summary_len, quire_transcript **nt, quire_state **ns,
-                                  qbuf *events, qbuf *report, quire_error *err, bool *policy_error) {
+                                  const char *summary, size_t summary_len, const char *span, quire_transcript **nt,
+                                  quire_state **ns, qbuf *events, qbuf *report, quire_error *err, bool *policy_error) {
     const quire_transcript *t = r->t;
     const quire_state *s = r->state;
     *nt = NULL;
@@ -45,7 +45,7 @@ static quire_status qsess_compact(const quire_replay *r, const qj_doc *d, uint32
     if (summary) p.budget_tokens = 0;
     if ((st = qrp_request_budget(r, &p, err)) != QUIRE_OK) return st;
     qc_result res;
-    st = qc_compact(t, s, &p, summary, summary_len, &res, err);
+    st = qc_compact_span(t, s, &p, summary, summary_len, span, &res, err);
     if (st) return st;
     *nt = res.t;
     *ns = res.state;
@@ -770,10 +770,15 @@ static quire_status ev_reminders(lctx *c, uint32_t root, const char *type) {
 
 static quire_status ev_compact(lctx *c, uint32_t root, quire_replay_step *step) {
     quire_replay *r = c->r;
-    static const char *const names[] = {"type", "policy", "summary", "messages", "_meta", NULL};
-    uint32_t f[5];
+    static const char *const names[] = {"type", "policy", "summary", "messages", "span", "_meta", NULL};
+    uint32_t f[6];
     quire_status st = fields(c, root, names, f, "compact event", "");
     if (st) return st;
+    /* span: the id of the span a plan named (DESIGN 6): the summary replaces
+     * exactly it, whatever was appended since */
+    if (f[4] != QJ_NONE && (st = want_type(c, f[4], QJ_STRING, "/span", "string (a plan's span id)"))) return st;
+    if (f[4] != QJ_NONE && (f[2] == QJ_NONE || f[3] != QJ_NONE))
+        return lerr(c, QUIRE_E_SESSION, f[4], "/span", "a span id goes with a summary (and no messages)");
     if (f[1] != QJ_NONE && (st = want_type(c, f[1], QJ_OBJECT, "/policy", "object (a compaction policy)"))) return st;
     if (f[2] != QJ_NONE && (st = want_type(c, f[2], QJ_STRING, "/summary", "string"))) return st;
     if (f[3] != QJ_NONE && (st = want_type(c, f[3], QJ_ARRAY, "/messages", "array of transcript messages"))) return st;
@@ -834,8 +839,15 @@ static quire_status ev_compact(lctx *c, uint32_t root, quire_replay_step *step) 
             summary = qj_str_decode(c->d, f[2], &r->ar, &summary_len);
             if (!summary) { st = q_oom(c->err); goto done; }
         }
+        const char *span = NULL;
+        if (f[4] != QJ_NONE) {
+            size_t sl = 0;
+            const char *sp = qj_str_decode(c->d, f[4], &r->ar, &sl);
+            span = sp ? qarena_strndup(&r->ar, sp, sl) : NULL; /* NUL-terminated */
+            if (!span) { st = q_oom(c->err); goto done; }
+        }
         bool perr = false;
-        st = qsess_compact(r, c->d, f[1], summary, summary_len, &nt, &ns, &events, &report, c->err, &perr);
+        st = qsess_compact(r, c->d, f[1], summary, summary_len, span, &nt, &ns, &events, &report, c->err, &perr);
         if (st) {
             if (perr && c->err) {
                 /* a policy error: its pointer is relative to the policy object */

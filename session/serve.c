@@ -160,11 +160,11 @@ size_t quire_server_session_count(const quire_server *sv) { return sv ? sv->coun
 
 enum {
     F_ID, F_OP, F_SESSION, F_CONFIG, F_LOG, F_MESSAGE, F_LINE, F_TARGET, F_RESPONSE, F_STREAM,
-    F_CALLID, F_OUTCOME, F_CONTENT, F_POLICY, F_SUMMARY, F_PARAMS, F_COUNT_
+    F_CALLID, F_OUTCOME, F_CONTENT, F_POLICY, F_SUMMARY, F_PARAMS, F_SPAN, F_COUNT_
 };
 static const char *const k_fields[F_COUNT_] = {
     "id", "op", "session", "config", "log", "message", "line", "target", "response", "stream",
-    "callId", "outcome", "content", "policy", "summary", "params",
+    "callId", "outcome", "content", "policy", "summary", "params", "span",
 };
 #define B(f) (1u << (f))
 #define COMMON (B(F_ID) | B(F_OP) | B(F_SESSION))
@@ -196,7 +196,7 @@ static const op_def k_ops[] = {
     {"render", B(F_TARGET) | B(F_PARAMS), 0, OP_RENDER},
     {"accept", B(F_MESSAGE) | B(F_RESPONSE) | B(F_STREAM), 0, OP_ACCEPT},
     {"tool_outcome", B(F_CALLID) | B(F_OUTCOME) | B(F_CONTENT), B(F_CALLID) | B(F_OUTCOME), OP_TOOL_OUTCOME},
-    {"compact", B(F_POLICY) | B(F_SUMMARY), 0, OP_COMPACT},
+    {"compact", B(F_POLICY) | B(F_SUMMARY) | B(F_SPAN), 0, OP_COMPACT},
     {"plan", B(F_POLICY), 0, OP_PLAN},
     {"estimate", 0, 0, OP_ESTIMATE},
     {"transcript", 0, 0, OP_TRANSCRIPT},
@@ -659,7 +659,22 @@ static quire_status run_op(quire_server *sv, req *r, const op_def *op, sv_entry 
         entry_target_clear(sv, e);
         if (r->v[F_POLICY] != QJ_NONE) RAW(F_POLICY);
         if (r->v[F_SUMMARY] != QJ_NONE && (st = take_string(sv, r, F_SUMMARY, &text, &tlen, err))) break;
-        st = quire_session_compact(e->s, p, n, text, tlen, &x1, &x2, err);
+        char span[128] = "";
+        if (r->v[F_SPAN] != QJ_NONE) {
+            /* the plan's span id: short, plain (digits, '-', hex) */
+            if (qj_type_of(&r->d, r->v[F_SPAN]) != QJ_STRING || qj_at(&r->d, r->v[F_SPAN])->len >= sizeof span ||
+                (qj_at(&r->d, r->v[F_SPAN])->flags & QJ_F_ESC)) {
+                st = req_err(r, err, QUIRE_E_SCHEMA, F_SPAN, "expected a plan's span id (a short string)");
+                break;
+            }
+            memcpy(span, qj_at(&r->d, r->v[F_SPAN])->p, qj_at(&r->d, r->v[F_SPAN])->len);
+            span[qj_at(&r->d, r->v[F_SPAN])->len] = '\0';
+        }
+        st = quire_session_compact_span(e->s, p, n, text, tlen, span[0] ? span : NULL, &x1, &x2, err);
+        if (st && span[0] && (st == QUIRE_E_MISMATCH || st == QUIRE_E_INVALID)) {
+            err_onto_line(r, err, F_SPAN, true); /* the span named is not the plan's any more */
+            break;
+        }
         if (st) {
             err_onto_line(r, err, r->v[F_POLICY] != QJ_NONE || r->v[F_SUMMARY] == QJ_NONE ? F_POLICY : F_SUMMARY,
                           r->v[F_POLICY] == QJ_NONE && r->v[F_SUMMARY] != QJ_NONE);

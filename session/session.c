@@ -714,9 +714,16 @@ quire_status quire_session_tool_outcome(quire_session *s, const char *call_id, q
 
 quire_status quire_session_compact(quire_session *s, const char *policy, size_t policy_len, const char *summary,
                                    size_t summary_len, quire_bytes *report, quire_bytes *events, quire_error *err) {
+    return quire_session_compact_span(s, policy, policy_len, summary, summary_len, NULL, report, events, err);
+}
+
+quire_status quire_session_compact_span(quire_session *s, const char *policy, size_t policy_len, const char *summary,
+                                        size_t summary_len, const char *span_id, quire_bytes *report,
+                                        quire_bytes *events, quire_error *err) {
     if (report) memset(report, 0, sizeof *report);
     if (events) memset(events, 0, sizeof *events);
     if (!s) return q_err(err, QUIRE_E_INVALID, "quire_session_compact: no session");
+    if (span_id && !summary) return q_err(err, QUIRE_E_INVALID, "a span id goes with a summary of that span");
     drop_pending(s);
     reset_sinks(s);
     quire_replay *r = s->r;
@@ -745,6 +752,12 @@ quire_status quire_session_compact(quire_session *s, const char *policy, size_t 
         qw_init(&w, &s->work, false);
         qw_str(&w, summary, summary_len);
         qw_dispose(&w);
+        if (span_id) {
+            qbuf_puts(&s->work, ",\"span\":");
+            qw_init(&w, &s->work, false);
+            qw_str(&w, span_id, strlen(span_id));
+            qw_dispose(&w);
+        }
     }
     qbuf_putc(&s->work, '}');
     if (s->work.oom) return q_oom(err);

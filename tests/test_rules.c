@@ -898,6 +898,67 @@ static void test_answer_rules(void) {
     quire_session_free(s);
 }
 
+/* The session's compaction applies a summary to exactly the span a plan named,
+ * after messages were appended; a span that changed is refused; the log
+ * replays to the same requests (DESIGN 6, 11). */
+static void test_session_compact_span(void) {
+    quire_session *s = NULL;
+    quire_error e;
+    const char *cfg = "{\"sessionId\":\"s\",\"target\":{\"provider\":\"anthropic\"}}";
+    CHECK_INT(quire_session_open(cfg, strlen(cfg), NULL, NULL, &s, &e), QUIRE_OK);
+    const char *m1 = "[{\"role\":\"user\",\"content\":\"task one\"},{\"role\":\"assistant\",\"content\":\"did a\"},"
+                     "{\"role\":\"user\",\"content\":\"task two\"},{\"role\":\"assistant\",\"content\":\"did b\"},"
+                     "{\"role\":\"user\",\"content\":\"task three\"}]";
+    CHECK_INT(quire_session_append(s, m1, strlen(m1), &e), QUIRE_OK);
+    const char *pol = "{\"keepLastTurns\":1,\"keepFirstTurns\":0}";
+    quire_bytes plan = {0};
+    CHECK_INT(quire_session_plan(s, pol, strlen(pol), 0, &plan, &e), QUIRE_OK);
+    const char *sp = plan.data ? strstr(plan.data, "\"span\":{\"id\":\"") : NULL;
+    CHECK(sp != NULL);
+    char span[64] = "";
+    if (sp) {
+        sp += strlen("\"span\":{\"id\":\"");
+        size_t n = strcspn(sp, "\"");
+        if (n < sizeof span) { memcpy(span, sp, n); span[n] = '\0'; }
+    }
+    quire_bytes_free(&plan);
+    CHECK(strncmp(span, "0-3-", 4) == 0);
+    const char *m2 = "[{\"role\":\"assistant\",\"content\":\"did c\"},{\"role\":\"user\",\"content\":\"task four\"}]";
+    CHECK_INT(quire_session_append(s, m2, strlen(m2), &e), QUIRE_OK);
+    const char *sum = "Tasks one and two done.";
+    CHECK_INT(quire_session_compact_span(s, pol, strlen(pol), sum, strlen(sum), "0-3-0000000000000000", NULL, NULL, &e),
+              QUIRE_E_MISMATCH);
+    CHECK_INT(quire_session_message_count(s), 7);
+    CHECK_INT(quire_session_compact_span(s, pol, strlen(pol), sum, strlen(sum), span, NULL, NULL, &e), QUIRE_OK);
+    quire_bytes tb = {0};
+    CHECK_INT(quire_session_transcript(s, 0, &tb, &e), QUIRE_OK);
+    /* messages 0..3 became the summary; "task three" and the appended two stay as they were */
+    CHECK_HAS(tb.data, "Tasks one and two done.");
+    CHECK_NOT(tb.data, "did a");
+    CHECK_NOT(tb.data, "did b");
+    CHECK_HAS(tb.data, "task three");
+    CHECK_HAS(tb.data, "{\"role\":\"assistant\",\"content\":\"did c\"},{\"role\":\"user\",\"content\":\"task four\"}");
+    quire_bytes_free(&tb);
+    /* the log records the span and replays to the same next request */
+    quire_session_turn turn;
+    CHECK_INT(quire_session_render(s, NULL, 0, NULL, 0, QUIRE_SESSION_CONTIGUOUS, &turn, &e), QUIRE_OK);
+    char *want = turn.body ? strndup(turn.body, turn.body_len) : NULL;
+    quire_bytes log = {0};
+    CHECK_INT(quire_session_log(s, &log, &e), QUIRE_OK);
+    CHECK_HAS(log.data, "\"span\":\"");
+    quire_session *r = NULL;
+    CHECK_INT(quire_session_restore(log.data, log.len, NULL, NULL, &r, &e), QUIRE_OK);
+    if (r) {
+        quire_session_turn t2;
+        CHECK_INT(quire_session_render(r, NULL, 0, NULL, 0, QUIRE_SESSION_CONTIGUOUS, &t2, &e), QUIRE_OK);
+        CHECK(want && t2.body && t2.body_len == strlen(want) && memcmp(t2.body, want, t2.body_len) == 0);
+        quire_session_free(r);
+    }
+    free(want);
+    quire_bytes_free(&log);
+    quire_session_free(s);
+}
+
 /* ---- Converse tool names mapped back in answers ---- */
 static void test_converse_names_back(void) {
     const char *resp = "{\"output\":{\"message\":{\"role\":\"assistant\",\"content\":[{\"toolUse\":{\"toolUseId\":\"u1\","
@@ -1183,5 +1244,6 @@ int main(void) {
     test_mistral_ids();
     test_converse_names_back();
     test_answer_rules();
+    test_session_compact_span();
     TEST_MAIN_END();
 }
