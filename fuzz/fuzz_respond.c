@@ -11,6 +11,19 @@
  * with events writes JSON lines. */
 #include "fuzz_common.h"
 
+/* Appends the library's events ev (freed) to the collected ones (malloc'd). */
+static void append_events(quire_bytes *events, quire_bytes *ev) {
+    if (events && ev->len) {
+        char *nb = realloc(events->data, events->len + ev->len + 1);
+        QF_ASSERT(nb != NULL, "out of memory");
+        memcpy(nb + events->len, ev->data, ev->len);
+        events->len += ev->len;
+        nb[events->len] = '\0';
+        events->data = nb;
+    }
+    quire_bytes_free(ev);
+}
+
 static int feed_all(const char *prov, const char *model, const quire_response_options *ro, const char *p, size_t n,
                     size_t chunk, quire_response *out, quire_bytes *events, quire_error *e) {
     quire_stream *st = NULL;
@@ -21,29 +34,13 @@ static int feed_all(const char *prov, const char *model, const quire_response_op
         size_t k = chunk && n - off > chunk ? chunk : n - off;
         quire_bytes ev = {0};
         s = quire_stream_feed(st, p + off, k, events ? &ev : NULL, e);
-        if (events && ev.len) {
-            char *nb = realloc(events->data, events->len + ev.len + 1);
-            QF_ASSERT(nb != NULL, "out of memory");
-            memcpy(nb + events->len, ev.data, ev.len);
-            events->len += ev.len;
-            nb[events->len] = '\0';
-            events->data = nb;
-        }
-        quire_bytes_free(&ev);
+        append_events(events, &ev);
         off += k;
     }
     if (s == QUIRE_OK) {
         quire_bytes ev = {0};
         s = quire_stream_finish(st, out, events ? &ev : NULL, e);
-        if (events && ev.len) {
-            char *nb = realloc(events->data, events->len + ev.len + 1);
-            QF_ASSERT(nb != NULL, "out of memory");
-            memcpy(nb + events->len, ev.data, ev.len);
-            events->len += ev.len;
-            nb[events->len] = '\0';
-            events->data = nb;
-        }
-        quire_bytes_free(&ev);
+        append_events(events, &ev);
     }
     quire_stream_free(st);
     return s;

@@ -196,6 +196,17 @@ static bool image_beside_ok(const qr_ctx *c, const qblock *p) {
     return !c->caps.tool_result_images && qstr_present(p->data);
 }
 
+/* {"inlineData": {mimeType, data}} of a base64 image. */
+static void inline_image(qw *w, const qblock *p) {
+    qw_obj_begin(w);
+    qw_key(w, "inlineData");
+    qw_obj_begin(w);
+    qw_key(w, "mimeType"); qw_qstr(w, p->media_type);
+    qw_key(w, "data"); qw_qstr(w, p->data);
+    qw_obj_end(w);
+    qw_obj_end(w);
+}
+
 /* functionResponse.response is a JSON object (a protobuf Struct): a JSON
  * object result goes as that object ({"error": object} for an error), a text
  * result as {"output"|"error": text} (several text parts: an array of them);
@@ -245,14 +256,7 @@ static void response_part(qr_ctx *c, const qblock *r, uint32_t mi, uint32_t bi) 
         qw_arr_begin(w);
         for (uint32_t i = 0; i < r->nparts; i++) {
             const qblock *p = &r->parts[i];
-            if (p->type != QB_IMAGE || !response_image_ok(c, p)) continue;
-            qw_obj_begin(w);
-            qw_key(w, "inlineData");
-            qw_obj_begin(w);
-            qw_key(w, "mimeType"); qw_qstr(w, p->media_type);
-            qw_key(w, "data"); qw_qstr(w, p->data);
-            qw_obj_end(w);
-            qw_obj_end(w);
+            if (p->type == QB_IMAGE && response_image_ok(c, p)) inline_image(w, p);
         }
         qw_arr_end(w);
     }
@@ -262,14 +266,7 @@ static void response_part(qr_ctx *c, const qblock *r, uint32_t mi, uint32_t bi) 
      * parts of the same content */
     for (uint32_t i = 0; nbeside && i < r->nparts; i++) {
         const qblock *p = &r->parts[i];
-        if (p->type != QB_IMAGE || !image_beside_ok(c, p)) continue;
-        qw_obj_begin(w);
-        qw_key(w, "inlineData");
-        qw_obj_begin(w);
-        qw_key(w, "mimeType"); qw_qstr(w, p->media_type);
-        qw_key(w, "data"); qw_qstr(w, p->data);
-        qw_obj_end(w);
-        qw_obj_end(w);
+        if (p->type == QB_IMAGE && image_beside_ok(c, p)) inline_image(w, p);
     }
 }
 

@@ -1188,8 +1188,7 @@ static void tool_name_choice(pctx *p, uint32_t name) {
 /* One top-level member (key node k, value v) of an Anthropic Messages body. */
 static void pm_anthropic(pctx *p, uint32_t k, uint32_t v) {
     const qj_doc *d = p->d;
-    static const char *const n_type[] = {"type"}, *const n_tool[] = {"type", "name"},
-                             *const n_think[] = {"type", "budget_tokens"}, *const n_user[] = {"user_id"};
+    static const char *const n_think[] = {"type", "budget_tokens"}, *const n_user[] = {"user_id"};
     if (pkey_is(d, k, "max_tokens")) p_copy(p, "maxTokens", v);
     else if (pkey_is(d, k, "temperature")) p_copy(p, "temperature", v);
     else if (pkey_is(d, k, "top_p")) p_copy(p, "topP", v);
@@ -1212,8 +1211,6 @@ static void pm_anthropic(pctx *p, uint32_t k, uint32_t v) {
         uint32_t want = 1u + (nm != QJ_NONE ? 1u : 0u) + (dp != QJ_NONE ? 1u : 0u);
         bool simple = qj_at(d, v)->n == want && qj_find_dup_key(d, v) == QJ_NONE &&
                       (dp == QJ_NONE || qj_type_of(d, dp) == QJ_TRUE || qj_type_of(d, dp) == QJ_FALSE);
-        (void)n_type;
-        (void)n_tool;
         if (simple && nm == QJ_NONE && str_eq(d, ty, "auto")) { p_key(p, K_toolChoice, false); qw_str(p->w, "auto", 4); }
         else if (simple && nm == QJ_NONE && str_eq(d, ty, "any")) { p_key(p, K_toolChoice, false); qw_str(p->w, "required", 8); }
         else if (simple && nm == QJ_NONE && str_eq(d, ty, "none")) { p_key(p, K_toolChoice, false); qw_str(p->w, "none", 4); }

@@ -199,26 +199,30 @@ static char *mend_surrogates(qimport_ctx *c, const char *l, size_t ln) {
     return m;
 }
 
+/* qj_parse, and when the text fails only for lone surrogate escapes, again
+ * on its mended copy (mend_surrogates). */
+static quire_status parse_mended(qimport_ctx *c, qj_doc *d, const char *src, size_t len, const qj_opts *jo,
+                                 quire_error *pe) {
+    memset(pe, 0, sizeof *pe);
+    quire_status st = qj_parse(d, src, len, jo, c->a, pe);
+    if (st != QUIRE_E_JSON || !strstr(pe->message, "surrogate")) return st;
+    char *m = mend_surrogates(c, src, len);
+    if (!m) return st;
+    quire_error pe2;
+    memset(&pe2, 0, sizeof pe2);
+    quire_status st2 = qj_parse(d, m, len, jo, c->a, &pe2);
+    if (st2 != QUIRE_OK && st2 != QUIRE_E_NOMEM && strstr(pe2.message, "surrogate")) return st;
+    *pe = pe2;
+    return st2;
+}
+
 quire_status q_import_parse_line(qimport_ctx *c, qj_doc *d, const char *what, const char *l, size_t ln, size_t off,
                                  uint32_t lineno, bool *skipped, char *skip_msg, size_t skip_cap) {
     *skipped = false;
     quire_limits lim = q_limits(c->opts);
     qj_opts jo = {lim.max_depth, lim.max_string_bytes};
     quire_error pe;
-    memset(&pe, 0, sizeof pe);
-    quire_status st = qj_parse(d, l, ln, &jo, c->a, &pe);
-    if (st == QUIRE_E_JSON && strstr(pe.message, "surrogate")) {
-        char *m = mend_surrogates(c, l, ln);
-        if (m) {
-            quire_error pe2;
-            memset(&pe2, 0, sizeof pe2);
-            quire_status st2 = qj_parse(d, m, ln, &jo, c->a, &pe2);
-            if (st2 == QUIRE_OK || st2 == QUIRE_E_NOMEM || !strstr(pe2.message, "surrogate")) {
-                st = st2;
-                pe = pe2;
-            }
-        }
-    }
+    quire_status st = parse_mended(c, d, l, ln, &jo, &pe);
     if (st == QUIRE_OK && qj_type_of(d, 0) == QJ_OBJECT) return QUIRE_OK;
     if (st == QUIRE_OK) {
         snprintf(pe.message, sizeof pe.message, "expected a JSON object, got %s", qj_type_name(qj_type_of(d, 0)));
@@ -278,20 +282,7 @@ quire_status q_import_parse_doc(qimport_ctx *c, qj_doc *d, const char *what, con
     quire_limits lim = q_limits(c->opts);
     qj_opts jo = {lim.max_depth, lim.max_string_bytes};
     quire_error pe;
-    memset(&pe, 0, sizeof pe);
-    quire_status st = qj_parse(d, src, len, &jo, c->a, &pe);
-    if (st == QUIRE_E_JSON && strstr(pe.message, "surrogate")) {
-        char *m = mend_surrogates(c, src, len);
-        if (m) {
-            quire_error pe2;
-            memset(&pe2, 0, sizeof pe2);
-            quire_status st2 = qj_parse(d, m, len, &jo, c->a, &pe2);
-            if (st2 == QUIRE_OK || st2 == QUIRE_E_NOMEM || !strstr(pe2.message, "surrogate")) {
-                st = st2;
-                pe = pe2;
-            }
-        }
-    }
+    quire_status st = parse_mended(c, d, src, len, &jo, &pe);
     if (st == QUIRE_OK) return QUIRE_OK;
     if (st == QUIRE_E_NOMEM) return q_oom(c->err);
     if (st != QUIRE_E_LIMIT) {
@@ -446,6 +437,15 @@ void qcalls_w_meta(const qcalls *k, qw *w, const int32_t *idx, uint32_t n) {
     qw_obj_end(w);
 }
 
+void qcalls_w_no_output(qw *w, const qcall *kc) {
+    qw_obj_begin(w);
+    qw_key(w, "type"); qw_strz(w, "toolResult");
+    qw_key(w, "toolCallId"); qw_str_esc(w, kc->id, kc->idn);
+    qw_key(w, "content"); qw_strz(w, "[no output was recorded for this call]");
+    qw_key(w, "isError"); qw_bool(w, true);
+    qw_obj_end(w);
+}
+
 uint32_t qcalls_answer_pending(qcalls *k, int32_t *pend, uint32_t *npend, qbuf *body, uint32_t lineno) {
     uint32_t n = 0;
     for (uint32_t i = 0; i < *npend; i++)
@@ -460,12 +460,7 @@ uint32_t qcalls_answer_pending(qcalls *k, int32_t *pend, uint32_t *npend, qbuf *
         qcall *kc = &k->v[pend[i]];
         if (kc->orig) (void)qcalls_answer(k, kc->orig, kc->orign);
         kc->answered = true;
-        qw_obj_begin(&w);
-        qw_key(&w, "type"); qw_strz(&w, "toolResult");
-        qw_key(&w, "toolCallId"); qw_str_esc(&w, kc->id, kc->idn);
-        qw_key(&w, "content"); qw_strz(&w, "[no output was recorded for this call]");
-        qw_key(&w, "isError"); qw_bool(&w, true);
-        qw_obj_end(&w);
+        qcalls_w_no_output(&w, kc);
     }
     qw_arr_end(&w);
     qw_obj_end(&w);

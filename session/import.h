@@ -130,6 +130,8 @@ void qcalls_w_meta(const qcalls *k, qw *w, const int32_t *idx, uint32_t n);
  * written to body as a message line; empties pend and returns how many it
  * answered (0: nothing written). */
 uint32_t qcalls_answer_pending(qcalls *k, int32_t *pend, uint32_t *npend, qbuf *body, uint32_t lineno);
+/* The error toolResult answering a call the log has no result for. */
+void qcalls_w_no_output(qw *w, const qcall *kc);
 
 /* The member key of obj when obj is an object and the member has type t, else
  * QJ_NONE. */

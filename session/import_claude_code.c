@@ -167,6 +167,16 @@ static int32_t lookup(cc *s, const qj_doc *d, const char *key) {
     return qmap_get(&s->uuids, qj_at(d, v)->p, qj_at(d, v)->len);
 }
 
+/* The conversation line (user, assistant or boundary, of the wanted chain)
+ * before line cur in file order, -1 when none. */
+static int32_t conversation_line_before(const cc *s, int32_t cur, bool want_side) {
+    for (int32_t j = cur - 1; j >= 0; j--) {
+        const ccline *P = &s->lines[j];
+        if ((P->kind == K_USER || P->kind == K_ASSISTANT || P->kind == K_BOUNDARY) && P->sidechain == want_side) return j;
+    }
+    return -1;
+}
+
 static quire_status select_lines(cc *s) {
     qimport_ctx *c = s->c;
     bool want_side = (c->flags & QUIRE_IMPORT_SIDECHAINS) != 0;
@@ -188,13 +198,7 @@ static quire_status select_lines(cc *s) {
              * the parent was most likely one of them (a line cut short by a
              * partial write). Continue from the conversation line before it
              * in file order rather than lose everything before the damage. */
-            for (int32_t j = cur - 1; j >= 0; j--) {
-                const ccline *P = &s->lines[j];
-                if ((P->kind == K_USER || P->kind == K_ASSISTANT || P->kind == K_BOUNDARY) && P->sidechain == want_side) {
-                    nx = j;
-                    break;
-                }
-            }
+            nx = conversation_line_before(s, cur, want_side);
             if (nx >= 0)
                 q_import_report(s->c, L->lineno, "note: the line its parentUuid names is not in the file (a skipped "
                                 "line?); continued from line %u, the conversation line before it", s->lines[nx].lineno);
@@ -204,13 +208,7 @@ static quire_status select_lines(cc *s) {
             /* the pre-compaction chain is not in the file (its logicalParentUuid
              * names a line Claude Code wrote elsewhere): continue from the
              * conversation line before the boundary in file order */
-            for (int32_t j = cur - 1; j >= 0; j--) {
-                const ccline *P = &s->lines[j];
-                if ((P->kind == K_USER || P->kind == K_ASSISTANT || P->kind == K_BOUNDARY) && P->sidechain == want_side) {
-                    nx = j;
-                    break;
-                }
-            }
+            nx = conversation_line_before(s, cur, want_side);
             if (nx >= 0)
                 q_import_report(s->c, L->lineno, "compact_boundary: its logical parent is not in the file; continued from line %u, "
                        "the conversation line before it", s->lines[nx].lineno);
@@ -782,12 +780,7 @@ static void write_log(cc *s) {
                     if (kc->answered) continue;
                     if (kc->orig) (void)qcalls_answer(&s->k, kc->orig, kc->orign);
                     kc->answered = true;
-                    qw_obj_begin(&w);
-                    qw_key(&w, "type"); qw_strz(&w, "toolResult");
-                    qw_key(&w, "toolCallId"); qw_str_esc(&w, kc->id, kc->idn);
-                    qw_key(&w, "content"); qw_strz(&w, "[no output was recorded for this call]");
-                    qw_key(&w, "isError"); qw_bool(&w, true);
-                    qw_obj_end(&w);
+                    qcalls_w_no_output(&w, kc);
                 }
                 s->repaired += unanswered;
                 for (uint32_t k = 0; k < it->nblocks; k++) w_block(s, &w, &it->blocks[k]);
