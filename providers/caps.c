@@ -618,14 +618,16 @@ qname_rule qcaps_id_rule(qdialect d) {
     case QD_ANTHROPIC_MESSAGES: return (qname_rule){(size_t)1 << 30, false, false, true, false};
     case QD_BEDROCK_CONVERSE: return (qname_rule){64, false, false, true, false};
     case QD_OPENAI_CHAT: return (qname_rule){40, false, false, true, true};
-    case QD_OPENAI_RESPONSES: case QD_GEMINI: case QD_MISTRAL: case QD_OLLAMA: case QD_COUNT_: break;
+    /* Responses: call_id of 1 to 64 characters (FunctionCallOutputItemParam) */
+    case QD_OPENAI_RESPONSES: return (qname_rule){64, false, false, true, true};
+    case QD_GEMINI: case QD_MISTRAL: case QD_OLLAMA: case QD_COUNT_: break;
     }
     return (qname_rule){0, false, false, false, false};
 }
 
 const char *qcaps_name_rule_text(qname_rule r) {
     if (!r.any) return "any";
-    if (r.anychar) return r.max == 40 ? "at most 40 characters" : "a limited length";
+    if (r.anychar) return r.max == 40 ? "at most 40 characters" : r.max == 64 ? "1 to 64 characters" : "a limited length";
     if (r.max > QCAPS_NAME_MAX) return "[a-zA-Z0-9_-]+";
     if (r.dot_colon) return "[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}";
     return r.max == 128 ? "[a-zA-Z0-9_-]{1,128}" : "[a-zA-Z0-9_-]{1,64}";

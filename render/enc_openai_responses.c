@@ -225,7 +225,7 @@ static void assistant_items(qr_ctx *c, uint32_t k) {
             if (bl->custom) { /* a freeform tool: its input string as given */
                 qw_obj_begin(w);
                 qw_key(w, "type"); qw_strz(w, "custom_tool_call");
-                qw_key(w, "call_id"); qw_qstr(w, bl->id);
+                qw_key(w, "call_id"); qr_write_call_id(c, bl->id, k, true);
                 qw_key(w, "name"); qr_write_tool_name(c, bl->name, k);
                 qw_key(w, "input"); qw_qval(w, bl->input);
                 item_options(c, bl, k, b);
@@ -234,7 +234,7 @@ static void assistant_items(qr_ctx *c, uint32_t k) {
             }
             qw_obj_begin(w);
             qw_key(w, "type"); qw_strz(w, "function_call");
-            qw_key(w, "call_id"); qw_qstr(w, bl->id);
+            qw_key(w, "call_id"); qr_write_call_id(c, bl->id, k, true);
             qw_key(w, "name"); qr_write_tool_name(c, bl->name, k);
             qw_key(w, "arguments"); qr_write_value_as_string(c, bl->input);
             item_options(c, bl, k, b);
@@ -264,7 +264,7 @@ static void tool_outputs(qr_ctx *c, uint32_t k) {
         const qblock *call = qr_call_for(c, k, r->tool_call_id);
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, call && call->custom ? "custom_tool_call_output" : "function_call_output");
-        qw_key(w, "call_id"); qw_qstr(w, r->tool_call_id);
+        qw_key(w, "call_id"); qr_write_call_id(c, r->tool_call_id, k, false);
         qw_key(w, "output");
         bool marked = qr_mark_at(c, QRS_BLOCK, k, b) != NULL;
         if (r->content_is_string && !marked) {

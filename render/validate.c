@@ -864,6 +864,7 @@ static void v_responses(vctx *v, uint32_t root) {
                 need_type(v, get(v, e, "input"), QJ_STRING, PK(p, "input"), "\"input\" (a string)");
             else
                 need_type(v, get(v, e, "arguments"), QJ_STRING, PK(p, "arguments"), "\"arguments\" (a JSON string)");
+            if (is(v, get(v, e, "call_id"), QJ_STRING)) id_form(v, get(v, e, "call_id"), PK(p, "call_id"));
             ids_add(&ids, v, get(v, e, "call_id"));
             seen_non_system = true;
         } else if (str_is(v, ty, "local_shell_call")) {
@@ -875,6 +876,7 @@ static void v_responses(vctx *v, uint32_t root) {
             seen_non_system = true;
         } else if (str_is(v, ty, "function_call_output") || str_is(v, ty, "custom_tool_call_output") ||
                    str_is(v, ty, "local_shell_call_output")) {
+            if (is(v, get(v, e, "call_id"), QJ_STRING)) id_form(v, get(v, e, "call_id"), PK(p, "call_id"));
             ids_answer(&ids, v, get(v, e, "call_id"), PK(p, "call_id"),
                        str_is(v, ty, "function_call_output")     ? "function_call_output"
                        : str_is(v, ty, "custom_tool_call_output") ? "custom_tool_call_output"
