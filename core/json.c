@@ -1033,6 +1033,37 @@ static size_t utf8_put(unsigned cp, char *o) {
     return 4;
 }
 
+/* The code unit of the \uXXXX escape at p[0..6) (p[0] == '\\'), -1 if it is none. */
+static long u_escape_at(const char *p, size_t n) {
+    if (n < 6 || p[1] != 'u') return -1;
+    long v = 0;
+    for (int k = 2; k < 6; k++) {
+        int h = hexval((unsigned char)p[k]);
+        if (h < 0) return -1;
+        v = v * 16 + h;
+    }
+    return v;
+}
+
+size_t qj_mend_lone_surrogates(char *s, size_t n) {
+    size_t mended = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '\\') continue;
+        long v = u_escape_at(s + i, n - i);
+        if (v < 0) { i++; continue; } /* another escape: skip its letter */
+        if (v >= 0xD800 && v <= 0xDBFF) {
+            long lo = i + 6 < n && s[i + 6] == '\\' ? u_escape_at(s + i + 6, n - i - 6) : -1;
+            if (lo >= 0xDC00 && lo <= 0xDFFF) { i += 11; continue; } /* a pair */
+        }
+        if (v >= 0xD800 && v <= 0xDFFF) {
+            memcpy(s + i, "\\ufffd", 6);
+            mended++;
+        }
+        i += 5;
+    }
+    return mended;
+}
+
 static unsigned hex4(const char *s) {
     unsigned v = 0;
     for (int i = 0; i < 4; i++) {

@@ -57,6 +57,12 @@ quire_status qj_parse(qj_doc *doc, const char *src, size_t len, const qj_opts *o
 quire_status qj_parse_careful(qj_doc *doc, const char *src, size_t len, const qj_opts *o,
                               const quire_allocator *a, quire_error *err);
 void qj_doc_free(qj_doc *doc);
+/* JSON text s[0..n) with a lone UTF-16 surrogate escape (a \uD800-\uDBFF not
+ * followed by its low half, or a lone \uDC00-\uDFFF), which this reader
+ * refuses and JavaScript's JSON.stringify writes for a string cut inside an
+ * emoji: replaces each such escape in place by \ufffd (the same six bytes)
+ * and returns how many it replaced. */
+size_t qj_mend_lone_surrogates(char *s, size_t n);
 /* qj_parse that hands each element of an array held by a member of the root
  * object to fn as soon as the element is complete and valid (key: that
  * member's key node). fn returning true drops the element's nodes from the

@@ -658,3 +658,20 @@ size_t qcaps_map_name(qname_rule r, const char *s, size_t n, char out[QCAPS_NAME
     return k;
 }
 
+
+bool qcaps_messages_citation(const qj_doc *d, uint32_t e) {
+    static const char *const kinds[] = {"char_location", "page_location", "content_block_location",
+                                        "web_search_result_location", "search_result_location"};
+    uint32_t t = qj_type_of(d, e) == QJ_OBJECT ? qj_get(d, e, "type") : QJ_NONE;
+    if (t == QJ_NONE || qj_type_of(d, t) != QJ_STRING) return false;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        if (qj_str_eq(d, t, kinds[k])) return true;
+    return false;
+}
+
+bool qcaps_messages_image_type(const char *p, size_t n) {
+    static const char *const types[] = {"image/jpeg", "image/png", "image/gif", "image/webp"};
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
+        if (strlen(types[k]) == n && memcmp(types[k], p, n) == 0) return true;
+    return false;
+}

@@ -102,6 +102,15 @@ bool qcaps_resolve(const quire_caps *ov, const char *provider, const char *model
  * naming what is missing. */
 quire_status qcaps_target(const quire_caps *ov, const char *provider, const char *model, const char **model_out,
                           qcaps *out, int *builtin_index, int *ov_index, quire_error *err);
+/* Anthropic Messages: node e of d is a citation the API takes back, an object
+ * whose "type" is one of its citation kinds (docs.anthropic.com, "Citations":
+ * char_location, page_location, content_block_location,
+ * web_search_result_location, search_result_location). */
+bool qcaps_messages_citation(const qj_doc *d, uint32_t e);
+/* Anthropic Messages: a base64 image of media type p[0..n) (plain bytes) is
+ * one the API takes: jpeg, png, gif or webp (docs.anthropic.com, "Vision"). */
+bool qcaps_messages_image_type(const char *p, size_t n);
+
 /* Glob match ('*', '?'). */
 bool qcaps_glob(const char *pat, const char *s);
 /* Writes a row as a JSON object. */

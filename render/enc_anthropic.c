@@ -68,26 +68,16 @@ static qstr server_tool_name(const qr_ctx *c, const qblock *b, uint32_t mi) {
     return none;
 }
 
-/* Citations the Messages API takes back: an array of objects whose type is
- * one of its citation kinds (docs.anthropic.com, "Citations": char_location,
- * page_location, content_block_location, web_search_result_location,
- * search_result_location). Citations another provider reported (Chat
- * annotations, Converse citations) have other shapes and are dropped with an
- * event, the text kept. */
+/* Citations the Messages API takes back: an array of its own citation kinds
+ * (providers/caps.c, qcaps_messages_citation). Citations another provider
+ * reported (Chat annotations, Converse citations) have other shapes and are
+ * dropped with an event, the text kept. */
 static bool messages_citations(qval v) {
-    static const char *const kinds[] = {"char_location", "page_location", "content_block_location",
-                                        "web_search_result_location", "search_result_location"};
     const qj_doc *d = v.doc;
     if (qj_type_of(d, v.idx) != QJ_ARRAY) return false;
     uint32_t e = v.idx + 1;
-    for (uint32_t i = 0; i < qj_at(d, v.idx)->n; i++, e = qj_next(d, e)) {
-        if (qj_type_of(d, e) != QJ_OBJECT) return false;
-        uint32_t t = qj_get(d, e, "type");
-        bool ok = false;
-        for (size_t k = 0; t != QJ_NONE && qj_type_of(d, t) == QJ_STRING && k < sizeof kinds / sizeof kinds[0]; k++)
-            ok = ok || qj_str_eq(d, t, kinds[k]);
-        if (!ok) return false;
-    }
+    for (uint32_t i = 0; i < qj_at(d, v.idx)->n; i++, e = qj_next(d, e))
+        if (!qcaps_messages_citation(d, e)) return false;
     return true;
 }
 
@@ -133,9 +123,8 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
         if (qstr_present(b->title) && qstr_present(b->filename) &&
             qr_unsupported(c, mi, (int32_t)bi, "a document's filename next to its title") && !c->ro->lossy)
             return;
-        if (!doc && qstr_present(b->data) && !qstr_eq(b->media_type, "image/jpeg") && !qstr_eq(b->media_type, "image/png") &&
-            !qstr_eq(b->media_type, "image/gif") && !qstr_eq(b->media_type, "image/webp")) {
-            /* the Messages API takes these four image types (docs.anthropic.com, "Vision") */
+        qstr mt = !doc && qstr_present(b->data) ? qr_plain(c, b->media_type) : (qstr){0};
+        if (!doc && qstr_present(b->data) && !qcaps_messages_image_type(mt.p ? mt.p : "", mt.len)) {
             qr_unsupported(c, mi, (int32_t)bi, "an image that is not jpeg, png, gif or webp");
             return;
         }

@@ -22,6 +22,17 @@ static void text_part(qw *w, qstr s) {
     qw_obj_end(w);
 }
 
+/* {"inlineData": {mimeType, data}}: a media block's base64 bytes. */
+static void inline_part(qw *w, const qblock *p) {
+    qw_obj_begin(w);
+    qw_key(w, "inlineData");
+    qw_obj_begin(w);
+    qw_key(w, "mimeType"); qw_qstr(w, p->media_type);
+    qw_key(w, "data"); qw_qstr(w, p->data);
+    qw_obj_end(w);
+    qw_obj_end(w);
+}
+
 static void media_part(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
     qw *w = c->w;
     if (b->type == QB_DOCUMENT && !c->caps.documents) { qr_unsupported(c, mi, (int32_t)bi, "a document block"); return; }
@@ -31,20 +42,13 @@ static void media_part(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
     if ((qstr_present(b->filename) || qstr_present(b->title)) &&
         qr_unsupported(c, mi, (int32_t)bi, "a document's title or filename (Gemini parts carry none)") && !c->ro->lossy)
         return;
+    if (!qstr_present(b->url) && !qstr_present(b->file_id)) { inline_part(w, b); return; }
     qw_obj_begin(w);
-    if (qstr_present(b->url) || qstr_present(b->file_id)) {
-        qw_key(w, "fileData");
-        qw_obj_begin(w);
-        if (qstr_present(b->media_type)) { qw_key(w, "mimeType"); qw_qstr(w, b->media_type); }
-        qw_key(w, "fileUri"); qw_qstr(w, qstr_present(b->url) ? b->url : b->file_id);
-        qw_obj_end(w);
-    } else {
-        qw_key(w, "inlineData");
-        qw_obj_begin(w);
-        qw_key(w, "mimeType"); qw_qstr(w, b->media_type);
-        qw_key(w, "data"); qw_qstr(w, b->data);
-        qw_obj_end(w);
-    }
+    qw_key(w, "fileData");
+    qw_obj_begin(w);
+    if (qstr_present(b->media_type)) { qw_key(w, "mimeType"); qw_qstr(w, b->media_type); }
+    qw_key(w, "fileUri"); qw_qstr(w, qstr_present(b->url) ? b->url : b->file_id);
+    qw_obj_end(w);
     qw_obj_end(w);
 }
 
@@ -196,17 +200,6 @@ static bool image_beside_ok(const qr_ctx *c, const qblock *p) {
     return !c->caps.tool_result_images && qstr_present(p->data);
 }
 
-/* {"inlineData": {mimeType, data}} of a base64 image. */
-static void inline_image(qw *w, const qblock *p) {
-    qw_obj_begin(w);
-    qw_key(w, "inlineData");
-    qw_obj_begin(w);
-    qw_key(w, "mimeType"); qw_qstr(w, p->media_type);
-    qw_key(w, "data"); qw_qstr(w, p->data);
-    qw_obj_end(w);
-    qw_obj_end(w);
-}
-
 /* functionResponse.response is a JSON object (a protobuf Struct): a JSON
  * object result goes as that object ({"error": object} for an error), a text
  * result as {"output"|"error": text} (several text parts: an array of them);
@@ -256,7 +249,7 @@ static void response_part(qr_ctx *c, const qblock *r, uint32_t mi, uint32_t bi) 
         qw_arr_begin(w);
         for (uint32_t i = 0; i < r->nparts; i++) {
             const qblock *p = &r->parts[i];
-            if (p->type == QB_IMAGE && response_image_ok(c, p)) inline_image(w, p);
+            if (p->type == QB_IMAGE && response_image_ok(c, p)) inline_part(w, p);
         }
         qw_arr_end(w);
     }
@@ -266,7 +259,7 @@ static void response_part(qr_ctx *c, const qblock *r, uint32_t mi, uint32_t bi) 
      * parts of the same content */
     for (uint32_t i = 0; nbeside && i < r->nparts; i++) {
         const qblock *p = &r->parts[i];
-        if (p->type == QB_IMAGE && image_beside_ok(c, p)) inline_image(w, p);
+        if (p->type == QB_IMAGE && image_beside_ok(c, p)) inline_part(w, p);
     }
 }
 

@@ -211,18 +211,13 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
         }
         uint32_t ci = get(v, b, "citations");
         if (ci != QJ_NONE && !is(v, ci, QJ_NULL)) {
-            /* the Messages API's citation kinds (docs.anthropic.com, "Citations") */
-            static const char *const kinds[] = {"char_location", "page_location", "content_block_location",
-                                                "web_search_result_location", "search_result_location"};
+            /* the Messages API's citation kinds (providers/caps.c, qcaps_messages_citation) */
             if (!is(v, ci, QJ_ARRAY)) {
                 viol(v, PK(p, "citations").s, "expected an array of citations");
             } else {
                 uint32_t e = ci + 1;
                 for (uint32_t k = 0; k < count_of(v, ci); k++, e = next(v, e)) {
-                    uint32_t ct = is(v, e, QJ_OBJECT) ? get(v, e, "type") : QJ_NONE;
-                    bool ok = false;
-                    for (size_t q = 0; q < sizeof kinds / sizeof kinds[0]; q++) ok = ok || str_is(v, ct, kinds[q]);
-                    if (!ok)
+                    if (!qcaps_messages_citation(v->d, e))
                         viol(v, PI(PK(p, "citations"), k).s, "a citation is an object whose type is char_location, "
                              "page_location, content_block_location, web_search_result_location or search_result_location");
                 }
@@ -243,8 +238,9 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
                 need_type(v, mt, QJ_STRING, PK(PK(p, "source"), "media_type"), "\"media_type\"");
                 if (doc && str_is(v, st, "base64") && is(v, mt, QJ_STRING) && !str_is(v, mt, "application/pdf"))
                     viol(v, PK(PK(p, "source"), "media_type").s, "a base64 document source is application/pdf");
-                if (!doc && str_is(v, st, "base64") && is(v, mt, QJ_STRING) && !str_is(v, mt, "image/jpeg") &&
-                    !str_is(v, mt, "image/png") && !str_is(v, mt, "image/gif") && !str_is(v, mt, "image/webp"))
+                char mb[64] = "";
+                if (!doc && str_is(v, st, "base64") && is(v, mt, QJ_STRING)) sval(v, mt, mb, sizeof mb);
+                if (!doc && str_is(v, st, "base64") && is(v, mt, QJ_STRING) && !qcaps_messages_image_type(mb, strlen(mb)))
                     viol(v, PK(PK(p, "source"), "media_type").s,
                          "a base64 image is image/jpeg, image/png, image/gif or image/webp");
                 if (doc && str_is(v, st, "text") && is(v, mt, QJ_STRING) && !str_is(v, mt, "text/plain"))

@@ -2,6 +2,7 @@
  * framing (SSE and JSON lines) and the public API. See respond/respond.h and
  * docs/responses.md. */
 #include "respond/respond.h"
+#include "core/transcript.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -318,12 +319,11 @@ static quire_status unique_call_ids(racc *acc, quire_error *err) {
     for (uint32_t i = 0; i < acc->n && !st; i++) {
         const rblock *b = &acc->b[i];
         if (!call_kind(b->kind)) continue;
-        uint64_t h = 1469598103934665603ull;
-        for (size_t k = 0; k < b->id.len; k++) h = (h ^ (uint8_t)b->id.data[k]) * 1099511628211ull;
-        uint32_t j = (uint32_t)h & (cap - 1);
+        qstr id = qstr_plain(b->id.data ? b->id.data : "", b->id.len); /* the transcript's id hash and equality */
+        uint32_t j = (uint32_t)qtr_id_hash(id) & (cap - 1);
         for (; slot[j]; j = (j + 1) & (cap - 1)) {
             const rblock *o = &acc->b[slot[j] - 1];
-            if (o->id.len == b->id.len && (b->id.len == 0 || memcmp(o->id.data, b->id.data, b->id.len) == 0)) {
+            if (qtr_ids_eq(qstr_plain(o->id.data ? o->id.data : "", o->id.len), id)) {
                 char ptr[48];
                 snprintf(ptr, sizeof ptr, "/content/%u/id", i);
                 char q[96];

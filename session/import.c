@@ -150,53 +150,19 @@ quire_status quire_import(const char *bytes, size_t len, const quire_import_opti
     return st;
 }
 
-static int hexv(char ch) {
-    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
-}
-/* The \uXXXX escape at p[0..6) (p[0] == '\\'), or -1. */
-static long u_escape(const char *p, size_t n) {
-    if (n < 6 || p[1] != 'u') return -1;
-    long v = 0;
-    for (int k = 2; k < 6; k++) {
-        int h = hexv(p[k]);
-        if (h < 0) return -1;
-        v = v * 16 + h;
-    }
-    return v;
-}
-
 /* Agents written in JavaScript log strings cut inside a surrogate pair as a
  * lone \uD83D (JSON.stringify writes an unpaired surrogate as an escape); the
  * JSON reader refuses it. A copy of the text with each lone surrogate escape
- * replaced by \ufffd (the same six bytes) reads, and says the same apart from
- * the character that was cut. NULL when the text has none (or no memory). */
+ * replaced by \ufffd (qj_mend_lone_surrogates) reads, and says the same apart
+ * from the character that was cut. NULL when the text has none (or no memory). */
 static char *mend_surrogates(qimport_ctx *c, const char *l, size_t ln) {
-    char *m = NULL;
-    for (size_t i = 0; i < ln; i++) {
-        if (l[i] != '\\') continue;
-        long v = u_escape(l + i, ln - i);
-        if (v < 0) { i++; continue; } /* another escape: skip its letter */
-        bool lone = false;
-        if (v >= 0xD800 && v <= 0xDBFF) {
-            long lo = i + 6 < ln && l[i + 6] == '\\' ? u_escape(l + i + 6, ln - i - 6) : -1;
-            if (lo >= 0xDC00 && lo <= 0xDFFF) { i += 11; continue; } /* a pair */
-            lone = true;
-        } else if (v >= 0xDC00 && v <= 0xDFFF) {
-            lone = true;
-        }
-        if (lone) {
-            if (!m) {
-                m = qarena_alloc(c->mended, ln + 1);
-                if (!m) return NULL;
-                memcpy(m, l, ln);
-                m[ln] = '\0';
-            }
-            memcpy(m + i, "\\ufffd", 6);
-            c->nmended++;
-        }
-        i += 5;
-    }
-    return m;
+    char *m = qarena_alloc(c->mended, ln + 1);
+    if (!m) return NULL;
+    memcpy(m, l, ln);
+    m[ln] = '\0';
+    size_t k = qj_mend_lone_surrogates(m, ln);
+    c->nmended += (uint32_t)k;
+    return k ? m : NULL;
 }
 
 /* qj_parse, and when the text fails only for lone surrogate escapes, again

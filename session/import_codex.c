@@ -200,6 +200,12 @@ static void w_tool_result(cx *s, qw *w, const qj_doc *d, uint32_t item) {
     qw_obj_end(w);
 }
 
+/* _meta.line of a log line written from rollout line lineno; none inside a
+ * compaction's replacement history (converted apart, then taken as messages). */
+static void w_line(const cx *s, qw *w, uint32_t lineno) {
+    if (!s->in_history) q_w_meta_line(w, lineno);
+}
+
 static void flush(cx *s) {
     if (s->role == R_NONE || s->nblocks == 0) { s->role = R_NONE; s->nblocks = 0; return; }
     qw w;
@@ -226,7 +232,7 @@ static void flush(cx *s) {
     }
     qw_arr_end(&w);
     qw_obj_end(&w);
-    q_w_meta_line(&w, s->in_history ? 0 : s->msg_line);
+    w_line(s, &w, s->msg_line);
     q_log_line_end(&w, &s->body);
     s->messages++;
     s->role = R_NONE;
@@ -308,7 +314,7 @@ static void output_item(cx *s, const qj_doc *d, uint32_t item, uint8_t kind) {
             qw_key(&w, "model"); qw_node(&w, s->model_d, s->model);
             qw_obj_end(&w);
         }
-        q_w_meta_line(&w, s->in_history ? 0 : s->cur_line);
+        w_line(s, &w, s->cur_line);
         q_log_line_end(&w, &s->body);
         s->renders++;
         s->need_render = false;
@@ -357,7 +363,7 @@ static void input_message(cx *s, const qj_doc *d, uint32_t item, const char *rol
     }
     qw_arr_end(&w);
     qw_obj_end(&w);
-    q_w_meta_line(&w, s->in_history ? 0 : lineno);
+    w_line(s, &w, lineno);
     q_log_line_end(&w, &s->body);
     s->messages++;
 }
@@ -374,7 +380,7 @@ static void opaque_user_item(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno
     w_opaque(&w, d, p);
     qw_arr_end(&w);
     qw_obj_end(&w);
-    q_w_meta_line(&w, s->in_history ? 0 : lineno);
+    w_line(s, &w, lineno);
     q_log_line_end(&w, &s->body);
     s->messages++;
 }
