@@ -322,7 +322,7 @@ static void assistant_message(qr_ctx *c, uint32_t i, uint32_t j) {
 static void write_params(qr_ctx *c) {
     const qparams *p = c->params;
     qw *w = c->w;
-    bool thinking = qval_present(p->budget_tokens);
+    bool thinking = qr_thinking_budget(c);
     if (qval_present(p->stop)) { qw_key(w, "stop_sequences"); qr_write_stop(c); }
     if (qval_present(p->temperature) && !qr_param_above(c, "temperature", p->temperature, 1)) {
         if (thinking && qp_number(p->temperature) != 1)

@@ -12,6 +12,7 @@
 #include "render/wire.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 /* {"cachePoint":{"type":"default"}}, with the marker's TTL kept: an input
  * cacheControl "ttl" ("5m" | "1h") or a managed marker that needs "1h". */
@@ -284,11 +285,12 @@ static void write_params(qr_ctx *c) {
         if (qval_present(p->top_p)) { qw_key(w, "topP"); qw_qval(w, p->top_p); }
         qw_obj_end(w);
     }
-    if (native && (qval_present(p->top_k) || qval_present(p->budget_tokens))) {
+    bool thinking = native && qr_thinking_budget(c);
+    if (native && (qval_present(p->top_k) || thinking)) {
         qw_key(w, "additionalModelRequestFields");
         qw_obj_begin(w);
         if (qval_present(p->top_k)) { qw_key(w, "top_k"); qw_qval(w, p->top_k); }
-        if (qval_present(p->budget_tokens)) {
+        if (thinking) {
             qw_key(w, "thinking");
             qw_obj_begin(w);
             qw_key(w, "type"); qw_strz(w, "enabled");
@@ -297,6 +299,71 @@ static void write_params(qr_ctx *c) {
         }
         qw_obj_end(w);
     }
+}
+
+static int name_cmp(const void *x, const void *y) {
+    const qstr *a = x, *b = y;
+    int r = memcmp(a->p, b->p, a->len < b->len ? a->len : b->len);
+    return r ? r : (a->len > b->len) - (a->len < b->len);
+}
+
+/* Whether the tool list writes a tool (a function tool, or a provider tool of
+ * Bedrock's own). */
+static bool tool_written(const qr_ctx *c, const qtool *tl) {
+    return tl->kind != QTK_CUSTOM && (tl->kind != QTK_PROVIDER || qr_is_provider(c, tl->provider));
+}
+
+/* Converse refuses toolUse and toolResult blocks in a request without
+ * toolConfig ("The toolConfig field must be defined when using toolUse and
+ * toolResult content blocks"; docs/providers.md): when the transcript gives no
+ * tool it can send and its history holds calls, each called name is declared
+ * with an open object schema, in byte order of the names (request_adjusted,
+ * declared_called_tools). False: out of memory. */
+static bool tools_for_history(qr_ctx *c) {
+    const quire_transcript *t = c->t;
+    uint32_t ncalls = 0, fm = UINT32_MAX;
+    for (uint32_t k = 0; k < t->nmsgs; k++)
+        for (uint32_t b = 0; b < t->msgs[k].nblocks; b++) {
+            uint8_t ty = t->msgs[k].blocks[b].type;
+            if (ty != QB_TOOL_CALL && ty != QB_TOOL_RESULT) continue;
+            if (fm == UINT32_MAX) fm = k;
+            ncalls += ty == QB_TOOL_CALL;
+        }
+    if (fm == UINT32_MAX) return true;
+    qstr *names = qarena_alloc(&c->scratch, (size_t)(ncalls ? ncalls : 1) * sizeof *names);
+    if (!names) { c->st = q_oom(c->err); return false; }
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < t->nmsgs; k++)
+        for (uint32_t b = 0; b < t->msgs[k].nblocks; b++)
+            if (t->msgs[k].blocks[b].type == QB_TOOL_CALL) names[n++] = qr_plain(c, t->msgs[k].blocks[b].name);
+    qsort(names, n, sizeof *names, name_cmp);
+    qw *w = c->w;
+    qw_key(w, "toolConfig");
+    qw_obj_begin(w);
+    qw_key(w, "tools");
+    qw_arr_begin(w);
+    for (uint32_t i = 0; i < n; i++) {
+        if (i && name_cmp(&names[i - 1], &names[i]) == 0) continue;
+        qw_obj_begin(w);
+        qw_key(w, "toolSpec");
+        qw_obj_begin(w);
+        qw_key(w, "name"); qr_write_tool_name(c, names[i], QR_NAME_TOOLS);
+        qw_key(w, "inputSchema");
+        qw_obj_begin(w);
+        qw_key(w, "json");
+        qw_obj_lit(w, "type", "object");
+        qw_obj_end(w);
+        qw_obj_end(w);
+        qw_obj_end(w);
+        qw_obj_end(w);
+    }
+    qw_arr_end(w);
+    write_tool_choice(c);
+    qw_obj_end(w);
+    qr_event_adjusted(c, "declared_called_tools", fm,
+                      "Converse needs toolConfig when the messages hold tool calls: each called tool is "
+                      "declared with an open object schema");
+    return true;
 }
 
 quire_status qr_encode_bedrock(qr_ctx *c) {
@@ -314,7 +381,14 @@ quire_status qr_encode_bedrock(qr_ctx *c) {
         if (qstr_present(c->sys_extra)) text_block(w, c->sys_extra);
         qw_arr_end(w);
     }
-    if (t->has_tools && t->ntools) {
+    uint32_t declared = 0;
+    for (uint32_t i = 0; t->has_tools && i < t->ntools; i++) declared += tool_written(c, &t->tools[i]);
+    if (!declared) {
+        for (uint32_t i = 0; t->has_tools && i < t->ntools; i++)
+            qr_tool_unsupported(c, i, t->tools[i].kind == QTK_CUSTOM ? "a custom (freeform) tool"
+                                                                     : "a provider tool of another provider");
+        if (!c->st && !tools_for_history(c)) return c->st;
+    } else {
         qw_key(w, "toolConfig");
         qw_obj_begin(w);
         qw_key(w, "tools");

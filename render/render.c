@@ -179,6 +179,27 @@ void qr_param_unsupported(qr_ctx *c, const char *name, const char *why) {
     }
 }
 
+bool qr_thinking_budget(qr_ctx *c) {
+    if (!qval_present(c->params->budget_tokens)) return false;
+    const quire_transcript *t = c->t;
+    /* the messages after the last assistant one (one wire user message) */
+    uint32_t k = t->nmsgs;
+    bool results = false;
+    while (k > 0 && t->msgs[k - 1].role != QR_ASSISTANT) {
+        k--;
+        for (uint32_t b = 0; b < t->msgs[k].nblocks; b++) results |= t->msgs[k].blocks[b].type == QB_TOOL_RESULT;
+    }
+    if (k == 0 || k == t->nmsgs) return true;
+    const qmsg *a = &t->msgs[k - 1];
+    if (!results || (a->nblocks && (a->blocks[0].type == QB_THINKING || a->blocks[0].type == QB_REDACTED_THINKING)))
+        return true;
+    char why[160];
+    snprintf(why, sizeof why, "with thinking enabled, the assistant message whose calls the last message answers "
+             "(message %u) must start with a thinking block", a->src_index);
+    qr_param_unsupported(c, "reasoning.budgetTokens", why);
+    return false;
+}
+
 bool qr_param_above(qr_ctx *c, const char *name, qval v, double max) {
     if (!qval_present(v) || qp_number(v) <= max) return false;
     if (!c->st) {
@@ -1006,9 +1027,15 @@ static quire_status rules_msg(qr_ctx *c, uint32_t k, quire_transcript **viewp, b
     qblock *kept = NULL;
     uint32_t nk = 0;
     bool changed = false, pure = true; /* pure: the same kept blocks every turn (no trim, no id map) */
+    /* Claude: the thinking of an assistant message comes first or not at all;
+     * the final assistant message holds none unless thinking is enabled */
+    bool claude_assistant = claude_rules && m->role == QR_ASSISTANT;
+    bool thinking_off = claude_assistant && k == last && final_assistant && !qval_present(c->params->budget_tokens);
+    int first_kept = -1; /* 1: the first block kept is thinking, 0: another block */
     for (uint32_t b = 0; b < m->nblocks; b++) {
         const qblock *bl = &m->blocks[b];
         const char *reason = NULL, *detail = NULL;
+        bool think = bl->type == QB_THINKING || bl->type == QB_REDACTED_THINKING;
         if (claude_rules && bl->type == QB_TEXT && !qr_is_instruction(m) && is_blank(bl->text)) {
             reason = "blank_text";
             detail = "a text block with no visible character is rejected by this provider";
@@ -1031,7 +1058,14 @@ static quire_status rules_msg(qr_ctx *c, uint32_t k, quire_transcript **viewp, b
         } else if (claude_rules && bl->type == QB_THINKING && !qstr_present(bl->signature)) {
             reason = "unsigned_thinking";
             detail = "a thinking block without its signature is rejected by this provider";
+        } else if (think && thinking_off) {
+            reason = "thinking_disabled";
+            detail = "the final assistant message may hold thinking only when the request enables thinking";
+        } else if (think && claude_assistant && first_kept == 0) {
+            reason = "misplaced_thinking";
+            detail = "an assistant message that holds thinking must start with it: thinking after another block is rejected";
         }
+        if (!reason && first_kept < 0) first_kept = think;
         qblock nb; /* the block as changed: copied only when a rule may change it */
         bool mod = false, oom = false, copied = false;
         if (!reason && claude_rules && bl->type == QB_TOOL_RESULT) mod = rules_tool_result(c, bl, &nb, &copied, k, b, &oom);
@@ -1421,6 +1455,10 @@ static quire_status render_impl(const quire_transcript *t, const quire_state *st
             quire_bytes_free(&rep);
         } else if (vs == QUIRE_E_NOMEM) {
             st = q_oom(err);
+        } else if (vs != QUIRE_OK) {
+            /* never a body that does not even parse */
+            st = q_err(err, QUIRE_E_VALIDATE, "the %s request written is not well-formed (%s at %s): please report this",
+                       qdialect_name(c.caps.dialect), verr.message, verr.pointer);
         }
     }
     if (st == QUIRE_OK) qs_after_render(c.next, &events);

@@ -117,6 +117,11 @@ bool qr_gemini_signs_calls(const char *model);
 /* A parameter the target cannot carry: an error naming it (/name), or with
  * lossy a request_adjusted event (change parameter_dropped). */
 void qr_param_unsupported(qr_ctx *c, const char *name, const char *why);
+/* Whether the request enables thinking (a reasoning budget, Anthropic and
+ * Bedrock): not when the tool loop in progress was started by an assistant
+ * message that does not begin with thinking, which Claude rejects (an error
+ * naming /reasoning/budgetTokens, or with lossy the budget is dropped). */
+bool qr_thinking_budget(qr_ctx *c);
 /* A number parameter above the dialect's maximum: an error naming it. */
 bool qr_param_above(qr_ctx *c, const char *name, qval v, double max);
 /* Writes the stop parameter as an array of strings. */

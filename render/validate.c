@@ -329,6 +329,59 @@ static void final_assistant_ws(vctx *v, uint32_t msgs, uint32_t n) {
  * no other (the API answers "Extra inputs are not permitted"). */
 static const char *const k_role_content[] = {"role", "content"};
 
+/* Claude's thinking rules, Messages API and Converse (docs/providers.md,
+ * "Thinking"): an assistant message that holds thinking starts with it; with
+ * thinking disabled the final message, if an assistant's, holds none; with
+ * thinking enabled, the assistant message whose calls the final user message
+ * answers starts with thinking. thinking_block tells a block of the dialect
+ * apart, result_block a tool result. */
+typedef bool (*blk_pred)(const vctx *v, uint32_t b);
+static bool a_thinking(const vctx *v, uint32_t b) {
+    uint32_t ty = get(v, b, "type");
+    return str_is(v, ty, "thinking") || str_is(v, ty, "redacted_thinking");
+}
+static bool a_result(const vctx *v, uint32_t b) { return str_is(v, get(v, b, "type"), "tool_result"); }
+static bool b_thinking(const vctx *v, uint32_t b) { return get(v, b, "reasoningContent") != QJ_NONE; }
+static bool b_result(const vctx *v, uint32_t b) { return get(v, b, "toolResult") != QJ_NONE; }
+static bool thinking_enabled(const vctx *v, uint32_t th) {
+    return is(v, th, QJ_OBJECT) && !str_is(v, get(v, th, "type"), "disabled");
+}
+static void thinking_rules(vctx *v, uint32_t msgs, bool enabled, blk_pred thinking_block, blk_pred result_block) {
+    uint32_t n = count_of(v, msgs), e = first(msgs), prev = QJ_NONE;
+    char pp[96];
+    for (uint32_t i = 0; i < n; i++, prev = e, e = next(v, e)) {
+        uint32_t ct = get(v, e, "content");
+        bool assistant = str_is(v, get(v, e, "role"), "assistant");
+        uint32_t nb = count_of(v, ct), b = first(ct);
+        if (assistant && nb) {
+            bool lead = thinking_block(v, b);
+            for (uint32_t j = 0; j < nb; j++, b = next(v, b)) {
+                if (!thinking_block(v, b)) continue;
+                if (!lead) {
+                    snprintf(pp, sizeof pp, "/messages/%u/content/%u", i, j);
+                    viol(v, pp, "an assistant message that holds thinking must start with a thinking block");
+                    break;
+                }
+                if (!enabled && i + 1 == n) {
+                    snprintf(pp, sizeof pp, "/messages/%u/content/%u", i, j);
+                    viol(v, pp, "with thinking disabled, the final assistant message may not hold thinking");
+                    break;
+                }
+            }
+        }
+        if (!enabled || assistant || i + 1 != n || i == 0 || !str_is(v, get(v, prev, "role"), "assistant")) continue;
+        bool answers = false;
+        b = first(ct);
+        for (uint32_t j = 0; j < nb && !answers; j++, b = next(v, b)) answers = result_block(v, b);
+        uint32_t pc = get(v, prev, "content");
+        if (answers && !(count_of(v, pc) && thinking_block(v, first(pc)))) {
+            snprintf(pp, sizeof pp, "/messages/%u/content/0", i - 1);
+            viol(v, pp, "with thinking enabled, the assistant message whose calls the last message answers must "
+                        "start with a thinking block");
+        }
+    }
+}
+
 static void v_anthropic(vctx *v, uint32_t root) {
     vp r = P("");
     uint32_t model = get(v, root, "model"), mt = get(v, root, "max_tokens"), msgs = get(v, root, "messages");
@@ -435,6 +488,7 @@ static void v_anthropic(vctx *v, uint32_t root) {
     }
     if (ids.n > ids.next && prev && strcmp(prev, "assistant") != 0) ids_close(&ids, v, P("/messages"));
     final_assistant_ws(v, msgs, n);
+    thinking_rules(v, msgs, thinking_enabled(v, get(v, root, "thinking")), a_thinking, a_result);
 }
 
 /* ---- Bedrock Converse ---- */
@@ -594,6 +648,24 @@ static void v_bedrock(vctx *v, uint32_t root) {
         prev = rn;
     }
     final_assistant_ws(v, msgs, n);
+    thinking_rules(v, msgs, thinking_enabled(v, get(v, get(v, root, "additionalModelRequestFields"), "thinking")),
+                   b_thinking, b_result);
+    if (tc == QJ_NONE) {
+        /* "The toolConfig field must be defined when using toolUse and toolResult content blocks" */
+        e = first(msgs);
+        for (uint32_t i = 0; i < n; i++, e = next(v, e)) {
+            uint32_t ct = get(v, e, "content"), b = first(ct);
+            uint32_t j = 0;
+            for (; j < count_of(v, ct); j++, b = next(v, b))
+                if (get(v, b, "toolUse") != QJ_NONE || get(v, b, "toolResult") != QJ_NONE) break;
+            if (j < count_of(v, ct)) {
+                char pp[96];
+                snprintf(pp, sizeof pp, "/messages/%u/content/%u", i, j);
+                viol(v, pp, "toolUse and toolResult blocks need toolConfig in the request");
+                break;
+            }
+        }
+    }
 }
 
 /* ---- OpenAI Chat, Mistral, Ollama (the chat family) ---- */

@@ -638,6 +638,12 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
         }
         if (vs == QUIRE_OK) quire_bytes_free(&rep);
         if (vs == QUIRE_E_NOMEM) { quire_render_result_free(&res); return q_oom(c->err); }
+        if (vs != QUIRE_OK) {
+            lerr(c, QUIRE_E_VALIDATE, root, "", "the request for %s written is not well-formed (%s at %s): please report this",
+                 prov, verr.message, verr.pointer);
+            quire_render_result_free(&res);
+            return QUIRE_E_VALIDATE;
+        }
     }
     int64_t turn = res.state ? res.state->turn : 0;
     /* an interrupt_immediate reminder rendered for the first time asks the

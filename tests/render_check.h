@@ -31,7 +31,7 @@ typedef struct out {
 
 /* Renders a parsed transcript for provider/model; a successful body must
  * pass quire_validate for the same target. */
-static out rend_t(const quire_transcript *t, const char *provider, const char *model, bool lossy) {
+static out rend_tp(const quire_transcript *t, const char *provider, const char *model, bool lossy, const char *params) {
     out o;
     memset(&o, 0, sizeof o);
     o.parsed = true;
@@ -39,6 +39,8 @@ static out rend_t(const quire_transcript *t, const char *provider, const char *m
     ro.provider = provider;
     ro.model = model;
     ro.lossy = lossy;
+    ro.params = params;
+    ro.params_len = params ? strlen(params) : 0;
     quire_render_result res;
     o.st = quire_render(t, NULL, &ro, NULL, &res, &o.err);
     if (o.st) { snprintf(o.msg, sizeof o.msg, "%s: %s", o.err.pointer, o.err.message); return o; }
@@ -55,8 +57,27 @@ static out rend_t(const quire_transcript *t, const char *provider, const char *m
     return o;
 }
 
+static inline out rend_t(const quire_transcript *t, const char *provider, const char *model, bool lossy) {
+    return rend_tp(t, provider, model, lossy, NULL);
+}
+
+/* The same from transcript JSON, with request parameters (params may be NULL). */
+static inline out rend_p(const char *json, const char *provider, const char *model, bool lossy, const char *params) {
+    quire_transcript *t = tr(json);
+    if (!t) {
+        out o;
+        memset(&o, 0, sizeof o);
+        o.st = QUIRE_E_SCHEMA;
+        snprintf(o.msg, sizeof o.msg, "transcript did not parse");
+        return o;
+    }
+    out o = rend_tp(t, provider, model, lossy, params);
+    quire_transcript_free(t);
+    return o;
+}
+
 /* The same from transcript JSON. */
-static out rend(const char *json, const char *provider, const char *model, bool lossy) {
+static inline out rend(const char *json, const char *provider, const char *model, bool lossy) {
     quire_transcript *t = tr(json);
     if (!t) {
         out o;

@@ -751,7 +751,8 @@ static void test_mistral_ids(void) {
     CHECK_NOT(o.ev, "tool_call_id_mapped");
     out_free(&o);
     /* validator: the row's id form */
-    const char *bad = "{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]},{\"role\":\"assistant\",\"content\":"
+    const char *bad = "{\"toolConfig\":{\"tools\":[{\"toolSpec\":{\"name\":\"f\",\"inputSchema\":{\"json\":{\"type\":\"object\"}}}}]},"
+                      "\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]},{\"role\":\"assistant\",\"content\":"
                       "[{\"toolUse\":{\"toolUseId\":\"call_1\",\"name\":\"f\",\"input\":{}}}]},{\"role\":\"user\",\"content\":"
                       "[{\"toolResult\":{\"toolUseId\":\"call_1\",\"content\":[{\"text\":\"x\"}]}}]}]}";
     CHECK_VIOL(bad, "bedrock", BEDROCK_MISTRAL, "/messages/1/content/0/toolUse/toolUseId: a tool call id of this model is 9 letters or digits");
@@ -1219,6 +1220,107 @@ static void test_tool_count(void) {
     }
 }
 
+/* ---- Claude's thinking placement, and Converse's toolConfig (docs/providers.md, "Thinking") ---- */
+static void test_thinking_placement(void) {
+    static const char *const provs[2][2] = {{"anthropic", NULL}, {"bedrock", BEDROCK_CLAUDE}};
+    /* thinking after a text block: dropped with an event */
+    const char *late = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":["
+                       "{\"type\":\"text\",\"text\":\"a\"},{\"type\":\"thinking\",\"text\":\"t\",\"signature\":\"S1\"},"
+                       "{\"type\":\"text\",\"text\":\"b\"}]},{\"role\":\"user\",\"content\":\"go\"}]}";
+    /* interleaved thinking that starts the message is kept */
+    const char *inter = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":["
+                        "{\"type\":\"thinking\",\"text\":\"t\",\"signature\":\"S1\"},{\"type\":\"text\",\"text\":\"a\"},"
+                        "{\"type\":\"thinking\",\"text\":\"u\",\"signature\":\"S2\"},{\"type\":\"text\",\"text\":\"b\"}]},"
+                        "{\"role\":\"user\",\"content\":\"go\"}]}";
+    /* signed thinking in the final (prefill) assistant message */
+    const char *pre = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":["
+                      "{\"type\":\"thinking\",\"text\":\"t\",\"signature\":\"S1\"},{\"type\":\"text\",\"text\":\"a\"}]}]}";
+    /* a tool loop whose assistant message does not start with thinking */
+    const char *loop = "{\"tools\":[{\"name\":\"read\",\"inputSchema\":{\"type\":\"object\"}}],\"messages\":["
+                       "{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"look\"},"
+                       "{\"type\":\"toolCall\",\"id\":\"t1\",\"name\":\"read\",\"input\":{}}]},"
+                       "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"t1\",\"content\":\"ok\"}]}]}";
+    const char *budget = "{\"maxTokens\":4096,\"reasoning\":{\"budgetTokens\":2048}}";
+    for (int i = 0; i < 2; i++) {
+        const char *p = provs[i][0], *m = provs[i][1];
+        out o = rend(late, p, m, false);
+        CHECK_INT(o.st, QUIRE_OK);
+        CHECK_HAS(o.ev, "\"messageIndex\":1,\"blockIndex\":1,\"reason\":\"misplaced_thinking\"");
+        CHECK_NOT(o.req, "S1");
+        out_free(&o);
+        o = rend(inter, p, m, false);
+        CHECK_INT(o.st, QUIRE_OK);
+        CHECK_HAS(o.req, "S1");
+        CHECK_HAS(o.req, "S2");
+        CHECK_NOT(o.ev, "misplaced_thinking");
+        out_free(&o);
+        o = rend(pre, p, m, false);
+        CHECK_INT(o.st, QUIRE_OK);
+        CHECK_HAS(o.ev, "\"messageIndex\":1,\"blockIndex\":0,\"reason\":\"thinking_disabled\"");
+        CHECK_NOT(o.req, "S1");
+        out_free(&o);
+        o = rend_p(pre, p, m, false, budget); /* thinking enabled: the prefill keeps it */
+        CHECK_INT(o.st, QUIRE_OK);
+        CHECK_HAS(o.req, "S1");
+        out_free(&o);
+        o = rend_p(loop, p, m, false, budget);
+        CHECK_INT(o.st, QUIRE_E_UNSUPPORTED);
+        CHECK_STR(o.err.pointer, "/reasoning/budgetTokens");
+        CHECK_HAS(o.err.message, "(message 1) must start with a thinking block");
+        out_free(&o);
+        o = rend_p(loop, p, m, true, budget);
+        CHECK_INT(o.st, QUIRE_OK);
+        CHECK_HAS(o.ev, "\"change\":\"parameter_dropped\",\"parameter\":\"reasoning.budgetTokens\"");
+        CHECK_NOT(o.req, "budget_tokens");
+        out_free(&o);
+        o = rend(loop, p, m, false); /* no budget: nothing to say */
+        CHECK_INT(o.st, QUIRE_OK);
+        out_free(&o);
+    }
+    /* the validator's rules */
+    const char *mid = "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+                      "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},{\"type\":\"thinking\",\"thinking\":\"x\","
+                      "\"signature\":\"S\"}]},{\"role\":\"user\",\"content\":\"go\"}]}";
+    CHECK_VIOL(mid, "anthropic", NULL, "/messages/1/content/1: an assistant message that holds thinking must start with a thinking block");
+    const char *fin = "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+                      "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"x\",\"signature\":\"S\"}]}]}";
+    CHECK_VIOL(fin, "anthropic", NULL, "/messages/1/content/0: with thinking disabled, the final assistant message may not hold thinking");
+    const char *fin_on = "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":4096,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+                         "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"x\",\"signature\":\"S\"}]}],"
+                         "\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":2048}}";
+    CHECK_VALID(fin_on, "anthropic", NULL);
+    const char *lp = "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":4096,\"tools\":[{\"name\":\"r\",\"input_schema\":{\"type\":\"object\"}}],"
+                     "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
+                     "{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"r\",\"input\":{}}]},{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
+                     "\"tool_use_id\":\"t\",\"content\":\"ok\"}]}],\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":2048}}";
+    CHECK_VIOL(lp, "anthropic", NULL, "/messages/1/content/0: with thinking enabled, the assistant message whose calls the last message answers must start with a thinking block");
+    const char *bmid = "{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]},{\"role\":\"assistant\",\"content\":"
+                       "[{\"text\":\"a\"},{\"reasoningContent\":{\"reasoningText\":{\"text\":\"x\",\"signature\":\"S\"}}}]},"
+                       "{\"role\":\"user\",\"content\":[{\"text\":\"go\"}]}]}";
+    CHECK_VIOL(bmid, "bedrock", BEDROCK_CLAUDE, "/messages/1/content/1: an assistant message that holds thinking must start with a thinking block");
+    /* Converse: tool calls in the history need toolConfig; without tools the called names are declared */
+    const char *notools = "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":["
+                          "{\"type\":\"toolCall\",\"id\":\"t1\",\"name\":\"zed\",\"input\":{}},{\"type\":\"toolCall\",\"id\":\"t2\",\"name\":\"read\",\"input\":{}},"
+                          "{\"type\":\"toolCall\",\"id\":\"t3\",\"name\":\"zed\",\"input\":{}}]},"
+                          "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"t1\",\"content\":\"ok\"},"
+                          "{\"type\":\"toolResult\",\"toolCallId\":\"t2\",\"content\":\"ok\"},{\"type\":\"toolResult\",\"toolCallId\":\"t3\",\"content\":\"ok\"}]}]}";
+    out o = rend(notools, "bedrock", BEDROCK_CLAUDE, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "{\"toolConfig\":{\"tools\":[{\"toolSpec\":{\"name\":\"read\",\"inputSchema\":{\"json\":{\"type\":\"object\"}}}},"
+                     "{\"toolSpec\":{\"name\":\"zed\",\"inputSchema\":{\"json\":{\"type\":\"object\"}}}}]},");
+    CHECK_HAS(o.ev, "\"change\":\"declared_called_tools\",\"messageIndex\":1");
+    out_free(&o);
+    o = rend("{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}]}", "bedrock", BEDROCK_CLAUDE, false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_NOT(o.req, "toolConfig");
+    CHECK_NOT(o.ev, "declared_called_tools");
+    out_free(&o);
+    CHECK_VIOL("{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]},{\"role\":\"assistant\",\"content\":"
+               "[{\"toolUse\":{\"toolUseId\":\"a\",\"name\":\"f\",\"input\":{}}}]},{\"role\":\"user\",\"content\":"
+               "[{\"toolResult\":{\"toolUseId\":\"a\",\"content\":[{\"text\":\"x\"}]}}]}]}",
+               "bedrock", BEDROCK_CLAUDE, "/messages/1/content/0: toolUse and toolResult blocks need toolConfig in the request");
+}
+
 int main(void) {
     test_tool_count();
     test_tool_names_unique();
@@ -1227,6 +1329,7 @@ int main(void) {
     test_blank_text();
     test_final_whitespace();
     test_thinking();
+    test_thinking_placement();
     test_emptied_message();
     test_tool_inputs();
     test_converse_names();
