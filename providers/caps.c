@@ -669,6 +669,15 @@ bool qcaps_messages_citation(const qj_doc *d, uint32_t e) {
     return false;
 }
 
+bool qcaps_image_types_limited(const qcaps *c) {
+    return c->dialect == QD_ANTHROPIC_MESSAGES || c->dialect == QD_OPENAI_RESPONSES ||
+           (c->dialect == QD_OPENAI_CHAT && c->provider && strcmp(c->provider, "openai") == 0);
+}
+
+bool qcaps_custom_tools(const qcaps *c) {
+    return c->dialect == QD_OPENAI_RESPONSES || (c->dialect == QD_OPENAI_CHAT && c->provider && strcmp(c->provider, "openai") == 0);
+}
+
 bool qcaps_messages_image_type(const char *p, size_t n) {
     static const char *const types[] = {"image/jpeg", "image/png", "image/gif", "image/webp"};
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)

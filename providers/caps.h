@@ -111,6 +111,18 @@ bool qcaps_messages_citation(const qj_doc *d, uint32_t e);
  * one the API takes: jpeg, png, gif or webp (docs.anthropic.com, "Vision"). */
 bool qcaps_messages_image_type(const char *p, size_t n);
 
+/* Whether the row takes base64 images of the four common types only (jpeg,
+ * png, gif, webp: qcaps_messages_image_type): Anthropic ("Vision"), OpenAI's
+ * Chat and Responses rows (the "Images and vision" guide: PNG, JPEG, WEBP,
+ * non-animated GIF). Other rows are left to their servers. */
+bool qcaps_image_types_limited(const qcaps *c);
+
+/* Whether the row takes custom (freeform) tools: OpenAI's Responses rows and
+ * OpenAI's own Chat rows. DeepSeek ("only function is supported",
+ * api-docs.deepseek.com, chat completion tools[].type) and openai_compatible
+ * servers (vLLM, llama.cpp, Ollama's /v1: function tools) take none. */
+bool qcaps_custom_tools(const qcaps *c);
+
 /* Glob match ('*', '?'). */
 bool qcaps_glob(const char *pat, const char *s);
 /* Writes a row as a JSON object. */

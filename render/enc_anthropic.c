@@ -123,11 +123,7 @@ static void block(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, bool par
         if (qstr_present(b->title) && qstr_present(b->filename) &&
             qr_unsupported(c, mi, (int32_t)bi, "a document's filename next to its title") && !c->ro->lossy)
             return;
-        qstr mt = !doc && qstr_present(b->data) ? qr_plain(c, b->media_type) : (qstr){0};
-        if (!doc && qstr_present(b->data) && !qcaps_messages_image_type(mt.p ? mt.p : "", mt.len)) {
-            qr_unsupported(c, mi, (int32_t)bi, "an image that is not jpeg, png, gif or webp");
-            return;
-        }
+        if (!doc && !qr_image_type_ok(c, b, mi, bi)) return;
         if (doc && !qstr_present(b->url) && !qstr_present(b->file_id) && !qstr_eq(b->media_type, "application/pdf") &&
             !qstr_eq(b->media_type, "text/plain")) {
             /* base64 documents are PDFs; plain text goes as a text source */

@@ -64,6 +64,7 @@ static void user_part(cctx *x, const qblock *b, uint32_t mi, uint32_t bi, bool i
         if (in_tool && !c->caps.tool_result_images) { qr_unsupported(c, mi, (int32_t)bi, "an image inside a tool message"); return; }
         if (qstr_present(b->url) && !c->caps.image_urls) { qr_unsupported(c, mi, (int32_t)bi, "an image by URL"); return; }
         if (qstr_present(b->file_id)) { qr_unsupported(c, mi, (int32_t)bi, "an image by file id (image_url takes a URL)"); return; }
+        if (!qr_image_type_ok(c, b, mi, bi)) return;
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "image_url");
         qw_key(w, "image_url");

@@ -56,6 +56,7 @@ static void input_part(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi, boo
     case QB_IMAGE:
         if (qstr_present(b->url) && !c->caps.image_urls) { qr_unsupported(c, mi, (int32_t)bi, "an image by URL"); return; }
         if (qstr_present(b->file_id) && !mine(c, b->provider)) { qr_unsupported(c, mi, (int32_t)bi, "a file id of another provider"); return; }
+        if (!qr_image_type_ok(c, b, mi, bi)) return;
         qw_obj_begin(w);
         qw_key(w, "type"); qw_strz(w, "input_image");
         if (qstr_present(b->file_id)) { qw_key(w, "file_id"); qw_qstr(w, b->file_id); }

@@ -179,6 +179,14 @@ void qr_param_unsupported(qr_ctx *c, const char *name, const char *why) {
     }
 }
 
+bool qr_image_type_ok(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi) {
+    if (!qstr_present(b->data) || !qcaps_image_types_limited(&c->caps)) return true;
+    qstr mt = qr_plain(c, b->media_type);
+    if (qcaps_messages_image_type(mt.p ? mt.p : "", mt.len)) return true;
+    qr_unsupported(c, mi, (int32_t)bi, "an image that is not jpeg, png, gif or webp");
+    return false;
+}
+
 bool qr_thinking_budget(qr_ctx *c) {
     if (!qval_present(c->params->budget_tokens)) return false;
     const quire_transcript *t = c->t;
@@ -1546,7 +1554,7 @@ void qr_write_function_tools(qr_ctx *c) {
         }
         if (tl->kind == QTK_CUSTOM) {
             /* OpenAI Chat: {"type":"custom","custom":{name, description?, format?}} */
-            if (c->caps.dialect != QD_OPENAI_CHAT) { qr_tool_unsupported(c, i, "a custom (freeform) tool"); continue; }
+            if (!qcaps_custom_tools(&c->caps)) { qr_tool_unsupported(c, i, "a custom (freeform) tool"); continue; }
             qw_obj_begin(w);
             qw_key(w, "type"); qw_strz(w, "custom");
             qw_key(w, "custom");

@@ -117,6 +117,10 @@ bool qr_gemini_signs_calls(const char *model);
 /* A parameter the target cannot carry: an error naming it (/name), or with
  * lossy a request_adjusted event (change parameter_dropped). */
 void qr_param_unsupported(qr_ctx *c, const char *name, const char *why);
+/* A base64 image on a row that takes only jpeg, png, gif and webp
+ * (qcaps_image_types_limited): true when it may be written; else an error
+ * naming the block, or with lossy an event (false: leave it out). */
+bool qr_image_type_ok(qr_ctx *c, const qblock *b, uint32_t mi, uint32_t bi);
 /* Whether the request enables thinking (a reasoning budget, Anthropic and
  * Bedrock): not when the tool loop in progress was started by an assistant
  * message that does not begin with thinking, which Claude rejects (an error

@@ -673,6 +673,28 @@ static bool dialect_is_mistral_or_ollama(const vctx *v) {
     return v->caps.dialect == QD_MISTRAL || v->caps.dialect == QD_OLLAMA;
 }
 
+/* An image given as a data URL on a row that takes the four common types
+ * only (qcaps_image_types_limited): its media type is one of them. A type
+ * written with escapes other than \/ is left alone. */
+static void data_url_image(vctx *v, uint32_t url, vp p) {
+    if (!qcaps_image_types_limited(&v->caps) || !is(v, url, QJ_STRING)) return;
+    const qj_node *x = qj_at(v->d, url);
+    if (x->len < 5 || memcmp(x->p, "data:", 5) != 0) return;
+    char mt[64];
+    size_t n = 0;
+    for (uint32_t i = 5; i < x->len && x->p[i] != ';' && x->p[i] != ','; i++) {
+        char ch = x->p[i];
+        if (ch == '\\') {
+            if (i + 1 >= x->len || x->p[i + 1] != '/') return;
+            ch = '/';
+            i++;
+        }
+        if (n + 1 >= sizeof mt) break;
+        mt[n++] = ch;
+    }
+    if (!qcaps_messages_image_type(mt, n)) viol(v, p.s, "a base64 image is image/jpeg, image/png, image/gif or image/webp");
+}
+
 static void chat_part(vctx *v, uint32_t part, vp p, const char *role) {
     uint32_t ty = get(v, part, "type");
     if (!is(v, ty, QJ_STRING)) { viol(v, PK(p, "type").s, "missing content part type"); return; }
@@ -683,6 +705,11 @@ static void chat_part(vctx *v, uint32_t part, vp p, const char *role) {
     if (strcmp(role, "tool") == 0 && !text && !v->caps.tool_result_images)
         viol(v, PK(p, "type").s, "images inside tool results are not supported by this model row");
     if (text) need_type(v, get(v, part, "text"), QJ_STRING, PK(p, "text"), "\"text\"");
+    if (str_is(v, ty, "image_url")) {
+        uint32_t iu = get(v, part, "image_url");
+        if (is(v, iu, QJ_OBJECT)) data_url_image(v, get(v, iu, "url"), PK(PK(p, "image_url"), "url"));
+        else data_url_image(v, iu, PK(p, "image_url"));
+    }
     if ((str_is(v, ty, "file") || str_is(v, ty, "document_url")) && !v->caps.documents)
         viol(v, PK(p, "type").s, "documents are not supported by this model row");
     if (str_is(v, ty, "file")) {
@@ -757,6 +784,7 @@ static void function_tools(vctx *v, uint32_t root) {
         } else if (str_is(v, ty, "custom")) {
             uint32_t cu = chat ? get(v, e, "custom") : e;
             vp pc = chat ? PK(p, "custom") : p;
+            if (!qcaps_custom_tools(&v->caps)) viol(v, PK(p, "type").s, "custom tools are not supported by this provider (function tools only)");
             tool_name_rule(v, get(v, cu, "name"), PK(pc, "name"));
         }
     }
@@ -911,6 +939,7 @@ static void v_responses(vctx *v, uint32_t root) {
                         viol(v, PK(pb, "type").s, "content part type not allowed for this role");
                     if (str_is(v, bt, "input_image") && get(v, b, "image_url") == QJ_NONE && get(v, b, "file_id") == QJ_NONE)
                         viol(v, pb.s, "an input_image needs \"image_url\" or \"file_id\"");
+                    if (str_is(v, bt, "input_image")) data_url_image(v, get(v, b, "image_url"), PK(pb, "image_url"));
                     if (str_is(v, bt, "input_file") && get(v, b, "file_id") == QJ_NONE &&
                         get(v, b, "file_data") == QJ_NONE && get(v, b, "file_url") == QJ_NONE)
                         viol(v, pb.s, "an input_file needs \"file_id\", \"file_data\" or \"file_url\"");

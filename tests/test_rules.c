@@ -226,6 +226,46 @@ static void test_tool_inputs(void) {
     const char *bf = "{\"messages\":[{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"kind\":\"fn\",\"id\":\"c\",\"name\":\"n\",\"input\":{}}]}]}";
     CHECK_INT(quire_transcript_parse(bf, strlen(bf), NULL, &x, &e), QUIRE_E_SCHEMA);
     CHECK_STR(e.pointer, "/messages/0/content/0/kind");
+    /* a custom tool in the list: OpenAI's rows only (DeepSeek and openai_compatible take function tools) */
+    const char *ct = "{\"tools\":[{\"name\":\"apply_patch\",\"kind\":\"custom\"}],\"messages\":[{\"role\":\"user\",\"content\":\"go\"}]}";
+    o = rend(ct, "openai", "gpt-5", false);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "{\"type\":\"custom\",\"custom\":{\"name\":\"apply_patch\"}}");
+    out_free(&o);
+    static const char *const fn_only[] = {"deepseek", "openai_compatible"};
+    for (int i = 0; i < 2; i++) {
+        o = rend(ct, fn_only[i], "some-model", false);
+        CHECK_INT(o.st, QUIRE_E_UNSUPPORTED);
+        CHECK_HAS(o.msg, "/tools/0: a custom (freeform) tool cannot be expressed");
+        out_free(&o);
+        o = rend(ct, fn_only[i], "some-model", true);
+        CHECK_INT(o.st, QUIRE_OK);
+        CHECK_NOT(o.req, "apply_patch");
+        out_free(&o);
+    }
+    /* image types: OpenAI takes jpeg, png, gif and webp, as the Messages API does */
+    const char *heic = "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"see\"},"
+                       "{\"type\":\"image\",\"mediaType\":\"image/heic\",\"data\":\"AAAA\"}]}]}";
+    o = rend(heic, "openai", NULL, true);
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_NOT(o.req, "image/heic");
+    CHECK_HAS(o.ev, "an image that is not jpeg, png, gif or webp");
+    out_free(&o);
+    o = rend(heic, "openai_compatible", "llava", false); /* a server of one's own decides */
+    CHECK_INT(o.st, QUIRE_OK);
+    CHECK_HAS(o.req, "data:image/heic;base64,AAAA");
+    out_free(&o);
+    CHECK_VIOL("{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":"
+               "{\"url\":\"data:image\\/heic;base64,AAAA\"}}]}]}", "openai", NULL,
+               "/messages/0/content/0/image_url/url: a base64 image is image/jpeg, image/png, image/gif or image/webp");
+    CHECK_VALID("{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":"
+                "{\"url\":\"data:image/png;base64,AAAA\"}}]}]}", "openai", NULL);
+    CHECK_VIOL("{\"model\":\"gpt-5\",\"input\":[{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_image\","
+               "\"image_url\":\"data:image/bmp;base64,AAAA\",\"detail\":\"auto\"}]}]}", "openai_responses", NULL,
+               "/input/0/content/0/image_url: a base64 image is image/jpeg");
+    CHECK_VIOL("{\"model\":\"deepseek-chat\",\"tools\":[{\"type\":\"custom\",\"custom\":{\"name\":\"p\"}}],\"messages\":"
+               "[{\"role\":\"user\",\"content\":\"go\"}]}", "deepseek", NULL,
+               "/tools/0/type: custom tools are not supported by this provider (function tools only)");
 }
 
 /* ---- Converse tool names ---- */
