@@ -1015,7 +1015,58 @@ out:
     free(edited);
 }
 
+/* A step whose call is not answered yet (the host is running it) is never
+ * summarised: its result would come for a call no longer there. */
+static void test_open_call(void) {
+    const char *json =
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"start\"},"
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"a1\",\"name\":\"read\",\"input\":{}}]},"
+        "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"a1\",\"content\":\"one\"}]},"
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"a2\",\"name\":\"read\",\"input\":{}}]},"
+        "{\"role\":\"tool\",\"content\":[{\"type\":\"toolResult\",\"toolCallId\":\"a2\",\"content\":\"two\"}]},"
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"next\"},"
+        "{\"type\":\"toolCall\",\"id\":\"c9\",\"name\":\"read\",\"input\":{}}]}]}";
+    quire_transcript *t = parse(json, strlen(json));
+    if (!t) { CHECK(0); return; }
+    quire_compact_policy p = QUIRE_COMPACT_POLICY_INIT;
+    p.budget_tokens = 0;
+    p.keep_first_turns = 0;
+    p.keep_last_turns = 0;
+    p.keep_last_steps = 0;
+    quire_compact_result r;
+    quire_error e;
+    CHECK_MSG(quire_compact(t, NULL, &p, "S.", 2, NULL, &r, &e) == QUIRE_OK, "%s", e.message);
+    if (r.transcript) {
+        quire_bytes b;
+        CHECK_INT(quire_transcript_write(r.transcript, 0, &b, &e), QUIRE_OK);
+        /* the answered steps went into the summary; the open one is there as it was */
+        CHECK_MSG(b.data && !strstr(b.data, "\"a1\"") && !strstr(b.data, "\"a2\""), "%s", b.data ? b.data : "");
+        CHECK_MSG(b.data && strstr(b.data, "{\"type\":\"text\",\"text\":\"next\"},{\"type\":\"toolCall\",\"id\":\"c9\"") != NULL,
+                  "%s", b.data ? b.data : "");
+        quire_bytes_free(&b);
+    }
+    quire_compact_result_free(&r);
+    /* the task's message may go into the summary; the open step stays */
+    const char *only = "{\"messages\":[{\"role\":\"user\",\"content\":\"start\"},"
+                       "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"c1\",\"name\":\"read\",\"input\":{}}]}]}";
+    quire_transcript *o = parse(only, strlen(only));
+    if (o) {
+        CHECK_MSG(quire_compact(o, NULL, &p, "S.", 2, NULL, &r, &e) == QUIRE_OK, "%s", e.message);
+        quire_bytes b = {0};
+        if (r.transcript) CHECK_INT(quire_transcript_write(r.transcript, 0, &b, &e), QUIRE_OK);
+        CHECK_MSG(b.data && strstr(b.data, "{\"type\":\"toolCall\",\"id\":\"c1\"") != NULL, "%s", b.data ? b.data : "");
+        quire_bytes_free(&b);
+        quire_compact_result_free(&r);
+        p.keep_first_turns = 1; /* now nothing may go */
+        CHECK_INT(quire_compact(o, NULL, &p, "S.", 2, NULL, &r, &e), QUIRE_E_INVALID);
+        CHECK_MSG(strstr(e.message, "a step whose calls are not answered yet are kept") != NULL, "%s", e.message);
+    }
+    quire_transcript_free(o);
+    quire_transcript_free(t);
+}
+
 int main(void) {
+    test_open_call();
     test_long_turn();
     test_span_pinning();
     test_excerpt_lines();
