@@ -1341,12 +1341,16 @@ uint32_t qj_getn(const qj_doc *d, uint32_t obj, const char *key, size_t keylen) 
     uint32_t k = obj + 1;
     for (uint32_t m = 0; m < o->n; m++) {
         uint32_t v = k + 1;
-        if (qj_str_eqn(d, k, key, keylen)) return v;
+        const qj_node *kn = &d->nodes[k];
+        /* the common case inline: a key without escapes, told apart by its
+         * length and first byte before the bytes are compared */
+        if (!(kn->flags & QJ_F_ESC) ? kn->len == keylen && (keylen == 0 || (kn->p[0] == key[0] && memcmp(kn->p, key, keylen) == 0))
+                                    : qj_str_eqn(d, k, key, keylen))
+            return v;
         k = d->nodes[v].end;
     }
     return QJ_NONE;
 }
-uint32_t qj_get(const qj_doc *d, uint32_t obj, const char *key) { return qj_getn(d, obj, key, strlen(key)); }
 
 static bool keys_equal(const qj_doc *d, uint32_t a, uint32_t b) {
     const qj_node *x = &d->nodes[a], *y = &d->nodes[b];

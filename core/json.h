@@ -86,8 +86,9 @@ static inline size_t qj_offset(const qj_doc *d, uint32_t i) {
 const char *qj_type_name(qj_type t); /* "string", "number", ... */
 
 /* Object member lookup by key (decoded comparison); QJ_NONE if absent. */
-uint32_t qj_get(const qj_doc *d, uint32_t obj, const char *key);
 uint32_t qj_getn(const qj_doc *d, uint32_t obj, const char *key, size_t keylen);
+/* inline so that strlen of a literal folds away */
+static inline uint32_t qj_get(const qj_doc *d, uint32_t obj, const char *key) { return qj_getn(d, obj, key, strlen(key)); }
 /* True if string node i equals s (decoded comparison). */
 bool qj_str_eqn(const qj_doc *d, uint32_t i, const char *s, size_t n);
 /* inline so that strlen of a literal folds away */

@@ -764,9 +764,10 @@ bool qr_memo_window(qr_memo *m, const char **p, size_t *len) {
         m->ws[k] = st;
         bool keep = true;
         if (k < n) {
-            keep = base_keep(&pc[k]);
-            for (size_t d = 1; d <= 2 && !keep; d++)
-                keep = (k >= d && base_keep(&pc[k - d])) || (k + d < n && base_keep(&pc[k + d]));
+            /* and its neighbours: the pairing and role rules look one unit
+             * each way, and a stretch left out keeps every unit after a
+             * unit of the role it followed (below) */
+            keep = base_keep(&pc[k]) || (k >= 1 && base_keep(&pc[k - 1])) || (k + 1 < n && base_keep(&pc[k + 1]));
         }
         if (!keep) {
             if (k == 0 || a > k) a = k;

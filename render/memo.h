@@ -90,10 +90,15 @@ size_t qr_memo_same(const qr_memo *m, uint64_t *gen, size_t *bytes);
 
 /* The body with stretches of stored units left out, for a validation that
  * costs what changed: never the head, the first element, a unit with a
- * breakpoint, what was written this turn or the two units on each side of
+ * breakpoint, what was written this turn or the unit on each side of
  * those; a stretch [s, e) goes only when the units before s and before e are
  * closed units of one role (so the unit at e follows a unit like the one it
- * followed, and no call is left open). The bytes are the memo's (valid until
+ * followed, and no call is left open). One unit each way is enough: the
+ * validator's rules between messages reach one message each way (roles
+ * alternate, results answer the calls of the assistant message before them, a
+ * mid-conversation system message sits between a user and an assistant turn,
+ * the thinking rules read the last message and the assistant one before it,
+ * which is never closed and so never left out). The bytes are the memo's (valid until
  * the next render); the scan resumes where the last body's was still the
  * same. False when nothing would be left out. */
 bool qr_memo_window(qr_memo *m, const char **p, size_t *n);

@@ -40,10 +40,38 @@ static void Q_PRINTF(3, 4) viol(vctx *v, const char *ptr, const char *fmt, ...) 
 }
 
 /* ---- helpers ---- */
-typedef struct vp { char s[256]; } vp; /* a JSON Pointer being built */
-static vp P(const char *base) { vp p; snprintf(p.s, sizeof p.s, "%s", base); return p; }
-static vp PK(vp p, const char *k) { q_ptr_push_key(p.s, sizeof p.s, k, strlen(k)); return p; }
-static vp PI(vp p, uint32_t i) { q_ptr_push_index(p.s, sizeof p.s, i); return p; }
+/* A JSON Pointer being built, as a chain of steps that is written out only
+ * for a violation (a valid body, which a session validates every turn, writes
+ * none): a base pointer (up NULL, k the pointer), a key (k) or an index (k
+ * NULL) under up. PK and PI take an lvalue (a variable or another P, PK or
+ * PI) and point at it: a step lives as long as the block it was made in. */
+typedef struct vp {
+    const struct vp *up;
+    const char *k;
+    uint32_t i;
+} vp;
+#define P(base) ((vp){NULL, (base), 0})
+#define PK(p, key) ((vp){&(p), (key), 0})
+#define PI(p, idx) ((vp){&(p), NULL, (uint32_t)(idx)})
+
+static void vp_write(const vp *p, char *out, size_t cap) {
+    if (!p->up) { snprintf(out, cap, "%s", p->k); return; }
+    vp_write(p->up, out, cap);
+    if (p->k) q_ptr_push_key(out, cap, p->k, strlen(p->k));
+    else q_ptr_push_index(out, cap, p->i);
+}
+
+/* viol() at the pointer p. */
+static void Q_PRINTF(3, 4) violp(vctx *v, vp p, const char *fmt, ...) {
+    if (v->n >= 200) { v->n++; return; }
+    char ptr[512], msg[400];
+    vp_write(&p, ptr, sizeof ptr);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    viol(v, ptr, "%s", msg);
+}
 
 static uint32_t get(const vctx *v, uint32_t obj, const char *k) {
     if (obj == QJ_NONE || qj_type_of(v->d, obj) != QJ_OBJECT) return QJ_NONE;
@@ -57,8 +85,8 @@ static uint32_t first(uint32_t arr) { return arr + 1; }
 static uint32_t next(const vctx *v, uint32_t e) { return qj_next(v->d, e); }
 
 static bool need_type_failed(vctx *v, uint32_t n, qj_type t, vp p, const char *what) {
-    if (n == QJ_NONE) { viol(v, p.s, "missing %s", what); return false; }
-    viol(v, p.s, "expected %s, got %s", qj_type_name(t), qj_type_name(qj_type_of(v->d, n)));
+    if (n == QJ_NONE) { violp(v, p, "missing %s", what); return false; }
+    violp(v, p, "expected %s, got %s", qj_type_name(t), qj_type_name(qj_type_of(v->d, n)));
     return false;
 }
 /* Whether node n is there with type t, else a violation at pointer p. The
@@ -110,7 +138,7 @@ static bool tool_name_ok(const vctx *v, uint32_t n) {
     return qcaps_name_ok(qcaps_name_rule(v->caps.dialect), x->p, x->len);
 }
 static void tool_name_bad(vctx *v, vp p) {
-    viol(v, p.s, "a tool name matches %s", qcaps_name_rule_text(qcaps_name_rule(v->caps.dialect)));
+    violp(v, p, "a tool name matches %s", qcaps_name_rule_text(qcaps_name_rule(v->caps.dialect)));
 }
 #define tool_name_rule(v, n, p) do { if (!tool_name_ok((v), (n))) tool_name_bad((v), (p)); } while (0)
 
@@ -131,8 +159,8 @@ static bool id_form_ok(const vctx *v, uint32_t n) {
     return ok;
 }
 static void id_form_bad(vctx *v, vp p) {
-    if (v->caps.tool_ids == QIDS_ALNUM9) viol(v, p.s, "a tool call id of this model is 9 letters or digits ([a-zA-Z0-9]{9})");
-    else viol(v, p.s, "a tool call id of this dialect is %s", qcaps_name_rule_text(qcaps_id_rule(v->caps.dialect)));
+    if (v->caps.tool_ids == QIDS_ALNUM9) violp(v, p, "a tool call id of this model is 9 letters or digits ([a-zA-Z0-9]{9})");
+    else violp(v, p, "a tool call id of this dialect is %s", qcaps_name_rule_text(qcaps_id_rule(v->caps.dialect)));
 }
 #define id_form(v, n, p) do { if (!id_form_ok((v), (n))) id_form_bad((v), (p)); } while (0)
 
@@ -153,16 +181,16 @@ static void ids_answer(idlist *l, vctx *v, uint32_t n, vp p, const char *what) {
     sval(v, n, id, sizeof id);
     for (uint32_t i = 0; i < l->n; i++) {
         if (strcmp(l->ids[i], id) != 0) continue;
-        if (l->done[i]) { viol(v, p.s, "%s \"%s\" answers a tool call that already has a result", what, id); return; }
+        if (l->done[i]) { violp(v, p, "%s \"%s\" answers a tool call that already has a result", what, id); return; }
         l->done[i] = true;
         l->next++;
         return;
     }
-    viol(v, p.s, "%s \"%s\" answers no pending tool call of the preceding assistant turn", what, id);
+    violp(v, p, "%s \"%s\" answers no pending tool call of the preceding assistant turn", what, id);
 }
 static void ids_close(idlist *l, vctx *v, vp p) {
     for (uint32_t i = 0; i < l->n; i++)
-        if (!l->done[i]) { viol(v, p.s, "tool call \"%s\" has no result right after its turn", l->ids[i]); break; }
+        if (!l->done[i]) { violp(v, p, "tool call \"%s\" has no result right after its turn", l->ids[i]); break; }
     l->n = l->next = 0;
 }
 
@@ -173,52 +201,52 @@ static void unknown_keys(vctx *v, uint32_t obj, const char *const *names, size_t
  * API, Converse and OpenAI refuse any other top-level type). */
 static void object_schema(vctx *v, uint32_t schema, vp p) {
     if (!str_is(v, get(v, schema, "type"), "object"))
-        viol(v, PK(p, "type").s, "a tool's input schema must be of type \"object\"");
+        violp(v, PK(p, "type"), "a tool's input schema must be of type \"object\"");
 }
 
 static void a_cache(vctx *v, uint32_t obj, vp p) {
     uint32_t cc = get(v, obj, "cache_control");
     if (cc == QJ_NONE) return;
     vp q = PK(p, "cache_control");
-    if (!is(v, cc, QJ_OBJECT)) { viol(v, q.s, "expected object"); return; }
-    if (v->caps.cache != QCACHE_BLOCK_MARKERS) viol(v, q.s, "cache_control on a row without block markers");
+    if (!is(v, cc, QJ_OBJECT)) { violp(v, q, "expected object"); return; }
+    if (v->caps.cache != QCACHE_BLOCK_MARKERS) violp(v, q, "cache_control on a row without block markers");
     v->marks++;
     if (v->marks == v->caps.cache_limit + 1)
-        viol(v, q.s, "more than %u cache_control markers in the request", v->caps.cache_limit);
+        violp(v, q, "more than %u cache_control markers in the request", v->caps.cache_limit);
     static const char *const k_cc[] = {"type", "ttl"};
     unknown_keys(v, cc, k_cc, Q_COUNTOF(k_cc), q);
-    if (!str_is(v, get(v, cc, "type"), "ephemeral")) viol(v, PK(q, "type").s, "cache_control type must be \"ephemeral\"");
+    if (!str_is(v, get(v, cc, "type"), "ephemeral")) violp(v, PK(q, "type"), "cache_control type must be \"ephemeral\"");
     uint32_t ttl = get(v, cc, "ttl");
     if (ttl != QJ_NONE && !str_is(v, ttl, "5m") && !str_is(v, ttl, "1h"))
-        viol(v, PK(q, "ttl").s, "cache_control ttl must be \"5m\" or \"1h\"");
+        violp(v, PK(q, "ttl"), "cache_control ttl must be \"5m\" or \"1h\"");
     bool h1 = str_is(v, ttl, "1h");
     if (h1 && v->seen_5m && !v->ttl_reported) {
-        viol(v, q.s, "a 1h cache_control after a shorter one (longer TTLs must come first)");
+        violp(v, q, "a 1h cache_control after a shorter one (longer TTLs must come first)");
         v->ttl_reported = true;
     }
     if (!h1) v->seen_5m = true;
 }
 
 static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
-    if (!is(v, b, QJ_OBJECT)) { viol(v, p.s, "expected object (a content block)"); return; }
+    if (!is(v, b, QJ_OBJECT)) { violp(v, p, "expected object (a content block)"); return; }
     uint32_t ty = get(v, b, "type");
     if (!need_type(v, ty, QJ_STRING, PK(p, "type"), "\"type\"")) return;
     if (str_is(v, ty, "text")) {
         uint32_t tx = get(v, b, "text");
         if (need_type(v, tx, QJ_STRING, PK(p, "text"), "\"text\"")) {
-            if (qj_at(v->d, tx)->len == 0) viol(v, PK(p, "text").s, "text content blocks must be non-empty");
-            else if (blank_node(v, tx)) viol(v, PK(p, "text").s, "text content blocks must contain non-whitespace text");
+            if (qj_at(v->d, tx)->len == 0) violp(v, PK(p, "text"), "text content blocks must be non-empty");
+            else if (blank_node(v, tx)) violp(v, PK(p, "text"), "text content blocks must contain non-whitespace text");
         }
         uint32_t ci = get(v, b, "citations");
         if (ci != QJ_NONE && !is(v, ci, QJ_NULL)) {
             /* the Messages API's citation kinds (providers/caps.c, qcaps_messages_citation) */
             if (!is(v, ci, QJ_ARRAY)) {
-                viol(v, PK(p, "citations").s, "expected an array of citations");
+                violp(v, PK(p, "citations"), "expected an array of citations");
             } else {
                 uint32_t e = ci + 1;
                 for (uint32_t k = 0; k < count_of(v, ci); k++, e = next(v, e)) {
                     if (!qcaps_messages_citation(v->d, e))
-                        viol(v, PI(PK(p, "citations"), k).s, "a citation is an object whose type is char_location, "
+                        violp(v, PI(PK(p, "citations"), k), "a citation is an object whose type is char_location, "
                              "page_location, content_block_location, web_search_result_location or search_result_location");
                 }
             }
@@ -226,37 +254,37 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
         a_cache(v, b, p);
     } else if (str_is(v, ty, "image") || str_is(v, ty, "document")) {
         bool doc = str_is(v, ty, "document");
-        if (assistant) viol(v, PK(p, "type").s, "%s blocks belong in user messages", doc ? "document" : "image");
-        if (doc && !v->caps.documents) viol(v, PK(p, "type").s, "document blocks are not supported by this model row");
-        if (in_result && !doc && !v->caps.tool_result_images) viol(v, PK(p, "type").s, "images inside tool results are not supported by this model row");
+        if (assistant) violp(v, PK(p, "type"), "%s blocks belong in user messages", doc ? "document" : "image");
+        if (doc && !v->caps.documents) violp(v, PK(p, "type"), "document blocks are not supported by this model row");
+        if (in_result && !doc && !v->caps.tool_result_images) violp(v, PK(p, "type"), "images inside tool results are not supported by this model row");
         uint32_t src = get(v, b, "source");
         if (need_type(v, src, QJ_OBJECT, PK(p, "source"), "\"source\"")) {
             uint32_t st = get(v, src, "type");
-            if (!is(v, st, QJ_STRING)) viol(v, PK(PK(p, "source"), "type").s, "missing source type");
+            if (!is(v, st, QJ_STRING)) violp(v, PK(PK(p, "source"), "type"), "missing source type");
             else if (str_is(v, st, "base64") || str_is(v, st, "text")) {
                 uint32_t mt = get(v, src, "media_type");
                 need_type(v, mt, QJ_STRING, PK(PK(p, "source"), "media_type"), "\"media_type\"");
                 if (doc && str_is(v, st, "base64") && is(v, mt, QJ_STRING) && !str_is(v, mt, "application/pdf"))
-                    viol(v, PK(PK(p, "source"), "media_type").s, "a base64 document source is application/pdf");
+                    violp(v, PK(PK(p, "source"), "media_type"), "a base64 document source is application/pdf");
                 char mb[64] = "";
                 if (!doc && str_is(v, st, "base64") && is(v, mt, QJ_STRING)) sval(v, mt, mb, sizeof mb);
                 if (!doc && str_is(v, st, "base64") && is(v, mt, QJ_STRING) && !qcaps_messages_image_type(mb, strlen(mb)))
-                    viol(v, PK(PK(p, "source"), "media_type").s,
+                    violp(v, PK(PK(p, "source"), "media_type"),
                          "a base64 image is image/jpeg, image/png, image/gif or image/webp");
                 if (doc && str_is(v, st, "text") && is(v, mt, QJ_STRING) && !str_is(v, mt, "text/plain"))
-                    viol(v, PK(PK(p, "source"), "media_type").s, "a text document source is text/plain");
+                    violp(v, PK(PK(p, "source"), "media_type"), "a text document source is text/plain");
                 need_type(v, get(v, src, "data"), QJ_STRING, PK(PK(p, "source"), "data"), "\"data\"");
             } else if (str_is(v, st, "url")) {
                 need_type(v, get(v, src, "url"), QJ_STRING, PK(PK(p, "source"), "url"), "\"url\"");
             } else if (str_is(v, st, "file")) {
                 need_type(v, get(v, src, "file_id"), QJ_STRING, PK(PK(p, "source"), "file_id"), "\"file_id\"");
             } else {
-                viol(v, PK(PK(p, "source"), "type").s, "source type must be base64, text, url or file");
+                violp(v, PK(PK(p, "source"), "type"), "source type must be base64, text, url or file");
             }
         }
         a_cache(v, b, p);
     } else if (str_is(v, ty, "tool_use")) {
-        if (!assistant) viol(v, PK(p, "type").s, "tool_use blocks belong in assistant messages");
+        if (!assistant) violp(v, PK(p, "type"), "tool_use blocks belong in assistant messages");
         need_type(v, get(v, b, "id"), QJ_STRING, PK(p, "id"), "\"id\"");
         id_form(v, get(v, b, "id"), PK(p, "id"));
         need_type(v, get(v, b, "name"), QJ_STRING, PK(p, "name"), "\"name\"");
@@ -264,7 +292,7 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
         need_type(v, get(v, b, "input"), QJ_OBJECT, PK(p, "input"), "\"input\"");
         a_cache(v, b, p);
     } else if (str_is(v, ty, "tool_result")) {
-        if (assistant) viol(v, PK(p, "type").s, "tool_result blocks belong in user messages");
+        if (assistant) violp(v, PK(p, "type"), "tool_result blocks belong in user messages");
         need_type(v, get(v, b, "tool_use_id"), QJ_STRING, PK(p, "tool_use_id"), "\"tool_use_id\"");
         id_form(v, get(v, b, "tool_use_id"), PK(p, "tool_use_id"));
         uint32_t ct = get(v, b, "content");
@@ -272,25 +300,25 @@ static void a_block(vctx *v, uint32_t b, vp p, bool assistant, bool in_result) {
             uint32_t e = first(ct);
             for (uint32_t i = 0; i < count_of(v, ct); i++, e = next(v, e)) a_block(v, e, PI(PK(p, "content"), i), false, true);
         } else if (ct != QJ_NONE && !is(v, ct, QJ_STRING)) {
-            viol(v, PK(p, "content").s, "expected string or array");
+            violp(v, PK(p, "content"), "expected string or array");
         }
         /* an error result must say something: the API answers 400 "content
          * cannot be empty if is_error is true" (docs/providers.md) */
         uint32_t ie = get(v, b, "is_error");
         if (is(v, ie, QJ_TRUE) && (ct == QJ_NONE || (is(v, ct, QJ_ARRAY) && count_of(v, ct) == 0) ||
                                    (is(v, ct, QJ_STRING) && qj_at(v->d, ct)->len == 0)))
-            viol(v, (ct == QJ_NONE ? p : PK(p, "content")).s, "a tool_result with is_error true needs a non-empty content");
+            violp(v, (ct == QJ_NONE ? p : PK(p, "content")), "a tool_result with is_error true needs a non-empty content");
         a_cache(v, b, p);
     } else if (str_is(v, ty, "thinking") || str_is(v, ty, "redacted_thinking")) {
-        if (!assistant) viol(v, PK(p, "type").s, "thinking blocks belong in assistant messages");
-        if (get(v, b, "cache_control") != QJ_NONE) viol(v, PK(p, "cache_control").s, "thinking blocks cannot carry cache_control");
+        if (!assistant) violp(v, PK(p, "type"), "thinking blocks belong in assistant messages");
+        if (get(v, b, "cache_control") != QJ_NONE) violp(v, PK(p, "cache_control"), "thinking blocks cannot carry cache_control");
         if (str_is(v, ty, "thinking")) {
             need_type(v, get(v, b, "thinking"), QJ_STRING, PK(p, "thinking"), "\"thinking\"");
             need_type(v, get(v, b, "signature"), QJ_STRING, PK(p, "signature"), "\"signature\" (a thinking block goes back with its signature)");
         }
         else need_type(v, get(v, b, "data"), QJ_STRING, PK(p, "data"), "\"data\"");
     } else if (str_is(v, ty, "server_tool_use")) {
-        if (!assistant) viol(v, PK(p, "type").s, "server_tool_use blocks belong in assistant messages");
+        if (!assistant) violp(v, PK(p, "type"), "server_tool_use blocks belong in assistant messages");
         need_type(v, get(v, b, "id"), QJ_STRING, PK(p, "id"), "\"id\"");
         need_type(v, get(v, b, "name"), QJ_STRING, PK(p, "name"), "\"name\"");
         need_type(v, get(v, b, "input"), QJ_OBJECT, PK(p, "input"), "\"input\"");
@@ -408,7 +436,7 @@ static void v_anthropic(vctx *v, uint32_t root) {
             uint32_t e = first(sys);
             for (uint32_t i = 0; i < count_of(v, sys); i++, e = next(v, e)) {
                 vp p = PI(PK(r, "system"), i);
-                if (!str_is(v, get(v, e, "type"), "text")) viol(v, PK(p, "type").s, "the system prompt holds only text blocks");
+                if (!str_is(v, get(v, e, "type"), "text")) violp(v, PK(p, "type"), "the system prompt holds only text blocks");
                 else a_block(v, e, p, false, false);
             }
         } else if (!is(v, sys, QJ_STRING)) {
@@ -431,11 +459,11 @@ static void v_anthropic(vctx *v, uint32_t root) {
         if (!need_type(v, role, QJ_STRING, PK(p, "role"), "\"role\"")) continue;
         const char *rn = str_is(v, role, "user") ? "user" : str_is(v, role, "assistant") ? "assistant"
                        : str_is(v, role, "system") ? "system" : NULL;
-        if (!rn) { viol(v, PK(p, "role").s, "role must be user or assistant"); continue; }
-        if (i == 0 && strcmp(rn, "user") != 0) viol(v, PK(p, "role").s, "the first message must be a user message");
+        if (!rn) { violp(v, PK(p, "role"), "role must be user or assistant"); continue; }
+        if (i == 0 && strcmp(rn, "user") != 0) violp(v, PK(p, "role"), "the first message must be a user message");
         if (strcmp(rn, "system") == 0) {
             if (v->caps.developer != QDEV_SYSTEM_ROLE) {
-                viol(v, PK(p, "role").s, "mid-conversation system messages are not supported by this model row");
+                violp(v, PK(p, "role"), "mid-conversation system messages are not supported by this model row");
             } else {
                 /* after a user turn, before an assistant turn or at the end */
                 const char *nx = NULL;
@@ -447,11 +475,11 @@ static void v_anthropic(vctx *v, uint32_t root) {
                     break;
                 }
                 if (!prev || strcmp(prev, "user") != 0 || (nx && strcmp(nx, "assistant") != 0))
-                    viol(v, PK(p, "role").s, "a mid-conversation system message must follow a user turn and precede an assistant turn or end the messages");
+                    violp(v, PK(p, "role"), "a mid-conversation system message must follow a user turn and precede an assistant turn or end the messages");
             }
             continue;
         }
-        if (prev && strcmp(prev, rn) == 0) viol(v, PK(p, "role").s, "roles must alternate: two %s messages in a row", rn);
+        if (prev && strcmp(prev, rn) == 0) violp(v, PK(p, "role"), "roles must alternate: two %s messages in a row", rn);
         bool assistant = strcmp(rn, "assistant") == 0;
         if (!assistant) {
             /* tool results first, answering the previous assistant's calls in order */
@@ -461,7 +489,7 @@ static void v_anthropic(vctx *v, uint32_t root) {
                 for (uint32_t j = 0; j < count_of(v, content); j++, b = next(v, b)) {
                     vp pb = PI(PK(p, "content"), j);
                     if (str_is(v, get(v, b, "type"), "tool_result")) {
-                        if (others) viol(v, pb.s, "tool_result blocks must come before any other content of the message");
+                        if (others) violp(v, pb, "tool_result blocks must come before any other content of the message");
                         ids_answer(&ids, v, get(v, b, "tool_use_id"), PK(pb, "tool_use_id"), "tool_result");
                     } else {
                         others = true;
@@ -474,9 +502,9 @@ static void v_anthropic(vctx *v, uint32_t root) {
         }
         if (is(v, content, QJ_STRING)) {
             if (qj_at(v->d, content)->len == 0 && !(assistant && i + 1 == n))
-                viol(v, PK(p, "content").s, "content must be non-empty");
+                violp(v, PK(p, "content"), "content must be non-empty");
         } else if (need_type(v, content, QJ_ARRAY, PK(p, "content"), "\"content\"")) {
-            if (count_of(v, content) == 0 && !(assistant && i + 1 == n)) viol(v, PK(p, "content").s, "content must be non-empty");
+            if (count_of(v, content) == 0 && !(assistant && i + 1 == n)) violp(v, PK(p, "content"), "content must be non-empty");
             uint32_t b = first(content);
             for (uint32_t j = 0; j < count_of(v, content); j++, b = next(v, b)) {
                 vp pb = PI(PK(p, "content"), j);
@@ -497,26 +525,26 @@ static void b_point(vctx *v, uint32_t blk, vp p) {
     if (cp == QJ_NONE) return;
     uint32_t ttl = get(v, cp, "ttl");
     if (ttl != QJ_NONE && !str_is(v, ttl, "5m") && !str_is(v, ttl, "1h"))
-        viol(v, PK(PK(p, "cachePoint"), "ttl").s, "expected \"5m\" or \"1h\"");
-    if (v->caps.cache != QCACHE_CACHE_POINTS) viol(v, p.s, "cachePoint on a row without prompt caching");
+        violp(v, PK(PK(p, "cachePoint"), "ttl"), "expected \"5m\" or \"1h\"");
+    if (v->caps.cache != QCACHE_CACHE_POINTS) violp(v, p, "cachePoint on a row without prompt caching");
     v->marks++;
-    if (v->marks == v->caps.cache_limit + 1) viol(v, p.s, "more than %u cachePoint blocks in the request", v->caps.cache_limit);
+    if (v->marks == v->caps.cache_limit + 1) violp(v, p, "more than %u cachePoint blocks in the request", v->caps.cache_limit);
 }
 
 static const char *const k_bedrock_keys[] = {"text", "image", "document", "toolUse", "toolResult", "reasoningContent",
                                              "cachePoint", "guardContent", "video", "citationsContent"};
 
 static void b_block(vctx *v, uint32_t b, vp p, bool assistant) {
-    if (!is(v, b, QJ_OBJECT) || qj_at(v->d, b)->n != 1) { viol(v, p.s, "a content block has exactly one member"); return; }
+    if (!is(v, b, QJ_OBJECT) || qj_at(v->d, b)->n != 1) { violp(v, p, "a content block has exactly one member"); return; }
     bool known = false;
     for (size_t i = 0; i < Q_COUNTOF(k_bedrock_keys); i++) if (get(v, b, k_bedrock_keys[i]) != QJ_NONE) known = true;
-    if (!known) { viol(v, p.s, "unknown content block"); return; }
+    if (!known) { violp(v, p, "unknown content block"); return; }
     b_point(v, b, p);
     uint32_t x;
     if ((x = get(v, b, "text")) != QJ_NONE && need_type(v, x, QJ_STRING, PK(p, "text"), "text") && blank_node(v, x))
-        viol(v, PK(p, "text").s, "text blocks must contain non-whitespace text");
+        violp(v, PK(p, "text"), "text blocks must contain non-whitespace text");
     if ((x = get(v, b, "toolUse")) != QJ_NONE) {
-        if (!assistant) viol(v, PK(p, "toolUse").s, "toolUse blocks belong in assistant messages");
+        if (!assistant) violp(v, PK(p, "toolUse"), "toolUse blocks belong in assistant messages");
         if (need_type(v, get(v, x, "toolUseId"), QJ_STRING, PK(PK(p, "toolUse"), "toolUseId"), "\"toolUseId\""))
             id_form(v, get(v, x, "toolUseId"), PK(PK(p, "toolUse"), "toolUseId"));
         need_type(v, get(v, x, "name"), QJ_STRING, PK(PK(p, "toolUse"), "name"), "\"name\"");
@@ -524,31 +552,31 @@ static void b_block(vctx *v, uint32_t b, vp p, bool assistant) {
         need_type(v, get(v, x, "input"), QJ_OBJECT, PK(PK(p, "toolUse"), "input"), "\"input\" (an object)");
     }
     if ((x = get(v, b, "toolResult")) != QJ_NONE) {
-        if (assistant) viol(v, PK(p, "toolResult").s, "toolResult blocks belong in user messages");
+        if (assistant) violp(v, PK(p, "toolResult"), "toolResult blocks belong in user messages");
         uint32_t ct = get(v, x, "content");
         id_form(v, get(v, x, "toolUseId"), PK(PK(p, "toolResult"), "toolUseId"));
         if (need_type(v, ct, QJ_ARRAY, PK(PK(p, "toolResult"), "content"), "\"content\"")) {
-            if (count_of(v, ct) == 0) viol(v, PK(PK(p, "toolResult"), "content").s, "a toolResult needs content");
+            if (count_of(v, ct) == 0) violp(v, PK(PK(p, "toolResult"), "content"), "a toolResult needs content");
             uint32_t e = first(ct);
             for (uint32_t i = 0; i < count_of(v, ct); i++, e = next(v, e)) {
                 if (get(v, e, "image") != QJ_NONE && !v->caps.tool_result_images)
-                    viol(v, PI(PK(PK(p, "toolResult"), "content"), i).s, "images inside tool results are not supported by this model row");
+                    violp(v, PI(PK(PK(p, "toolResult"), "content"), i), "images inside tool results are not supported by this model row");
                 if (get(v, e, "cachePoint") != QJ_NONE)
-                    viol(v, PI(PK(PK(p, "toolResult"), "content"), i).s, "a cachePoint follows the toolResult block, not inside its content");
+                    violp(v, PI(PK(PK(p, "toolResult"), "content"), i), "a cachePoint follows the toolResult block, not inside its content");
                 uint32_t tx = get(v, e, "text");
                 if (is(v, tx, QJ_STRING) && blank_node(v, tx))
-                    viol(v, PK(PI(PK(PK(p, "toolResult"), "content"), i), "text").s, "text blocks must contain non-whitespace text");
+                    violp(v, PK(PI(PK(PK(p, "toolResult"), "content"), i), "text"), "text blocks must contain non-whitespace text");
             }
         }
         uint32_t st = get(v, x, "status");
         if (st != QJ_NONE && !str_is(v, st, "success") && !str_is(v, st, "error"))
-            viol(v, PK(PK(p, "toolResult"), "status").s, "expected \"success\" or \"error\"");
+            violp(v, PK(PK(p, "toolResult"), "status"), "expected \"success\" or \"error\"");
     }
-    if ((x = get(v, b, "image")) != QJ_NONE && assistant) viol(v, PK(p, "image").s, "images belong in user messages");
-    if (get(v, b, "document") != QJ_NONE && assistant) viol(v, PK(p, "document").s, "documents belong in user messages");
-    if (get(v, b, "video") != QJ_NONE && assistant) viol(v, PK(p, "video").s, "videos belong in user messages");
+    if ((x = get(v, b, "image")) != QJ_NONE && assistant) violp(v, PK(p, "image"), "images belong in user messages");
+    if (get(v, b, "document") != QJ_NONE && assistant) violp(v, PK(p, "document"), "documents belong in user messages");
+    if (get(v, b, "video") != QJ_NONE && assistant) violp(v, PK(p, "video"), "videos belong in user messages");
     if ((x = get(v, b, "document")) != QJ_NONE) {
-        if (!v->caps.documents) viol(v, PK(p, "document").s, "documents are not supported by this model row");
+        if (!v->caps.documents) violp(v, PK(p, "document"), "documents are not supported by this model row");
         uint32_t nm = get(v, x, "name");
         if (need_type(v, nm, QJ_STRING, PK(PK(p, "document"), "name"), "\"name\"")) {
             char s[256];
@@ -561,15 +589,15 @@ static void b_block(vctx *v, uint32_t b, vp p, bool assistant) {
                      ch == '(' || ch == ')' || ch == '[' || ch == ']' || (ch == ' ' && s[i + 1] != ' ');
             }
             if (!ok)
-                viol(v, PK(PK(p, "document"), "name").s,
+                violp(v, PK(PK(p, "document"), "name"),
                      "a document name is 1-200 letters, digits, single spaces, hyphens, parentheses or brackets");
         }
     }
     if ((x = get(v, b, "reasoningContent")) != QJ_NONE) {
-        if (!assistant) viol(v, PK(p, "reasoningContent").s, "reasoning belongs in assistant messages");
+        if (!assistant) violp(v, PK(p, "reasoningContent"), "reasoning belongs in assistant messages");
         uint32_t rt = get(v, x, "reasoningText");
         if (rt != QJ_NONE && !is(v, get(v, rt, "signature"), QJ_STRING))
-            viol(v, PK(PK(PK(p, "reasoningContent"), "reasoningText"), "signature").s,
+            violp(v, PK(PK(PK(p, "reasoningContent"), "reasoningText"), "signature"),
                  "missing \"signature\" (reasoning goes back with its signature)");
     }
 }
@@ -583,9 +611,9 @@ static void v_bedrock(vctx *v, uint32_t root) {
             vp p = PI(PK(r, "system"), i);
             uint32_t tx = get(v, e, "text");
             if (tx == QJ_NONE && get(v, e, "cachePoint") == QJ_NONE && get(v, e, "guardContent") == QJ_NONE)
-                viol(v, p.s, "a system block is text, cachePoint or guardContent");
+                violp(v, p, "a system block is text, cachePoint or guardContent");
             else if (is(v, tx, QJ_STRING) && blank_node(v, tx))
-                viol(v, PK(p, "text").s, "text blocks must contain non-whitespace text");
+                violp(v, PK(p, "text"), "text blocks must contain non-whitespace text");
             b_point(v, e, p);
         }
     }
@@ -604,7 +632,7 @@ static void v_bedrock(vctx *v, uint32_t root) {
                     uint32_t js = get(v, get(v, spec, "inputSchema"), "json");
                     if (need_type(v, js, QJ_OBJECT, pj, "\"inputSchema.json\"")) object_schema(v, js, pj);
                 } else if (get(v, e, "cachePoint") == QJ_NONE) {
-                    viol(v, p.s, "a tool is toolSpec or cachePoint");
+                    violp(v, p, "a tool is toolSpec or cachePoint");
                 }
                 b_point(v, e, p);
             }
@@ -623,12 +651,12 @@ static void v_bedrock(vctx *v, uint32_t root) {
         uint32_t role = get(v, e, "role"), content = get(v, e, "content");
         unknown_keys(v, e, k_role_content, Q_COUNTOF(k_role_content), p);
         const char *rn = str_is(v, role, "user") ? "user" : str_is(v, role, "assistant") ? "assistant" : NULL;
-        if (!rn) { viol(v, PK(p, "role").s, "role must be user or assistant"); continue; }
-        if (i == 0 && strcmp(rn, "user") != 0) viol(v, PK(p, "role").s, "the first message must be a user message");
-        if (prev && strcmp(prev, rn) == 0) viol(v, PK(p, "role").s, "roles must alternate: two %s messages in a row", rn);
+        if (!rn) { violp(v, PK(p, "role"), "role must be user or assistant"); continue; }
+        if (i == 0 && strcmp(rn, "user") != 0) violp(v, PK(p, "role"), "the first message must be a user message");
+        if (prev && strcmp(prev, rn) == 0) violp(v, PK(p, "role"), "roles must alternate: two %s messages in a row", rn);
         bool assistant = strcmp(rn, "assistant") == 0;
         if (!need_type(v, content, QJ_ARRAY, PK(p, "content"), "\"content\"")) { prev = rn; continue; }
-        if (count_of(v, content) == 0) viol(v, PK(p, "content").s, "content must be non-empty");
+        if (count_of(v, content) == 0) violp(v, PK(p, "content"), "content must be non-empty");
         uint32_t b = first(content);
         for (uint32_t j = 0; j < count_of(v, content); j++, b = next(v, b)) {
             vp pb = PI(PK(p, "content"), j);
@@ -692,18 +720,18 @@ static void data_url_image(vctx *v, uint32_t url, vp p) {
         if (n + 1 >= sizeof mt) break;
         mt[n++] = ch;
     }
-    if (!qcaps_messages_image_type(mt, n)) viol(v, p.s, "a base64 image is image/jpeg, image/png, image/gif or image/webp");
+    if (!qcaps_messages_image_type(mt, n)) violp(v, p, "a base64 image is image/jpeg, image/png, image/gif or image/webp");
 }
 
 static void chat_part(vctx *v, uint32_t part, vp p, const char *role) {
     uint32_t ty = get(v, part, "type");
-    if (!is(v, ty, QJ_STRING)) { viol(v, PK(p, "type").s, "missing content part type"); return; }
+    if (!is(v, ty, QJ_STRING)) { violp(v, PK(p, "type"), "missing content part type"); return; }
     bool text = str_is(v, ty, "text");
     if (strcmp(role, "user") != 0 && !text && !(strcmp(role, "assistant") == 0 && str_is(v, ty, "refusal")) &&
         !(strcmp(role, "assistant") == 0 && str_is(v, ty, "thinking")))
-        viol(v, PK(p, "type").s, "%s messages take only text parts", role);
+        violp(v, PK(p, "type"), "%s messages take only text parts", role);
     if (strcmp(role, "tool") == 0 && !text && !v->caps.tool_result_images)
-        viol(v, PK(p, "type").s, "images inside tool results are not supported by this model row");
+        violp(v, PK(p, "type"), "images inside tool results are not supported by this model row");
     if (text) need_type(v, get(v, part, "text"), QJ_STRING, PK(p, "text"), "\"text\"");
     if (str_is(v, ty, "image_url")) {
         uint32_t iu = get(v, part, "image_url");
@@ -711,38 +739,38 @@ static void chat_part(vctx *v, uint32_t part, vp p, const char *role) {
         else data_url_image(v, iu, PK(p, "image_url"));
     }
     if ((str_is(v, ty, "file") || str_is(v, ty, "document_url")) && !v->caps.documents)
-        viol(v, PK(p, "type").s, "documents are not supported by this model row");
+        violp(v, PK(p, "type"), "documents are not supported by this model row");
     if (str_is(v, ty, "file")) {
         uint32_t f = get(v, part, "file");
         if (need_type(v, f, QJ_OBJECT, PK(p, "file"), "\"file\"") && get(v, f, "file_id") == QJ_NONE &&
             get(v, f, "file_data") == QJ_NONE)
-            viol(v, PK(p, "file").s, "a file part needs \"file_id\" or \"file_data\"");
+            violp(v, PK(p, "file"), "a file part needs \"file_id\" or \"file_data\"");
         uint32_t fd = get(v, f, "file_data");
         if (is(v, fd, QJ_STRING)) {
             if (!is(v, get(v, f, "filename"), QJ_STRING))
-                viol(v, PK(PK(p, "file"), "filename").s, "a file part with file_data needs a filename");
+                violp(v, PK(PK(p, "file"), "filename"), "a file part with file_data needs a filename");
             const qj_node *x = qj_at(v->d, fd);
             static const char pdf[] = "data:application/pdf;";
             if (x->len < sizeof pdf - 1 || memcmp(x->p, pdf, sizeof pdf - 1) != 0)
-                viol(v, PK(PK(p, "file"), "file_data").s, "file parts carry PDFs (a data:application/pdf URL)");
+                violp(v, PK(PK(p, "file"), "file_data"), "file parts carry PDFs (a data:application/pdf URL)");
         }
     }
     if (str_is(v, ty, "input_audio")) {
         uint32_t a = get(v, part, "input_audio");
-        if (dialect_is_mistral_or_ollama(v)) viol(v, PK(p, "type").s, "audio parts are not supported by this dialect");
+        if (dialect_is_mistral_or_ollama(v)) violp(v, PK(p, "type"), "audio parts are not supported by this dialect");
         if (need_type(v, a, QJ_OBJECT, PK(p, "input_audio"), "\"input_audio\"")) {
             need_type(v, get(v, a, "data"), QJ_STRING, PK(PK(p, "input_audio"), "data"), "\"data\"");
             uint32_t fm = get(v, a, "format");
             if (!str_is(v, fm, "wav") && !str_is(v, fm, "mp3"))
-                viol(v, PK(PK(p, "input_audio"), "format").s, "expected \"wav\" or \"mp3\"");
+                violp(v, PK(PK(p, "input_audio"), "format"), "expected \"wav\" or \"mp3\"");
         }
     }
     uint32_t bp = get(v, part, "prompt_cache_breakpoint");
     if (bp != QJ_NONE) {
-        if (v->caps.cache != QCACHE_BREAKPOINTS) viol(v, PK(p, "prompt_cache_breakpoint").s, "prompt_cache_breakpoint on a row without explicit breakpoints");
+        if (v->caps.cache != QCACHE_BREAKPOINTS) violp(v, PK(p, "prompt_cache_breakpoint"), "prompt_cache_breakpoint on a row without explicit breakpoints");
         v->marks++;
         if (v->marks == v->caps.cache_limit + 1)
-            viol(v, PK(p, "prompt_cache_breakpoint").s, "more than %u explicit cache breakpoints in the request", v->caps.cache_limit);
+            violp(v, PK(p, "prompt_cache_breakpoint"), "more than %u explicit cache breakpoints in the request", v->caps.cache_limit);
     }
 }
 
@@ -784,7 +812,7 @@ static void function_tools(vctx *v, uint32_t root) {
         } else if (str_is(v, ty, "custom")) {
             uint32_t cu = chat ? get(v, e, "custom") : e;
             vp pc = chat ? PK(p, "custom") : p;
-            if (!qcaps_custom_tools(&v->caps)) viol(v, PK(p, "type").s, "custom tools are not supported by this provider (function tools only)");
+            if (!qcaps_custom_tools(&v->caps)) violp(v, PK(p, "type"), "custom tools are not supported by this provider (function tools only)");
             tool_name_rule(v, get(v, cu, "name"), PK(pc, "name"));
         }
     }
@@ -811,15 +839,15 @@ static void v_chat(vctx *v, uint32_t root, qdialect dialect) {
         const char *rn = NULL;
         for (size_t k = 0; k < Q_COUNTOF(roles); k++) if (str_is(v, role, roles[k])) rn = roles[k];
         if (!rn || ((ollama || mistral) && strcmp(rn, "developer") == 0)) {
-            viol(v, PK(p, "role").s, "unknown role for this dialect");
+            violp(v, PK(p, "role"), "unknown role for this dialect");
             continue;
         }
         bool instr = strcmp(rn, "system") == 0 || strcmp(rn, "developer") == 0;
         if (instr) {
             if (v->caps.system == QSYS_FIRST_USER)
-                viol(v, PK(p, "role").s, "this model takes neither system nor developer messages");
+                violp(v, PK(p, "role"), "this model takes neither system nor developer messages");
             else if (seen_non_system && v->caps.developer == QDEV_NONE)
-                viol(v, PK(p, "role").s, "mid-conversation %s messages are not supported by this model row", rn);
+                violp(v, PK(p, "role"), "mid-conversation %s messages are not supported by this model row", rn);
         } else {
             seen_non_system = true;
         }
@@ -827,7 +855,7 @@ static void v_chat(vctx *v, uint32_t root, qdialect dialect) {
         if (strcmp(rn, "tool") == 0) {
             if (ollama) {
                 if (ids.next < ids.n) ids.done[ids.next++] = true; /* Ollama pairs by order (no ids) */
-                else viol(v, PK(p, "role").s, "tool message without a pending tool call");
+                else violp(v, PK(p, "role"), "tool message without a pending tool call");
             } else {
                 ids_answer(&ids, v, get(v, e, "tool_call_id"), PK(p, "tool_call_id"), "tool message");
                 id_form(v, get(v, e, "tool_call_id"), PK(p, "tool_call_id"));
@@ -836,21 +864,21 @@ static void v_chat(vctx *v, uint32_t root, qdialect dialect) {
             ids_close(&ids, v, p);
         }
         if (strcmp(rn, "user") == 0 && prev && strcmp(prev, "tool") == 0 && v->caps.tail == QTAIL_LAST_TOOL)
-            viol(v, PK(p, "role").s, "a user message may not follow a tool message for this model row");
+            violp(v, PK(p, "role"), "a user message may not follow a tool message for this model row");
         /* content */
         if (ollama) {
             if (content != QJ_NONE) need_type(v, content, QJ_STRING, PK(p, "content"), "\"content\"");
             uint32_t im = get(v, e, "images");
-            if (im != QJ_NONE && strcmp(rn, "user") != 0) viol(v, PK(p, "images").s, "images belong in user messages");
+            if (im != QJ_NONE && strcmp(rn, "user") != 0) violp(v, PK(p, "images"), "images belong in user messages");
         } else if (is(v, content, QJ_ARRAY)) {
-            if (count_of(v, content) == 0) viol(v, PK(p, "content").s, "content arrays must be non-empty");
+            if (count_of(v, content) == 0) violp(v, PK(p, "content"), "content arrays must be non-empty");
             uint32_t b = first(content);
             for (uint32_t j = 0; j < count_of(v, content); j++, b = next(v, b)) chat_part(v, b, PI(PK(p, "content"), j), rn);
         } else if (is(v, content, QJ_NULL) || content == QJ_NONE) {
             if (strcmp(rn, "assistant") != 0 || get(v, e, "tool_calls") == QJ_NONE)
-                viol(v, PK(p, "content").s, "content is required");
+                violp(v, PK(p, "content"), "content is required");
         } else if (!is(v, content, QJ_STRING)) {
-            viol(v, PK(p, "content").s, "expected string or array of content parts");
+            violp(v, PK(p, "content"), "expected string or array of content parts");
         }
         if (strcmp(rn, "assistant") == 0) {
             uint32_t tc = get(v, e, "tool_calls");
@@ -865,7 +893,7 @@ static void v_chat(vctx *v, uint32_t root, qdialect dialect) {
                     uint32_t args = get(v, fn, "arguments");
                     if (ollama) need_type(v, args, QJ_OBJECT, PK(PK(pc, "function"), "arguments"), "\"arguments\"");
                     else if (!is(v, args, QJ_STRING) && !(mistral && is(v, args, QJ_OBJECT)))
-                        viol(v, PK(PK(pc, "function"), "arguments").s, "expected a JSON string of the arguments");
+                        violp(v, PK(PK(pc, "function"), "arguments"), "expected a JSON string of the arguments");
                     if (ollama) { if (ids.n < 64) { ids.ids[ids.n][0] = '\0'; ids.done[ids.n++] = false; } }
                     else {
                         ids_add(&ids, v, get(v, c, "id"));
@@ -874,7 +902,7 @@ static void v_chat(vctx *v, uint32_t root, qdialect dialect) {
                 }
             }
             if (mistral && get(v, e, "prefix") != QJ_NONE && i + 1 != n)
-                viol(v, PK(p, "prefix").s, "only the last assistant message may be a prefix");
+                violp(v, PK(p, "prefix"), "only the last assistant message may be a prefix");
         } else if (strcmp(rn, "tool") == 0 && !ollama) {
             need_type(v, get(v, e, "tool_call_id"), QJ_STRING, PK(p, "tool_call_id"), "\"tool_call_id\"");
         }
@@ -913,11 +941,11 @@ static void v_responses(vctx *v, uint32_t root) {
         bool message = (ty == QJ_NONE && role != QJ_NONE) || str_is(v, ty, "message");
         if (message) {
             bool instr = str_is(v, role, "system") || str_is(v, role, "developer");
-            if (!str_is(v, role, "user") && !str_is(v, role, "assistant") && !instr) viol(v, PK(p, "role").s, "unknown role");
+            if (!str_is(v, role, "user") && !str_is(v, role, "assistant") && !instr) violp(v, PK(p, "role"), "unknown role");
             if (instr) {
-                if (v->caps.system == QSYS_FIRST_USER) viol(v, PK(p, "role").s, "this model takes neither system nor developer messages");
+                if (v->caps.system == QSYS_FIRST_USER) violp(v, PK(p, "role"), "this model takes neither system nor developer messages");
                 else if (seen_non_system && v->caps.developer == QDEV_NONE)
-                    viol(v, PK(p, "role").s, "mid-conversation instructions are not supported by this model row");
+                    violp(v, PK(p, "role"), "mid-conversation instructions are not supported by this model row");
             } else {
                 seen_non_system = true;
             }
@@ -927,7 +955,7 @@ static void v_responses(vctx *v, uint32_t root) {
             if (!str_is(v, role, "assistant")) ids_close(&ids, v, p);
             uint32_t ct = get(v, e, "content");
             if (is(v, ct, QJ_ARRAY) && count_of(v, ct) == 0)
-                viol(v, PK(p, "content").s, "content arrays must be non-empty (a message with nothing in it)");
+                violp(v, PK(p, "content"), "content arrays must be non-empty (a message with nothing in it)");
             if (is(v, ct, QJ_ARRAY)) {
                 uint32_t b = first(ct);
                 for (uint32_t j = 0; j < count_of(v, ct); j++, b = next(v, b)) {
@@ -936,21 +964,21 @@ static void v_responses(vctx *v, uint32_t root) {
                     if (str_is(v, role, "assistant") ? !(str_is(v, bt, "output_text") || str_is(v, bt, "refusal"))
                                                      : !(str_is(v, bt, "input_text") || str_is(v, bt, "input_image") ||
                                                          str_is(v, bt, "input_file") || str_is(v, bt, "input_audio")))
-                        viol(v, PK(pb, "type").s, "content part type not allowed for this role");
+                        violp(v, PK(pb, "type"), "content part type not allowed for this role");
                     if (str_is(v, bt, "input_image") && get(v, b, "image_url") == QJ_NONE && get(v, b, "file_id") == QJ_NONE)
-                        viol(v, pb.s, "an input_image needs \"image_url\" or \"file_id\"");
+                        violp(v, pb, "an input_image needs \"image_url\" or \"file_id\"");
                     if (str_is(v, bt, "input_image")) data_url_image(v, get(v, b, "image_url"), PK(pb, "image_url"));
                     if (str_is(v, bt, "input_file") && get(v, b, "file_id") == QJ_NONE &&
                         get(v, b, "file_data") == QJ_NONE && get(v, b, "file_url") == QJ_NONE)
-                        viol(v, pb.s, "an input_file needs \"file_id\", \"file_data\" or \"file_url\"");
+                        violp(v, pb, "an input_file needs \"file_id\", \"file_data\" or \"file_url\"");
                     if (get(v, b, "prompt_cache_breakpoint") != QJ_NONE) {
-                        if (v->caps.cache != QCACHE_BREAKPOINTS) viol(v, pb.s, "prompt_cache_breakpoint on a row without explicit breakpoints");
+                        if (v->caps.cache != QCACHE_BREAKPOINTS) violp(v, pb, "prompt_cache_breakpoint on a row without explicit breakpoints");
                         if (++v->marks == v->caps.cache_limit + 1)
-                            viol(v, pb.s, "more than %u explicit cache breakpoints in the request", v->caps.cache_limit);
+                            violp(v, pb, "more than %u explicit cache breakpoints in the request", v->caps.cache_limit);
                     }
                 }
             } else if (!is(v, ct, QJ_STRING)) {
-                viol(v, PK(p, "content").s, "expected string or array of content parts");
+                violp(v, PK(p, "content"), "expected string or array of content parts");
             }
         } else if (str_is(v, ty, "function_call") || str_is(v, ty, "custom_tool_call")) {
             if (ids.next > 0 && ids.next == ids.n) ids.n = ids.next = 0; /* a new turn of calls */
@@ -979,9 +1007,9 @@ static void v_responses(vctx *v, uint32_t root) {
                        : str_is(v, ty, "custom_tool_call_output") ? "custom_tool_call_output"
                                                                   : "local_shell_call_output");
             uint32_t out = get(v, e, "output");
-            if (!is(v, out, QJ_STRING) && !is(v, out, QJ_ARRAY)) viol(v, PK(p, "output").s, "expected string or array");
+            if (!is(v, out, QJ_STRING) && !is(v, out, QJ_ARRAY)) violp(v, PK(p, "output"), "expected string or array");
         } else if (!is(v, ty, QJ_STRING)) {
-            viol(v, PK(p, "type").s, "missing item type");
+            violp(v, PK(p, "type"), "missing item type");
         } else {
             seen_non_system = true; /* reasoning and other items: carried as given */
         }
@@ -1007,7 +1035,7 @@ static void unknown_keys(vctx *v, uint32_t obj, const char *const *names, size_t
         if (!ok) {
             char key[64];
             sval(v, k, key, sizeof key);
-            viol(v, PK(p, key).s, "unknown field \"%s\"", key);
+            violp(v, PK(p, key), "unknown field \"%s\"", key);
         }
     }
 }
@@ -1026,7 +1054,7 @@ static void v_gemini(vctx *v, uint32_t root) {
         for (uint32_t k = 0; k < count_of(v, sp); k++, e = next(v, e)) {
             uint32_t tx = is(v, e, QJ_OBJECT) ? get(v, e, "text") : QJ_NONE;
             if (is(v, tx, QJ_STRING) && qj_at(v->d, tx)->len == 0)
-                viol(v, PK(PI(PK(PK(P(""), "systemInstruction"), "parts"), k), "text").s, "an empty text part is rejected");
+                violp(v, PK(PI(PK(PK(P(""), "systemInstruction"), "parts"), k), "text"), "an empty text part is rejected");
         }
     }
     uint32_t cs = get(v, root, "contents");
@@ -1058,10 +1086,10 @@ static void v_gemini(vctx *v, uint32_t root) {
         vp p = PI(PK(r, "contents"), i);
         uint32_t role = get(v, e, "role"), parts = get(v, e, "parts");
         bool model = str_is(v, role, "model");
-        if (!model && !str_is(v, role, "user")) viol(v, PK(p, "role").s, "role must be user or model");
-        if (i == 0 && model) viol(v, PK(p, "role").s, "the first content must be a user content");
+        if (!model && !str_is(v, role, "user")) violp(v, PK(p, "role"), "role must be user or model");
+        if (i == 0 && model) violp(v, PK(p, "role"), "the first content must be a user content");
         if (!need_type(v, parts, QJ_ARRAY, PK(p, "parts"), "\"parts\"")) continue;
-        if (count_of(v, parts) == 0) viol(v, PK(p, "parts").s, "parts must be non-empty");
+        if (count_of(v, parts) == 0) violp(v, PK(p, "parts"), "parts must be non-empty");
         uint32_t nresp = 0, nother = 0, ncalls = 0;
         uint32_t b = first(parts);
         for (uint32_t j = 0; j < count_of(v, parts); j++, b = next(v, b)) {
@@ -1069,47 +1097,47 @@ static void v_gemini(vctx *v, uint32_t root) {
             unknown_keys(v, b, k_gemini_part_keys, Q_COUNTOF(k_gemini_part_keys), pb);
             uint32_t nd = 0;
             for (size_t k = 0; k < Q_COUNTOF(k_gemini_data); k++) if (get(v, b, k_gemini_data[k]) != QJ_NONE) nd++;
-            if (nd != 1) viol(v, pb.s, "a part holds exactly one of text, inlineData, fileData, functionCall, functionResponse");
+            if (nd != 1) violp(v, pb, "a part holds exactly one of text, inlineData, fileData, functionCall, functionResponse");
             uint32_t tx = get(v, b, "text");
             if (is(v, tx, QJ_STRING) && qj_at(v->d, tx)->len == 0 && get(v, b, "thoughtSignature") == QJ_NONE)
-                viol(v, PK(pb, "text").s, "an empty text part is rejected (unless it carries a thoughtSignature)");
+                violp(v, PK(pb, "text"), "an empty text part is rejected (unless it carries a thoughtSignature)");
             uint32_t fc = get(v, b, "functionCall"), fr = get(v, b, "functionResponse");
             if (fc != QJ_NONE) {
-                if (!model) viol(v, PK(pb, "functionCall").s, "functionCall parts belong in model contents");
+                if (!model) violp(v, PK(pb, "functionCall"), "functionCall parts belong in model contents");
                 need_type(v, get(v, fc, "name"), QJ_STRING, PK(PK(pb, "functionCall"), "name"), "\"name\"");
                 tool_name_rule(v, get(v, fc, "name"), PK(PK(pb, "functionCall"), "name"));
                 uint32_t args = get(v, fc, "args");
                 if (args != QJ_NONE) need_type(v, args, QJ_OBJECT, PK(PK(pb, "functionCall"), "args"), "\"args\"");
                 if (npend < 64) { used[npend] = false; sval(v, get(v, fc, "name"), pending[npend++], sizeof pending[0]); }
                 if (signs && model && i >= turn_start && ncalls == 0 && get(v, b, "thoughtSignature") == QJ_NONE)
-                    viol(v, PK(pb, "functionCall").s,
+                    violp(v, PK(pb, "functionCall"),
                          "the first functionCall of a model content in the current turn needs a thoughtSignature "
                          "on this model (Gemini 3 and later)");
                 ncalls++;
             } else if (fr != QJ_NONE) {
-                if (model) viol(v, PK(pb, "functionResponse").s, "functionResponse parts belong in user contents");
+                if (model) violp(v, PK(pb, "functionResponse"), "functionResponse parts belong in user contents");
                 need_type(v, get(v, fr, "response"), QJ_OBJECT, PK(PK(pb, "functionResponse"), "response"), "\"response\"");
                 uint32_t frp = get(v, fr, "parts");
                 vp pp = PK(PK(pb, "functionResponse"), "parts");
                 if (frp != QJ_NONE && need_type(v, frp, QJ_ARRAY, pp, "\"parts\"")) {
-                    if (count_of(v, frp) == 0) viol(v, pp.s, "functionResponse parts must be non-empty when given");
+                    if (count_of(v, frp) == 0) violp(v, pp, "functionResponse parts must be non-empty when given");
                     else if (!v->caps.tool_result_images)
-                        viol(v, pp.s, "media inside a function response is not supported by this model row (Gemini 3 and later take it)");
+                        violp(v, pp, "media inside a function response is not supported by this model row (Gemini 3 and later take it)");
                     uint32_t q = first(frp);
                     for (uint32_t k = 0; k < count_of(v, frp); k++, q = next(v, q))
                         if (!is(v, q, QJ_OBJECT) || get(v, q, "inlineData") == QJ_NONE || qj_at(v->d, q)->n != 1)
-                            viol(v, PI(pp, k).s, "a function response part holds inlineData (FunctionResponsePart)");
+                            violp(v, PI(pp, k), "a function response part holds inlineData (FunctionResponsePart)");
                 }
                 char nm[96];
                 sval(v, get(v, fr, "name"), nm, sizeof nm);
                 if (!prev_calls) {
-                    viol(v, PK(pb, "functionResponse").s, "a functionResponse must directly follow the model content with the calls");
+                    violp(v, PK(pb, "functionResponse"), "a functionResponse must directly follow the model content with the calls");
                 } else {
                     /* answers one pending call of that name (any order), once */
                     bool hit = false;
                     for (uint32_t q = 0; q < npend && !hit; q++)
                         if (!used[q] && strcmp(pending[q], nm) == 0) used[q] = hit = true;
-                    if (!hit) viol(v, PK(PK(pb, "functionResponse"), "name").s, "functionResponse \"%s\" answers no pending call", nm);
+                    if (!hit) violp(v, PK(PK(pb, "functionResponse"), "name"), "functionResponse \"%s\" answers no pending call", nm);
                 }
                 nresp++;
             } else if (get(v, b, "inlineData") == QJ_NONE && get(v, b, "fileData") == QJ_NONE) {
@@ -1117,10 +1145,10 @@ static void v_gemini(vctx *v, uint32_t root) {
                  * CLI's read_file of an image): only text is kept apart */
                 nother++;
             }
-            if (get(v, b, "inlineData") != QJ_NONE && model) viol(v, PK(pb, "inlineData").s, "media belongs in user contents");
+            if (get(v, b, "inlineData") != QJ_NONE && model) violp(v, PK(pb, "inlineData"), "media belongs in user contents");
         }
-        if (nresp && nother) viol(v, PK(p, "parts").s, "function responses are not mixed with text parts");
-        if (prev_calls && nresp != npend) viol(v, PK(p, "parts").s, "expected %u functionResponse parts answering the previous model content, got %u", npend, nresp);
+        if (nresp && nother) violp(v, PK(p, "parts"), "function responses are not mixed with text parts");
+        if (prev_calls && nresp != npend) violp(v, PK(p, "parts"), "expected %u functionResponse parts answering the previous model content, got %u", npend, nresp);
         if (!model && nresp == 0 && prev_calls) { /* reported above */ }
         prev_calls = model && ncalls > 0;
         if (model) { if (!ncalls) npend = 0; }
@@ -1146,20 +1174,20 @@ static void p_num(vctx *v, uint32_t obj, const char *key, vp base, double lo, do
     uint32_t n = get(v, obj, key);
     if (n == QJ_NONE) return;
     vp p = PK(base, key);
-    if (!is(v, n, QJ_NUMBER)) { viol(v, p.s, "expected a number, got %s", qj_type_name(qj_type_of(v->d, n))); return; }
+    if (!is(v, n, QJ_NUMBER)) { violp(v, p, "expected a number, got %s", qj_type_name(qj_type_of(v->d, n))); return; }
     double x = num_of(v, n);
-    if (x < lo || x > hi) viol(v, p.s, "%s must be between %g and %g", key, lo, hi);
+    if (x < lo || x > hi) violp(v, p, "%s must be between %g and %g", key, lo, hi);
 }
 static void p_int(vctx *v, uint32_t obj, const char *key, vp base, int64_t lo) {
     uint32_t n = get(v, obj, key);
     if (n == QJ_NONE) return;
     int64_t x = 0;
-    if (!is(v, n, QJ_NUMBER) || !qj_int64(v->d, n, &x)) { viol(v, PK(base, key).s, "expected an integer"); return; }
-    if (x < lo) viol(v, PK(base, key).s, "%s must be at least %lld", key, (long long)lo);
+    if (!is(v, n, QJ_NUMBER) || !qj_int64(v->d, n, &x)) { violp(v, PK(base, key), "expected an integer"); return; }
+    if (x < lo) violp(v, PK(base, key), "%s must be at least %lld", key, (long long)lo);
 }
 static void p_bool(vctx *v, uint32_t obj, const char *key, vp base) {
     uint32_t n = get(v, obj, key);
-    if (n != QJ_NONE && !is(v, n, QJ_TRUE) && !is(v, n, QJ_FALSE)) viol(v, PK(base, key).s, "expected a boolean");
+    if (n != QJ_NONE && !is(v, n, QJ_TRUE) && !is(v, n, QJ_FALSE)) violp(v, PK(base, key), "expected a boolean");
 }
 static void p_str(vctx *v, uint32_t obj, const char *key, vp base) {
     uint32_t n = get(v, obj, key);
@@ -1172,17 +1200,17 @@ static void p_strings(vctx *v, uint32_t obj, const char *key, vp base, uint32_t 
     if (n == QJ_NONE) return;
     vp p = PK(base, key);
     if (one_ok && is(v, n, QJ_STRING)) return;
-    if (!is(v, n, QJ_ARRAY)) { viol(v, p.s, "expected an array of strings"); return; }
-    if (max && count_of(v, n) > max) viol(v, p.s, "at most %u sequences", max);
+    if (!is(v, n, QJ_ARRAY)) { violp(v, p, "expected an array of strings"); return; }
+    if (max && count_of(v, n) > max) violp(v, p, "at most %u sequences", max);
     uint32_t e = first(n);
     for (uint32_t i = 0; i < count_of(v, n); i++, e = next(v, e))
-        if (!is(v, e, QJ_STRING) || qj_at(v->d, e)->len == 0) viol(v, PI(p, i).s, "expected a non-empty string");
+        if (!is(v, e, QJ_STRING) || qj_at(v->d, e)->len == 0) violp(v, PI(p, i), "expected a non-empty string");
 }
 static bool p_enum(vctx *v, uint32_t n, vp p, const char *const *vals, size_t nv) {
     for (size_t i = 0; i < nv; i++) if (str_is(v, n, vals[i])) return true;
     char key[48];
     sval(v, n, key, sizeof key);
-    viol(v, p.s, "unexpected value \"%s\"", key);
+    violp(v, p, "unexpected value \"%s\"", key);
     return false;
 }
 static const char *const k_efforts[] = {"none", "minimal", "low", "medium", "high", "xhigh"};
@@ -1191,7 +1219,7 @@ static const char *const k_efforts[] = {"none", "minimal", "low", "medium", "hig
 static void p_schema_format(vctx *v, uint32_t obj, vp p) {
     uint32_t nm = get(v, obj, "name");
     if (need_type(v, nm, QJ_STRING, PK(p, "name"), "\"name\"") && qj_at(v->d, nm)->len == 0)
-        viol(v, PK(p, "name").s, "must be non-empty");
+        violp(v, PK(p, "name"), "must be non-empty");
     need_type(v, get(v, obj, "schema"), QJ_OBJECT, PK(p, "schema"), "\"schema\"");
     p_bool(v, obj, "strict", p);
 }
@@ -1211,9 +1239,9 @@ static void params_anthropic(vctx *v, uint32_t root) {
         if (need_type(v, ty, QJ_STRING, PK(p, "type"), "\"type\"") && p_enum(v, ty, PK(p, "type"), types, 4)) {
             bool tool = str_is(v, ty, "tool");
             if (tool) need_type(v, get(v, tc, "name"), QJ_STRING, PK(p, "name"), "\"name\" (the tool to call)");
-            else if (get(v, tc, "name") != QJ_NONE) viol(v, PK(p, "name").s, "only a tool choice of type tool names a tool");
+            else if (get(v, tc, "name") != QJ_NONE) violp(v, PK(p, "name"), "only a tool choice of type tool names a tool");
             if (str_is(v, ty, "none") && get(v, tc, "disable_parallel_tool_use") != QJ_NONE)
-                viol(v, PK(p, "disable_parallel_tool_use").s, "not allowed with type none");
+                violp(v, PK(p, "disable_parallel_tool_use"), "not allowed with type none");
         }
         p_bool(v, tc, "disable_parallel_tool_use", p);
     }
@@ -1224,12 +1252,12 @@ static void params_anthropic(vctx *v, uint32_t root) {
         if (str_is(v, ty, "enabled")) {
             uint32_t bt = get(v, th, "budget_tokens"), mt = get(v, root, "max_tokens");
             int64_t b = 0, m = 0;
-            if (!is(v, bt, QJ_NUMBER) || !qj_int64(v->d, bt, &b)) viol(v, PK(p, "budget_tokens").s, "expected an integer");
-            else if (b < 1024) viol(v, PK(p, "budget_tokens").s, "a thinking budget is at least 1024 tokens");
+            if (!is(v, bt, QJ_NUMBER) || !qj_int64(v->d, bt, &b)) violp(v, PK(p, "budget_tokens"), "expected an integer");
+            else if (b < 1024) violp(v, PK(p, "budget_tokens"), "a thinking budget is at least 1024 tokens");
             else if (is(v, mt, QJ_NUMBER) && qj_int64(v->d, mt, &m) && b >= m)
-                viol(v, PK(p, "budget_tokens").s, "a thinking budget must be less than max_tokens (%lld)", (long long)m);
+                violp(v, PK(p, "budget_tokens"), "a thinking budget must be less than max_tokens (%lld)", (long long)m);
         } else if (!str_is(v, ty, "disabled")) {
-            viol(v, PK(p, "type").s, "expected \"enabled\" or \"disabled\"");
+            violp(v, PK(p, "type"), "expected \"enabled\" or \"disabled\"");
         }
     }
     uint32_t md = get(v, root, "metadata");
@@ -1239,7 +1267,7 @@ static void params_anthropic(vctx *v, uint32_t root) {
         uint32_t f = get(v, oc, "format");
         vp p = PK(PK(r, "output_config"), "format");
         if (f != QJ_NONE && need_type(v, f, QJ_OBJECT, p, "\"format\"")) {
-            if (!str_is(v, get(v, f, "type"), "json_schema")) viol(v, PK(p, "type").s, "expected \"json_schema\"");
+            if (!str_is(v, get(v, f, "type"), "json_schema")) violp(v, PK(p, "type"), "expected \"json_schema\"");
             need_type(v, get(v, f, "schema"), QJ_OBJECT, PK(p, "schema"), "\"schema\"");
         }
     }
@@ -1285,11 +1313,11 @@ static void params_chat(vctx *v, uint32_t root, qdialect dialect) {
         vp p = PK(r, "tool_choice");
         if (is(v, tc, QJ_STRING)) p_enum(v, tc, p, mistral ? mistral_modes : chat_modes, mistral ? 4 : 3);
         else if (is(v, tc, QJ_OBJECT)) {
-            if (!str_is(v, get(v, tc, "type"), "function")) viol(v, PK(p, "type").s, "expected \"function\"");
+            if (!str_is(v, get(v, tc, "type"), "function")) violp(v, PK(p, "type"), "expected \"function\"");
             uint32_t fn = get(v, tc, "function");
             if (need_type(v, fn, QJ_OBJECT, PK(p, "function"), "\"function\""))
                 need_type(v, get(v, fn, "name"), QJ_STRING, PK(PK(p, "function"), "name"), "\"name\"");
-        } else viol(v, p.s, "expected a string or an object");
+        } else violp(v, p, "expected a string or an object");
     }
     uint32_t rf = get(v, root, "response_format");
     if (rf != QJ_NONE && need_type(v, rf, QJ_OBJECT, PK(r, "response_format"), "\"response_format\"")) {
@@ -1321,7 +1349,7 @@ static void params_responses(vctx *v, uint32_t root) {
         else if (is(v, tc, QJ_OBJECT)) {
             if (str_is(v, get(v, tc, "type"), "function"))
                 need_type(v, get(v, tc, "name"), QJ_STRING, PK(p, "name"), "\"name\"");
-        } else viol(v, p.s, "expected a string or an object");
+        } else violp(v, p, "expected a string or an object");
     }
     uint32_t tx = get(v, root, "text");
     if (tx != QJ_NONE && need_type(v, tx, QJ_OBJECT, PK(r, "text"), "\"text\"")) {
@@ -1357,9 +1385,9 @@ static void params_gemini(vctx *v, uint32_t root) {
         uint32_t js = get(v, gc, "responseJsonSchema");
         if (js != QJ_NONE) {
             need_type(v, js, QJ_OBJECT, PK(p, "responseJsonSchema"), "\"responseJsonSchema\"");
-            if (get(v, gc, "responseSchema") != QJ_NONE) viol(v, PK(p, "responseSchema").s, "give responseSchema or responseJsonSchema, not both");
+            if (get(v, gc, "responseSchema") != QJ_NONE) violp(v, PK(p, "responseSchema"), "give responseSchema or responseJsonSchema, not both");
             if (!str_is(v, get(v, gc, "responseMimeType"), "application/json"))
-                viol(v, PK(p, "responseMimeType").s, "a response schema needs responseMimeType application/json");
+                violp(v, PK(p, "responseMimeType"), "a response schema needs responseMimeType application/json");
         }
         uint32_t tc = get(v, gc, "thinkingConfig");
         if (tc != QJ_NONE && need_type(v, tc, QJ_OBJECT, PK(p, "thinkingConfig"), "\"thinkingConfig\"")) {
@@ -1377,7 +1405,7 @@ static void params_gemini(vctx *v, uint32_t root) {
             if (mode != QJ_NONE) p_enum(v, mode, PK(p, "mode"), modes, 4);
             p_strings(v, fc, "allowedFunctionNames", p, 0, false);
             if (get(v, fc, "allowedFunctionNames") != QJ_NONE && !str_is(v, mode, "ANY") && !str_is(v, mode, "VALIDATED"))
-                viol(v, PK(p, "allowedFunctionNames").s, "allowed function names need mode ANY or VALIDATED");
+                violp(v, PK(p, "allowedFunctionNames"), "allowed function names need mode ANY or VALIDATED");
         }
     }
 }
@@ -1398,7 +1426,7 @@ static void params_bedrock(vctx *v, uint32_t root) {
         vp p = PK(PK(r, "toolConfig"), "toolChoice");
         uint32_t a = get(v, ch, "auto"), y = get(v, ch, "any"), t = get(v, ch, "tool");
         if ((a != QJ_NONE) + (y != QJ_NONE) + (t != QJ_NONE) != 1 || qj_at(v->d, ch)->n != 1)
-            viol(v, p.s, "a tool choice holds exactly one of auto, any, tool");
+            violp(v, p, "a tool choice holds exactly one of auto, any, tool");
         if (t != QJ_NONE && need_type(v, t, QJ_OBJECT, PK(p, "tool"), "\"tool\""))
             need_type(v, get(v, t, "name"), QJ_STRING, PK(PK(p, "tool"), "name"), "\"name\"");
     }
