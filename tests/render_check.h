@@ -78,17 +78,7 @@ static inline out rend_p(const char *json, const char *provider, const char *mod
 
 /* The same from transcript JSON. */
 static inline out rend(const char *json, const char *provider, const char *model, bool lossy) {
-    quire_transcript *t = tr(json);
-    if (!t) {
-        out o;
-        memset(&o, 0, sizeof o);
-        o.st = QUIRE_E_SCHEMA;
-        snprintf(o.msg, sizeof o.msg, "transcript did not parse");
-        return o;
-    }
-    out o = rend_t(t, provider, model, lossy);
-    quire_transcript_free(t);
-    return o;
+    return rend_p(json, provider, model, lossy, NULL);
 }
 
 static void out_free(out *o) { free(o->req); free(o->ev); memset(o, 0, sizeof *o); }
