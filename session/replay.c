@@ -17,6 +17,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /* ------------------------------------------------------------------------ */
 /* Integration points: reminders (reminders/state) and compaction (compact/)     */
@@ -618,6 +619,16 @@ static quire_status ev_render(lctx *c, uint32_t root, quire_replay_step *step) {
             vs = quire_validate(win, winlen, &vro, &vo, &rep, &verr);
             if (vs == QUIRE_E_VALIDATE) quire_bytes_free(&rep);
             if (vs == QUIRE_OK) r->nwindow++;
+#ifdef QUIRE_CHECK_WINDOW
+            /* fuzz builds: a window that passes stands for a body that passes
+             * (render/memo.h); anything else is a bug in the window */
+            if (vs == QUIRE_OK) {
+                quire_bytes_free(&rep);
+                if (!qrp_flatten(r)) { quire_render_result_free(&res); return q_oom(c->err); }
+                quire_status fs = quire_validate(r->req.data ? r->req.data : "", r->req.len, &vro, &vo, &rep, &verr);
+                if (fs == QUIRE_E_VALIDATE) abort(); /* the fuzzer keeps the input */
+            }
+#endif
         }
         if (vs != QUIRE_OK) {
             if (!qrp_flatten(r)) { quire_render_result_free(&res); return q_oom(c->err); }
