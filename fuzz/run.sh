@@ -20,7 +20,7 @@ if ! command -v clang >/dev/null 2>&1 || ! ls /usr/lib/llvm-*/lib/clang/*/lib/li
 fi
 build=${QUIRE_FUZZ_BUILD:-build-fuzz}
 jobs=${QUIRE_FUZZ_JOBS:-1}
-cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQUIRE_FUZZ=ON >/dev/null
+cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQUIRE_FUZZ=ON -DQUIRE_WERROR=ON >/dev/null
 cmake --build "$build" -j "$(nproc)" >/dev/null
 targets=${*:-$(for s in fuzz/fuzz_*.c; do basename "$s" .c; done)}
 stats=$build/fuzz-stats.tsv

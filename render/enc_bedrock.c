@@ -324,7 +324,7 @@ static bool tools_for_history(qr_ctx *c) {
     uint32_t ncalls = 0, fm = UINT32_MAX;
     for (uint32_t k = 0; k < t->nmsgs; k++)
         for (uint32_t b = 0; b < t->msgs[k].nblocks; b++) {
-            uint8_t ty = t->msgs[k].blocks[b].type;
+            qblock_type ty = t->msgs[k].blocks[b].type;
             if (ty != QB_TOOL_CALL && ty != QB_TOOL_RESULT) continue;
             if (fm == UINT32_MAX) fm = k;
             ncalls += ty == QB_TOOL_CALL;
