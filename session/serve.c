@@ -279,6 +279,47 @@ static size_t cat(char *dst, size_t cap, size_t k, const char *z) {
     return k + n;
 }
 
+/* A render error about the session's transcript (a pointer under
+ * /messages, /tools or /system): no place of the request line holds it, so
+ * it points at /op, with the transcript's pointer in the message (docs/serve.md). */
+static bool transcript_pointer(const char *p) {
+    static const char *const roots[] = {"/messages", "/tools", "/system"};
+    for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
+        size_t n = strlen(roots[i]);
+        if (strncmp(p, roots[i], n) == 0 && (p[n] == '\0' || p[n] == '/')) return true;
+    }
+    return false;
+}
+static void err_about_transcript(const req *r, quire_error *err) {
+    char msg[sizeof err->message];
+    size_t k = cat(msg, sizeof msg, 0, "the session's transcript at ");
+    k = cat(msg, sizeof msg, k, err->pointer);
+    k = cat(msg, sizeof msg, k, ": ");
+    cat(msg, sizeof msg, k, err->message);
+    memcpy(err->message, msg, sizeof msg);
+    q_utf8_trim(err->message);
+    snprintf(err->pointer, sizeof err->pointer, "/op");
+    err->offset = qj_offset(&r->d, r->v[F_OP]);
+    err->line = err->column = 0;
+    q_err_locate(err, r->src, r->len);
+}
+/* The library's advice names the CLI's flag; a session takes it as its
+ * render policy. */
+static void render_advice(quire_error *err) {
+    static const char cli[] = "(use --lossy to ";
+    static const char sess[] = "(a session whose renderPolicy has \"lossy\": true would ";
+    char *at = strstr(err->message, cli);
+    if (!at) return;
+    char msg[sizeof err->message];
+    size_t k = (size_t)(at - err->message);
+    memcpy(msg, err->message, k);
+    msg[k] = '\0';
+    k = cat(msg, sizeof msg, k, sess);
+    cat(msg, sizeof msg, k, at + sizeof cli - 1);
+    memcpy(err->message, msg, sizeof msg);
+    q_utf8_trim(err->message);
+}
+
 /* Moves an error of a call given field f onto the request line. decoded: the
  * call was given the decoded text of a JSON string (positions inside it are
  * mapped back through its escapes; its pointer goes into the message). */
@@ -514,7 +555,9 @@ static quire_status run_op(quire_server *sv, req *r, const op_def *op, sv_entry 
         quire_session_turn t;
         st = quire_session_render(e->s, p, n, pp, pn, 0, &t, err);
         if (st) {
+            render_advice(err);
             if (pp && qr_is_param_pointer(err->pointer)) err_onto_line(r, err, F_PARAMS, false);
+            else if (transcript_pointer(err->pointer)) err_about_transcript(r, err);
             else if (r->v[F_TARGET] != QJ_NONE) err_onto_line(r, err, F_TARGET, false);
             break;
         }

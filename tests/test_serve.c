@@ -212,6 +212,17 @@ static void test_errors(void) {
            "request\"},{\"role\":\"assistant\",\"content\":\"ok\"},{\"role\":\"user\",\"content\":\"b\"}]}",
            "{\"id\":null,\"ok\":true}");
     ASK_ERR_AT("{\"op\":\"compact\",\"session\":\"s5\"}", "QUIRE_E_BUDGET", "/op", "\"compact\"");
+    /* a render error about the transcript: the op, with the transcript's pointer and the session's
+     * own advice in the message (not a line of the internal log, not a place under /target) */
+    ASK_HAS("{\"op\":\"append\",\"session\":\"s5\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"audio\","
+            "\"mediaType\":\"audio/wav\",\"data\":\"UklGRg==\"}]}}", "\"ok\":true", NULL, NULL);
+    const char *bad_render[] = {"{\"op\":\"render\",\"session\":\"s5\"}",
+                                "{\"op\":\"render\",\"session\":\"s5\",\"target\":{\"provider\":\"bedrock\"}}"};
+    for (int i = 0; i < 2; i++) {
+        ASK_ERR_AT(bad_render[i], "QUIRE_E_UNSUPPORTED", "/op", "\"render\"");
+        ASK_HAS(bad_render[i], "\"message\":\"the session's transcript at /messages/3/content/0: an audio block cannot be "
+                "expressed", "(a session whose renderPolicy has \\\"lossy\\\": true would drop it with an event)", NULL);
+    }
     ASK_EQ("{\"op\":\"close\",\"session\":\"s5\"}", "{\"id\":null,\"ok\":true}");
     ASK_ERR_AT("{\"op\":\"compact\",\"session\":\"s1\",\"summary\":7}", "QUIRE_E_SCHEMA", "/summary", "7}");
     ASK_ERR_AT("{\"op\":\"accept\",\"session\":\"s1\"}", "QUIRE_E_SCHEMA", "/op", "\"accept\"");
