@@ -278,7 +278,9 @@ quire_status qrem_decode(const qj_doc *d, uint32_t obj, qrem_surface surf, size_
     uint32_t dup = qj_find_dup_key(d, obj);
     if (dup != QJ_NONE) {
         const qj_node *nd = qj_at(d, dup);
-        return qrem_fail(err, QUIRE_E_SCHEMA, "", qj_offset(d, dup), c.ptr, "duplicate key \"%.*s\"",
+        char field[64]; /* the field given twice, as the unknown-field error names its field */
+        q_quote_text(field, sizeof field, nd->p, nd->len);
+        return qrem_fail(err, QUIRE_E_SCHEMA, field, qj_offset(d, dup), c.ptr, "duplicate key \"%.*s\"",
                          nd->len > 60 ? 60 : (int)nd->len, nd->p);
     }
     if (surf == QSURF_DIRECT || surf == QSURF_STATE) out->origin = "host";

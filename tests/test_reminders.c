@@ -216,7 +216,7 @@ static void test_validator_errors(void) {
         {"{\"body\":\"x\",\"originatingAgentId\":1}", QUIRE_E_REMINDER_TYPE, "originatingAgentId",
          "/reminder/originatingAgentId"},
         {"[\"body\"]", QUIRE_E_REMINDER_TYPE, "", "/reminder"},
-        {"{\"body\":\"x\",\"body\":\"y\"}", QUIRE_E_SCHEMA, "", "/reminder"},
+        {"{\"body\":\"x\",\"body\":\"y\"}", QUIRE_E_SCHEMA, "body", "/reminder"},
     };
     qarena ar;
     qarena_init(&ar, q_alloc_default());
