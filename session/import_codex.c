@@ -494,6 +494,11 @@ static void compacted(cx *s, const qj_doc *d, uint32_t p, uint32_t lineno) {
         uint32_t renders = s->renders, messages = s->messages;
         uint32_t e = rh + 1;
         s->in_history = true;
+        /* the history goes on from the replacement alone: its calls are
+         * the only ones (one of them may repeat a call_id of before it) */
+        qmap_free(&s->calls);
+        qmap_init(&s->calls, s->c->a);
+        s->npend = 0;
         for (uint32_t k = 0; k < qj_at(d, rh)->n; k++, e = qj_next(d, e)) {
             if (qj_type_of(d, e) != QJ_OBJECT) continue;
             response_item(s, d, e, lineno);
