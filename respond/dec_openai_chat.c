@@ -159,12 +159,17 @@ quire_status q_chat_json(racc *acc, const qj_doc *d, quire_error *err) {
             if (custom) name = rj_str(d, cu, "name");
             char ptr[64];
             snprintf(ptr, sizeof ptr, "/choices/0/message/tool_calls/%u", i);
-            if (id == QJ_NONE || name == QJ_NONE)
+            /* a function call without an id (some OpenAI-compatible servers)
+             * gets one made up, as Gemini's and Ollama's calls do */
+            bool made = !custom && name != QJ_NONE && (id == QJ_NONE || qj_at(d, id)->len == 0);
+            if ((id == QJ_NONE && !made) || name == QJ_NONE)
                 return rerr_at(err, d, e, ptr, custom ? "custom tool call needs string \"id\" and \"custom.name\""
-                                                      : "tool call needs string \"id\" and \"function.name\"");
+                                                      : "tool call needs string \"function.name\"");
+            uint32_t k = acc->ntool;
             rblock *b = racc_push(acc, custom ? RK_CUSTOM_CALL : RK_TOOL_CALL);
             if (!b) return q_oom(err);
-            rb_put_str(&b->id, d, id);
+            if (made) qbuf_printf(&b->id, "%s%u", acc->call_prefix, k);
+            else rb_put_str(&b->id, d, id);
             rb_put_str(&b->name, d, name);
             if (custom) {
                 uint32_t in = rj_str(d, cu, "input");
@@ -232,15 +237,19 @@ static quire_status q_chat_handle(rstream *s, const char *name, const qj_doc *d)
                     rblock *b = racc_find(acc, idx);
                     bool fresh = !b;
                     if (fresh) {
-                        if (id == QJ_NONE || nm == QJ_NONE) {
+                        bool custom = cu != QJ_NONE && f == QJ_NONE;
+                        bool made = !custom && nm != QJ_NONE && (id == QJ_NONE || qj_at(d, id)->len == 0);
+                        if ((id == QJ_NONE && !made) || nm == QJ_NONE) {
                             return rs_err(s, ev, "first fragment of tool call %lld lacks \"id\" or \"function.name\"",
                                         (long long)idx);
                         }
-                        if (!(b = racc_push(acc, cu != QJ_NONE && f == QJ_NONE ? RK_CUSTOM_CALL : RK_TOOL_CALL))) {
+                        uint32_t k = acc->ntool;
+                        if (!(b = racc_push(acc, custom ? RK_CUSTOM_CALL : RK_TOOL_CALL))) {
                             return q_oom(s->err);
                         }
                         if (!racc_key(acc, b, idx)) return q_oom(s->err);
-                        rb_put_str(&b->id, d, id);
+                        if (made) qbuf_printf(&b->id, "%s%u", acc->call_prefix, k);
+                        else rb_put_str(&b->id, d, id);
                         rb_put_str(&b->name, d, nm);
                         racc_ev_call(acc, acc->n - 1, b);
                     } else if (id != QJ_NONE && qj_at(d, id)->len &&
