@@ -674,6 +674,17 @@ bool qcaps_image_types_limited(const qcaps *c) {
            (c->dialect == QD_OPENAI_CHAT && c->provider && strcmp(c->provider, "openai") == 0);
 }
 
+bool qcaps_takes_effort(const qcaps *c, const char *model) {
+    static const char *const none[] = {"gpt-4o*", "gpt-4.1*", "gpt-4", "gpt-4-*", "gpt-3.5*", "chatgpt-4o*",
+                                       "gpt-5-chat*", "o1-mini*", "o1-preview*"};
+    if (!c->provider || strncmp(c->provider, "openai", 6) != 0 || strcmp(c->provider, "openai_compatible") == 0 || !model)
+        return true;
+    if (strncmp(model, "ft:", 3) == 0) model += 3; /* a fine-tune names its base model first */
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
+        if (qcaps_glob(none[i], model)) return false;
+    return true;
+}
+
 bool qcaps_custom_tools(const qcaps *c) {
     return c->dialect == QD_OPENAI_RESPONSES || (c->dialect == QD_OPENAI_CHAT && c->provider && strcmp(c->provider, "openai") == 0);
 }

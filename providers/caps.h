@@ -117,6 +117,13 @@ bool qcaps_messages_image_type(const char *p, size_t n);
  * non-animated GIF). Other rows are left to their servers. */
 bool qcaps_image_types_limited(const qcaps *c);
 
+/* Whether OpenAI takes a reasoning effort for model: not for its known
+ * models without reasoning (gpt-4o, gpt-4.1, gpt-4, gpt-3.5, chatgpt-4o,
+ * gpt-5-chat, o1-mini, o1-preview), which answer 400 "Unsupported parameter:
+ * 'reasoning_effort' is not supported with this model"; any other model and
+ * every other provider: yes (a name quire does not know is passed on). */
+bool qcaps_takes_effort(const qcaps *c, const char *model);
+
 /* Whether the row takes custom (freeform) tools: OpenAI's Responses rows and
  * OpenAI's own Chat rows. DeepSeek ("only function is supported",
  * api-docs.deepseek.com, chat completion tools[].type) and openai_compatible

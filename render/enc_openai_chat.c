@@ -484,6 +484,7 @@ static void write_params(qr_ctx *c, bool mistral) {
     }
     if (qval_present(p->effort)) {
         if (mistral) qr_param_unsupported(c, "reasoning.effort", "the API has no reasoning effort");
+        else if (!qcaps_takes_effort(&c->caps, c->model)) qr_param_unsupported(c, "reasoning.effort", "this model takes no reasoning effort");
         else { qw_key(w, "reasoning_effort"); qw_qval(w, p->effort); }
     }
     if (qval_present(p->budget_tokens))

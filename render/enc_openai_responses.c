@@ -338,7 +338,9 @@ static void write_params(qr_ctx *c) {
         qw_obj_end(w);
         qw_obj_end(w);
     }
-    if (qval_present(p->effort)) {
+    if (qval_present(p->effort) && !qcaps_takes_effort(&c->caps, c->model)) {
+        qr_param_unsupported(c, "reasoning.effort", "this model takes no reasoning effort");
+    } else if (qval_present(p->effort)) {
         qw_key(w, "reasoning");
         qw_obj_begin(w);
         qw_key(w, "effort"); qw_qval(w, p->effort);

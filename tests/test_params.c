@@ -157,6 +157,26 @@ static void test_unsupported(void) {
     CHECK_STR(o.err.pointer, "/temperature");
     o = render(k_tr, "gemini", NULL, "{\"reasoning\":{\"effort\":\"high\"}}", NULL, 0);
     CHECK_STR(o.err.pointer, "/reasoning/effort");
+    /* OpenAI's models without reasoning refuse an effort (400 "Unsupported parameter"); reasoning
+     * models and names quire does not know take it */
+    static const char *const no_effort[][2] = {{"openai", "gpt-4o"}, {"openai", "gpt-4.1-mini"}, {"openai", "o1-mini"},
+                                               {"openai", "ft:gpt-4o-2024-08-06:acme::x"}, {"openai_responses", "gpt-4o"},
+                                               {"openai", "gpt-5-chat-latest"}};
+    for (size_t i = 0; i < sizeof no_effort / sizeof no_effort[0]; i++) {
+        o = render(k_tr, no_effort[i][0], no_effort[i][1], "{\"reasoning\":{\"effort\":\"low\"}}", NULL, 0);
+        CHECK_INT(o.st, QUIRE_E_UNSUPPORTED);
+        CHECK_STR(o.err.pointer, "/reasoning/effort");
+        o = render(k_tr, no_effort[i][0], no_effort[i][1], "{\"reasoning\":{\"effort\":\"low\"}}", NULL, 1);
+        CHECK_INT(o.st, QUIRE_OK);
+        HASNT(o.body, "effort");
+    }
+    static const char *const effort[][2] = {{"openai", "gpt-5"}, {"openai", "o3"}, {"openai", "ft:o4-mini-2025-04-16:acme::y"},
+                                            {"openai", "my-deployment"}, {"deepseek", "deepseek-reasoner"}};
+    for (size_t i = 0; i < sizeof effort / sizeof effort[0]; i++) {
+        o = render(k_tr, effort[i][0], effort[i][1], "{\"reasoning\":{\"effort\":\"low\"}}", NULL, 0);
+        CHECK_INT(o.st, QUIRE_OK);
+        HAS(o.body, "\"reasoning_effort\":\"low\"");
+    }
     o = render(k_tr, "bedrock", "us.amazon.nova-pro-v1:0", "{\"topK\":5}", NULL, 0);
     CHECK_STR(o.err.pointer, "/topK");
     o = render(k_tr, "bedrock", NULL, "{\"topK\":5,\"reasoning\":{\"budgetTokens\":2048}}", NULL, 0);
