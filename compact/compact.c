@@ -39,6 +39,7 @@ typedef struct qc_run {
     bool *owned;        /* blocks array already copied into nt's arena */
     bool *drop;
     uint64_t fixed, total, before;
+    uint64_t cut_floor;  /* stage 3 gave up: the estimate with every item it may cut at the floor (0: not) */
     uint32_t tail_unit;  /* first unit of the protected tail (the last keepLastSteps steps) */
     uint32_t open_unit;  /* the unit of an assistant message whose calls are not all answered yet
                             (only the last one can be), nunits if none: never summarised */
@@ -213,6 +214,9 @@ static bool excerpt_item(qc_run *r, uint32_t i, uint32_t k, int32_t part, qstr o
     qblock *b = own_block(r, i, k, part >= 0);
     if (!b) { qbuf_free(&out); return false; }
     *item_text(b, part) = qstr_plain(copy, out.len);
+    /* a result given as a JSON object is cut in its compact text: the excerpt
+     * is a string result (the object is written only while uncut) */
+    if (part < 0 && b->type == QB_TOOL_RESULT) b->content_json = (qval){0};
     rec->msg = i; rec->block = k; rec->part = part; rec->before = n; rec->after = out.len;
     qbuf_free(&out);
     block_changed(r, i, k);
@@ -687,6 +691,7 @@ typedef struct cut_item {
     uint64_t btok;  /* tokens of its block as stage 3 finds it */
     qstr orig;      /* its text as stage 3 finds it (restored between rounds) */
     qstr src;       /* the input's text (before a stage 1 excerpt), cut from */
+    qval json;      /* a result's JSON object as stage 3 finds it (restored with orig) */
     uint64_t src_tok;
 } cut_item;
 
@@ -745,6 +750,7 @@ static void stage_cut(qc_run *r) {
                 it.tok = r->btok[i][k] - QC_TOK_BLOCK;
             } else if (b->type == QB_TOOL_RESULT && b->content_is_string) {
                 it.orig = b->content_text;
+                it.json = b->content_json;
                 it.tok = r->btok[i][k] - QC_TOK_BLOCK;
             } else if (b->type == QB_TOOL_RESULT) {
                 for (uint32_t q = 0; q < b->nparts; q++) {
@@ -786,7 +792,13 @@ static void stage_cut(qc_run *r) {
     for (int round = 0; round < 24 && over(r) && !r->oom && nit; round++) {
         uint64_t need = base - r->p->budget_tokens + extra;
         size_t act = cut_gain(it, nfront, QC_CUT_FLOOR) >= need ? nfront : nit;
-        if (cut_gain(it, act, QC_CUT_FLOOR) < need) break; /* impossible: reported by the caller */
+        if (cut_gain(it, act, QC_CUT_FLOOR) < need) {
+            /* impossible: reported by the caller, with what cutting every item
+             * to the floor would leave */
+            uint64_t g = cut_gain(it, nit, QC_CUT_FLOOR);
+            r->cut_floor = base > g ? base - g : 0;
+            break;
+        }
         /* the highest level whose gain still covers the need */
         uint64_t lo = QC_CUT_FLOOR, hi = maxtok;
         while (lo < hi) {
@@ -802,6 +814,7 @@ static void stage_cut(qc_run *r) {
             qstr *cur = item_text(b, it[j].part);
             if (cur->p != it[j].orig.p || cur->len != it[j].orig.len) {
                 *cur = it[j].orig;
+                if (it[j].part < 0 && b->type == QB_TOOL_RESULT) b->content_json = it[j].json;
                 block_set(r, it[j].msg, it[j].block, it[j].btok);
             }
         }
@@ -997,10 +1010,13 @@ static quire_status budget_error(qc_run *r, uint64_t after) {
                      (unsigned long long)b, (unsigned long long)(r->fixed + pinned), (unsigned long long)r->fixed,
                      (unsigned long long)pinned, (unsigned long long)r->before);
     uint32_t st = r->p->stages;
+    /* stage 3 stops when the budget is out of its reach, without cutting:
+     * the error gives what it could have reached */
+    if (r->cut_floor && r->cut_floor < after) after = r->cut_floor;
     return q_err(r->err, QUIRE_E_BUDGET,
-                 "budget of %llu tokens cannot be met: after compaction the transcript still needs %llu tokens "
+                 "budget of %llu tokens cannot be met: after compaction the transcript still needs %s%llu tokens "
                  "(of %llu; system prompt and tools %llu, pinned messages %llu, other kept messages %llu)%s",
-                 (unsigned long long)b, (unsigned long long)after, (unsigned long long)r->before,
+                 (unsigned long long)b, r->cut_floor ? "about " : "", (unsigned long long)after, (unsigned long long)r->before,
                  (unsigned long long)r->fixed, (unsigned long long)pinned,
                  (unsigned long long)(after > r->fixed + pinned ? after - r->fixed - pinned : 0),
                  (st & QUIRE_COMPACT_ALL_STAGES) != QUIRE_COMPACT_ALL_STAGES ? "; some stages are disabled" : "");

@@ -137,24 +137,25 @@ static const uint8_t k_hyg_special[256] = {
  * the wrapper tags and their brackets). Sorted by code point. */
 static const struct { int32_t cp; char to; } k_confusables[] = {
     {0x0131, 'i'}, /* dotless i */
-    {0x01C0, 'l'}, {0x02C2, '<'}, /* modifier letter left arrowhead */
-    {0x0251, 'a'}, {0x0261, 'g'}, {0x026A, 'i'}, {0x0280, 'r'}, {0x028F, 'y'}, {0x029F, 'l'},
+    {0x01C0, 'l'}, {0x0251, 'a'}, {0x0261, 'g'}, {0x0262, 'g'}, {0x026A, 'i'},
+    {0x0274, 'n'}, /* small capital n */
+    {0x0280, 'r'}, {0x028F, 'y'}, {0x0299, 'b'}, {0x029C, 'h'}, {0x029F, 'l'},
+    {0x02C2, '<'}, /* modifier letter left arrowhead */
     {0x03B1, 'a'}, {0x03B5, 'e'}, {0x03B9, 'i'}, {0x03BA, 'k'}, {0x03BD, 'v'}, {0x03BF, 'o'},
-    {0x03C1, 'p'}, {0x03C4, 't'}, {0x03C5, 'u'}, {0x03F2, 'c'}, {0x03F3, 'j'},
-    {0x0430, 'a'}, {0x0432, 'b'}, {0x0433, 'r'}, {0x0435, 'e'}, {0x043A, 'k'}, {0x043C, 'm'},
-    {0x043D, 'h'}, {0x043E, 'o'}, {0x043F, 'n'}, {0x0440, 'p'}, {0x0441, 'c'}, {0x0442, 't'},
-    {0x0443, 'y'}, {0x0445, 'x'}, {0x044C, 'b'}, {0x0455, 's'}, {0x0456, 'i'}, {0x0458, 'j'},
-    {0x04BB, 'h'}, {0x04AF, 'y'}, {0x04C0, 'i'}, {0x04CF, 'i'}, {0x0501, 'd'}, {0x051B, 'q'}, {0x051D, 'w'},
-    {0x0578, 'n'}, {0x057D, 'u'}, {0x0585, 'o'},
-    {0x13A0, 'd'}, {0x13A1, 'r'}, {0x13A2, 't'}, {0x13AC, 'e'}, {0x13B3, 'w'}, {0x13BB, 'h'},
-    {0x13C2, 'h'}, {0x13DA, 's'}, {0x13DE, 'l'}, {0x13E2, 'r'}, {0x13F4, 'b'},
+    {0x03C1, 'p'}, {0x03C4, 't'}, {0x03C5, 'u'}, {0x03F2, 'c'}, {0x03F3, 'j'}, {0x0430, 'a'},
+    {0x0432, 'b'}, {0x0433, 'r'}, {0x0435, 'e'}, {0x043A, 'k'}, {0x043C, 'm'}, {0x043D, 'h'},
+    {0x043E, 'o'}, {0x043F, 'n'}, {0x0440, 'p'}, {0x0441, 'c'}, {0x0442, 't'}, {0x0443, 'y'},
+    {0x0445, 'x'}, {0x044C, 'b'}, {0x0455, 's'}, {0x0456, 'i'}, {0x0458, 'j'}, {0x04AF, 'y'},
+    {0x04BB, 'h'}, {0x04C0, 'i'}, {0x04CF, 'i'}, {0x0501, 'd'}, {0x051B, 'q'}, {0x051D, 'w'},
+    {0x0578, 'n'}, {0x057D, 'u'}, {0x0585, 'o'}, {0x13A0, 'd'}, {0x13A1, 'r'}, {0x13A2, 't'},
+    {0x13AC, 'e'}, {0x13B3, 'w'}, {0x13BB, 'h'}, {0x13C2, 'h'}, {0x13DA, 's'}, {0x13DE, 'l'},
+    {0x13E2, 'r'}, {0x13F4, 'b'},
     {0x1438, '<'}, /* Canadian syllabics pa */
     {0x1D00, 'a'}, {0x1D04, 'c'}, {0x1D05, 'd'}, {0x1D07, 'e'}, {0x1D0A, 'j'}, {0x1D0B, 'k'},
     {0x1D0D, 'm'}, {0x1D0F, 'o'}, {0x1D18, 'p'}, {0x1D1B, 't'}, {0x1D1C, 'u'}, {0x1D20, 'v'},
-    {0x1D21, 'w'}, {0x1D22, 'z'},
-    {0x2039, '<'}, {0x2329, '<'}, {0x276C, '<'}, {0x276E, '<'}, {0x27E8, '<'}, {0x27EA, '<'},
-    {0x29FC, '<'}, {0x3008, '<'}, {0x300A, '<'},
-    {0xA731, 's'}, {0xA793, 'e'}, {0xAB47, 'r'}, {0xAB48, 'r'},
+    {0x1D21, 'w'}, {0x1D22, 'z'}, {0x2039, '<'}, {0x2329, '<'}, {0x276C, '<'}, {0x276E, '<'},
+    {0x27E8, '<'}, {0x27EA, '<'}, {0x29FC, '<'}, {0x3008, '<'}, {0x300A, '<'}, {0xA730, 'f'}, {0xA731, 's'},
+    {0xA793, 'e'}, {0xA7AF, 'q'}, {0xAB47, 'r'}, {0xAB48, 'r'},
 };
 
 static int32_t confusable(int32_t cp) {
@@ -177,6 +178,9 @@ static int fold_cp_impl(int32_t cp, char f[8], bool fast) {
         f[0] = (char)(cp >= 'A' && cp <= 'Z' ? cp + ('a' - 'A') : cp);
         return 1;
     }
+    /* the line breaks of White_Space that NFKC and the lump leave alone (NEL,
+     * LINE SEPARATOR, PARAGRAPH SEPARATOR) are white space in a tag too */
+    if (cp == 0x85 || cp == 0x2028 || cp == 0x2029) { f[0] = '\n'; return 1; }
     int32_t c = confusable(cp);
     if (c >= 0) { f[0] = (char)c; return 1; }
     if (fast) {

@@ -690,8 +690,9 @@ static quire_status decode_message(dctx *c, uint32_t v, uint32_t src_index) {
         qmsg *tm = qtr_push_msg(c->t);
         if (!tm) return q_oom(c->err);
         tm->role = QR_TOOL; tm->blocks = res; tm->nblocks = a; tm->src_index = src_index;
+        tm->pinned = pinned; /* both halves of a pinned message are pinned */
         if (r == 0) {
-            tm->id = id; tm->pinned = pinned; tm->meta = meta;
+            tm->id = id; tm->meta = meta;
             ptr_leave(c, saved);
             return QUIRE_OK;
         }
