@@ -764,7 +764,16 @@ quire_status qin_acp(quire_state *s, const qj_doc *d, uint32_t msg, const char *
 
 quire_status qs_apply_line(quire_state *s, const qj_doc *d, uint32_t node, const char *ptr, qbuf *events,
                            qbuf *responses, quire_error *err) {
+    return qs_apply_line_repaired(s, d, node, ptr, events, responses, NULL, err);
+}
+
+quire_status qs_apply_line_repaired(quire_state *s, const qj_doc *d, uint32_t node, const char *ptr, qbuf *events,
+                                    qbuf *responses, const quire_error *taint, quire_error *err) {
     ictx cx = {{0}, NULL};
+    if (taint) {
+        size_t lo = qj_offset(d, node), hi = lo + qj_at(d, node)->len;
+        if (taint->offset >= lo && taint->offset < hi) cx.taint = taint;
+    }
     qarena_init(&cx.ar, s->a);
     quire_status st = apply_line(s, d, node, ptr, events, responses, &cx, err);
     qarena_free(&cx.ar);
@@ -841,6 +850,9 @@ static int hex4(const char *s) {
     }
     return v;
 }
+
+static bool repair_strings(const char *src, size_t len, char *out);
+bool qs_repair_strings(const char *src, size_t len, char *out) { return repair_strings(src, len, out); }
 
 static bool repair_strings(const char *src, size_t len, char *out) {
     memcpy(out, src, len);

@@ -172,6 +172,17 @@ bool qs_set_session_id(quire_state *s, const char *id, size_t len);
 quire_status qs_apply_line(quire_state *s, const qj_doc *d, uint32_t node, const char *ptr, qbuf *events,
                            qbuf *responses, quire_error *err);
 
+/* The same for a line that parsed only once its strings were repaired
+ * (qs_repair_strings): taint is the original JSON error; inside the message
+ * of an mcp or acp line it drops that message's reminder with an event
+ * (docs/reminders.md, "Peers' invalid text"), elsewhere it is the error. */
+quire_status qs_apply_line_repaired(quire_state *s, const qj_doc *d, uint32_t node, const char *ptr, qbuf *events,
+                                    qbuf *responses, const quire_error *taint, quire_error *err);
+/* Copies len bytes of JSON text to out with each bad \u escape made \ufffd
+ * and each bad byte '?', lengths and offsets unchanged; false when nothing
+ * needed repair. */
+bool qs_repair_strings(const char *src, size_t len, char *out);
+
 /* Writes {"sessionUpdate":"reminder_emitted",...} for r with the slot decision. */
 void qev_reminder_emitted(qbuf *events, const qreminder *r, int64_t turn, const char *slot,
                           const char *requested_slot, const char *reason);

@@ -121,6 +121,8 @@ typedef struct lctx {
     size_t len, off;
     uint32_t lineno;
     quire_error *err;
+    const quire_error *taint; /* the line parsed once repaired: its JSON error (a peer's text) */
+    quire_error taint_err;
 } lctx;
 
 static quire_status Q_PRINTF(5, 6) lerr(lctx *c, quire_status code, uint32_t node, const char *ptr, const char *fmt, ...) {
@@ -756,7 +758,7 @@ static quire_status ev_reminders(lctx *c, uint32_t root, const char *type) {
     qbuf_init(&events, r->a);
     qbuf_init(&responses, r->a);
     (void)type;
-    quire_status st = qs_apply_line(r->state, c->d, root, "", &events, &responses, c->err);
+    quire_status st = qs_apply_line_repaired(r->state, c->d, root, "", &events, &responses, c->taint, c->err);
     if (st) {
         q_err_rebase_line(c->err, c->line, c->len, c->off, c->lineno);
         qbuf_free(&events);
@@ -929,6 +931,28 @@ static quire_status apply_line(quire_replay *r, lctx *c, quire_replay_step *step
     quire_limits lim = q_limits(&r->opts);
     qj_opts jo = {lim.max_depth, lim.max_string_bytes};
     quire_status st = qj_parse(d, c->line, c->len, &jo, r->a, c->err);
+    c->taint = NULL;
+    if (st == QUIRE_E_JSON && c->len) {
+        /* a peer's invalid text (docs/reminders.md, "Peers' invalid text"):
+         * a repaired copy is read, and the original error goes with it; it
+         * drops the reminder of an mcp or acp line's message, and is the
+         * error anywhere else */
+        char *copy = qarena_alloc(&r->ar, c->len);
+        quire_error e1;
+        if (copy && qs_repair_strings(c->line, c->len, copy) && qj_parse(d, copy, c->len, &jo, r->a, &e1) == QUIRE_OK) {
+            uint32_t ty = qj_type_of(d, 0) == QJ_OBJECT ? qj_get(d, 0, "type") : QJ_NONE;
+            uint32_t msg = qj_type_of(d, 0) == QJ_OBJECT ? qj_get(d, 0, "message") : QJ_NONE;
+            bool peer = ty != QJ_NONE && (qj_str_eq(d, ty, "mcp") || qj_str_eq(d, ty, "acp"));
+            if (peer && msg != QJ_NONE && c->err->offset >= qj_offset(d, msg) &&
+                c->err->offset < qj_offset(d, msg) + qj_at(d, msg)->len) {
+                c->taint_err = *c->err;
+                c->taint = &c->taint_err;
+                st = QUIRE_OK;
+            } else {
+                qj_doc_free(d);
+            }
+        }
+    }
     if (st) {
         q_err_rebase_line(c->err, c->line, c->len, c->off, c->lineno);
         return st;
@@ -977,7 +1001,7 @@ static quire_status apply_line(quire_replay *r, lctx *c, quire_replay_step *step
 
 quire_status qrp_apply(quire_replay *r, const char *line, size_t len, uint32_t lineno, size_t off,
                        quire_replay_step *step, quire_error *err) {
-    lctx c = {r, NULL, line, len, off, lineno, err};
+    lctx c = {r, NULL, line, len, off, lineno, err, NULL, {0}};
     step->line = lineno;
     quire_status st = apply_line(r, &c, step);
     if (st == QUIRE_OK && (r->out.oom || r->req.oom)) st = q_oom(err);

@@ -15,6 +15,7 @@
 #include "core/base.h"
 #include "core/json.h"
 #include "render/params.h"
+#include "reminders/state.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -176,6 +177,7 @@ typedef struct req {
     uint32_t v[F_COUNT_];
     char *name; /* the session name, decoded */
     size_t nlen;
+    char *repaired; /* the repaired copy d points into (a peer's invalid text in an apply's line), or NULL */
 } req;
 
 typedef struct op_def {
@@ -540,6 +542,7 @@ static quire_status run_op(quire_server *sv, req *r, const op_def *op, sv_entry 
     case OP_APPLY:
         entry_target_clear(sv, e);
         RAW(F_LINE);
+        if (r->repaired) p = r->src + (p - r->repaired); /* the line as sent */
         if ((st = quire_session_apply(e->s, p, n, &x1, &x2, err))) { err_onto_line(r, err, F_LINE, false); break; }
         put_key(b, "events");
         put_jsonl_array(b, x1.data, x1.len);
@@ -771,6 +774,30 @@ static quire_status parse_request(quire_server *sv, req *r, const op_def **op, q
                         (unsigned long long)lim.max_input_bytes);
     qj_opts jo = {lim.max_depth, lim.max_string_bytes};
     quire_status st = qj_parse(&r->d, r->src, r->len, &jo, sv->a, err);
+    if (st == QUIRE_E_JSON && r->len) {
+        /* invalid text inside the message of an apply's line is a peer's: the
+         * line goes to the session as sent, which drops that message's
+         * reminder with an event (docs/reminders.md, "Peers' invalid text");
+         * anywhere else the error stands */
+        char *copy = q_malloc(sv->a, r->len);
+        quire_error e1;
+        if (copy && qs_repair_strings(r->src, r->len, copy) &&
+            qj_parse(&r->d, copy, r->len, &jo, sv->a, &e1) == QUIRE_OK) {
+            uint32_t o = qj_type_of(&r->d, 0) == QJ_OBJECT ? qj_get(&r->d, 0, "op") : QJ_NONE;
+            uint32_t l = qj_type_of(&r->d, 0) == QJ_OBJECT ? qj_get(&r->d, 0, "line") : QJ_NONE;
+            uint32_t m = l != QJ_NONE && qj_type_of(&r->d, l) == QJ_OBJECT ? qj_get(&r->d, l, "message") : QJ_NONE;
+            if (o != QJ_NONE && qj_str_eq(&r->d, o, "apply") && m != QJ_NONE && err->offset >= qj_offset(&r->d, m) &&
+                err->offset < qj_offset(&r->d, m) + qj_at(&r->d, m)->len) {
+                r->repaired = copy;
+                copy = NULL;
+                st = QUIRE_OK;
+            } else {
+                qj_doc_free(&r->d);
+                memset(&r->d, 0, sizeof r->d);
+            }
+        }
+        if (copy) q_free(sv->a, copy, r->len);
+    }
     if (st) return st;
     if (qj_type_of(&r->d, 0) != QJ_OBJECT) {
         st = q_err_at(err, QUIRE_E_SCHEMA, 0, "", "a request must be a JSON object, got %s",
@@ -885,6 +912,7 @@ quire_status quire_server_handle(quire_server *sv, const char *line, size_t len,
     if (st) put_error(b, parsed && r.v[F_ID] != QJ_NONE ? &r : NULL, &e);
     if (r.name) q_free(sv->a, r.name, r.nlen + 1);
     if (parsed) qj_doc_free(&r.d);
+    if (r.repaired) q_free(sv->a, r.repaired, r.len);
     if (b->oom) { b->len = 0; b->oom = false; return q_oom(err); }
     /* the reply goes out in its own buffer; the work buffer stays for the next */
     char *data = q_malloc(sv->a, b->len + 1);

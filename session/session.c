@@ -17,6 +17,7 @@
 #include "render/memo.h"
 #include "render/params.h"
 #include "respond/respond.h"
+#include "reminders/state.h"
 
 #include <stdio.h>
 
@@ -106,6 +107,37 @@ static quire_status parse_input(quire_session *s, qj_doc *d, const char *json, s
                         (unsigned long long)lim.max_input_bytes);
     qj_opts jo = {lim.max_depth, lim.max_string_bytes};
     return qj_parse(d, json ? json : "", json ? len : 0, &jo, s->a, err);
+}
+
+/* parse_input for apply: invalid text inside the message of an mcp or acp
+ * line is a peer's, so the line is read from a repaired copy (*copy, the
+ * caller frees it; NULL when none was needed) and applied as sent, which
+ * drops that message's reminder with an event (docs/reminders.md, "Peers'
+ * invalid text"). Anywhere else the JSON error stands. */
+static quire_status parse_peer(quire_session *s, qj_doc *d, const char *json, size_t len, char **copy,
+                               quire_error *err) {
+    *copy = NULL;
+    quire_error e0;
+    quire_status st = parse_input(s, d, json, len, &e0);
+    if (st == QUIRE_E_JSON && len) {
+        char *c = q_malloc(s->a, len);
+        if (c && qs_repair_strings(json, len, c) && parse_input(s, d, c, len, NULL) == QUIRE_OK) {
+            /* the bad text must lie in the message of an mcp or acp line */
+            bool peer = false;
+            uint32_t n = qj_type_of(d, 0) == QJ_ARRAY ? qj_at(d, 0)->n : 1, v = qj_type_of(d, 0) == QJ_ARRAY ? 1 : 0;
+            for (uint32_t i = 0; i < n && !peer; i++, v = qj_next(d, v)) {
+                if (qj_type_of(d, v) != QJ_OBJECT) continue;
+                uint32_t ty = qj_get(d, v, "type"), m = qj_get(d, v, "message");
+                peer = ty != QJ_NONE && (qj_str_eq(d, ty, "mcp") || qj_str_eq(d, ty, "acp")) && m != QJ_NONE &&
+                       e0.offset >= qj_offset(d, m) && e0.offset < qj_offset(d, m) + qj_at(d, m)->len;
+            }
+            if (peer) { *copy = c; return QUIRE_OK; }
+            qj_doc_free(d);
+        }
+        if (c) q_free(s->a, c, len);
+    }
+    if (err && st) *err = e0;
+    return st;
 }
 
 /* The raw bytes of a container node. */
@@ -377,8 +409,9 @@ static bool give(qbuf *b, quire_bytes *out) {
 static const char *const k_apply_types[] = {"mcp", "acp", "reminder", "clear"};
 
 /* One line of apply: checks its type, applies it. */
-static quire_status apply_one(quire_session *s, const qj_doc *d, uint32_t v, const char *prefix, size_t elem_off,
-                              uint32_t lineno, const char *src, size_t srclen, quire_error *err) {
+static quire_status apply_one(quire_session *s, const qj_doc *d, const char *doc_src, const char *sent, uint32_t v,
+                              const char *prefix, size_t elem_off, uint32_t lineno, const char *src, size_t srclen,
+                              quire_error *err) {
     char ptr[40];
     if (qj_type_of(d, v) != QJ_OBJECT) {
         quire_status st = q_err_at(err, QUIRE_E_SCHEMA, qj_offset(d, v), prefix,
@@ -398,6 +431,7 @@ static quire_status apply_one(quire_session *s, const qj_doc *d, uint32_t v, con
         return st;
     }
     qline raw = raw_of(d, v);
+    raw.p = sent + (raw.p - doc_src); /* the line as sent (d may read a repaired copy: parse_peer) */
     qline l = {0};
     quire_status st = apply_text(s, raw.p, raw.n, NULL, &l, err);
     (void)lineno;
@@ -420,20 +454,23 @@ quire_status quire_session_apply(quire_session *s, const char *json, size_t len,
     if (!saved) return q_oom(err);
     size_t saved_log = s->nlog;
     qj_doc d;
-    quire_status st = parse_input(s, &d, json, len, NULL);
+    char *copy = NULL;
+    quire_status st = parse_peer(s, &d, json, len, &copy, NULL);
     if (st == QUIRE_OK) {
         /* one JSON value: an object (one line) or an array of lines */
+        const char *ds = copy ? copy : json;
         if (qj_type_of(&d, 0) == QJ_ARRAY) {
             uint32_t e = 1;
             for (uint32_t i = 0; !st && i < qj_at(&d, 0)->n; i++, e = qj_next(&d, e)) {
                 char prefix[24];
                 snprintf(prefix, sizeof prefix, "/%u", i);
-                st = apply_one(s, &d, e, prefix, qj_offset(&d, e), 1, json, len, err);
+                st = apply_one(s, &d, ds, json, e, prefix, qj_offset(&d, e), 1, json, len, err);
             }
         } else {
-            st = apply_one(s, &d, 0, "", 0, 1, json, len, err);
+            st = apply_one(s, &d, ds, json, 0, "", 0, 1, json, len, err);
         }
         qj_doc_free(&d);
+        if (copy) q_free(s->a, copy, len);
     } else {
         /* JSONL: one line object a line */
         st = QUIRE_OK;
@@ -445,14 +482,16 @@ quire_status quire_session_apply(quire_session *s, const char *json, size_t len,
             qj_doc ld;
             quire_error lerr;
             quire_error *pe = err ? err : &lerr;
-            st = parse_input(s, &ld, line, n, pe);
+            char *lcopy = NULL;
+            st = parse_peer(s, &ld, line, n, &lcopy, pe);
             if (st) {
                 if (pe->offset != SIZE_MAX) pe->offset += off;
                 q_err_locate(pe, json, len);
                 break;
             }
-            st = apply_one(s, &ld, 0, "", off, it.lineno, json, len, err);
+            st = apply_one(s, &ld, lcopy ? lcopy : line, line, 0, "", off, it.lineno, json, len, err);
             qj_doc_free(&ld);
+            if (lcopy) q_free(s->a, lcopy, n);
         }
     }
     if (st) {

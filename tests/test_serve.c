@@ -223,6 +223,14 @@ static void test_errors(void) {
         ASK_HAS(bad_render[i], "\"message\":\"the session's transcript at /messages/3/content/0: an audio block cannot be "
                 "expressed", "(a session whose renderPolicy has \\\"lossy\\\": true would drop it with an event)", NULL);
     }
+    /* a peer's invalid text inside an apply's line: that message's reminder is dropped with an
+     * event and the ACP request gets -32602 (the whole request was refused, with id null) */
+    ASK_HAS("{\"id\":31,\"op\":\"apply\",\"session\":\"s5\",\"line\":{\"type\":\"acp\",\"message\":{\"jsonrpc\":\"2.0\","
+            "\"id\":14,\"method\":\"session/inject_reminder\",\"params\":{\"body\":\"bad \\ud800 text\"}}}}",
+            "{\"id\":31,\"ok\":true,\"events\":[{\"sessionUpdate\":\"reminder_dropped\",\"reason\":\"invalid\"",
+            "\"id\":14,\"error\":{\"code\":-32602", NULL);
+    ASK_ERR_AT("{\"id\":32,\"op\":\"apply\",\"session\":\"s5\",\"line\":{\"type\":\"acp\\ud800\",\"message\":{}}}",
+               "QUIRE_E_JSON", "/line/type", "\\ud800");
     ASK_EQ("{\"op\":\"close\",\"session\":\"s5\"}", "{\"id\":null,\"ok\":true}");
     ASK_ERR_AT("{\"op\":\"compact\",\"session\":\"s1\",\"summary\":7}", "QUIRE_E_SCHEMA", "/summary", "7}");
     ASK_ERR_AT("{\"op\":\"accept\",\"session\":\"s1\"}", "QUIRE_E_SCHEMA", "/op", "\"accept\"");
