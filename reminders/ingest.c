@@ -87,6 +87,32 @@ static void taint_error(const ictx *cx, quire_error *e) {
     snprintf(e->field, sizeof e->field, "%s", field);
 }
 
+/* A key given twice in the JSON-RPC envelope of a peer's message (the message,
+ * its params (with params: MCP's; ACP's are the reminder record, checked as
+ * one) or result, the result's capabilities and their reminders): JSON
+ * readers disagree on which copy counts (first or last), so the host and quire
+ * could read two different messages. Such a message is malformed: e is the
+ * error, naming the key. */
+static bool envelope_dup(const qj_doc *d, uint32_t msg, bool params, const char *ptr, quire_error *e) {
+    uint32_t res = get_obj(d, msg, "result"), caps = get_obj(d, res, "capabilities");
+    const struct { uint32_t obj; const char *at; } objs[] = {
+        {msg, ""}, {params ? get_obj(d, msg, "params") : QJ_NONE, "/params"}, {res, "/result"}, {caps, "/result/capabilities"},
+        {get_obj(d, caps, "reminders"), "/result/capabilities/reminders"}};
+    for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++) {
+        if (objs[i].obj == QJ_NONE || qj_type_of(d, objs[i].obj) != QJ_OBJECT) continue;
+        uint32_t dup = qj_find_dup_key(d, objs[i].obj);
+        if (dup == QJ_NONE) continue;
+        const qj_node *k = qj_at(d, dup);
+        char field[64], p[600];
+        q_quote_text(field, sizeof field, k->p, k->len);
+        snprintf(p, sizeof p, "%s%s", ptr, objs[i].at);
+        qrem_fail(e, QUIRE_E_SCHEMA, field, qj_offset(d, dup), p,
+                  "duplicate key \"%s\" in a peer's message (readers disagree on which copy counts)", field);
+        return true;
+    }
+    return false;
+}
+
 /* ------------------------------------------------------------------------ */
 /* MCP                                                                       */
 /* ------------------------------------------------------------------------ */
@@ -208,6 +234,11 @@ static quire_status mcp_msg(quire_state *s, const char *server, size_t server_le
     memcpy(origin, "mcp:", 4);
     memcpy(origin + 4, server, server_len);
     origin[server_len + 4] = '\0';
+    quire_error de;
+    if (envelope_dup(d, msg, true, ptr, &de)) {
+        drop_invalid(events, NULL, origin, &de);
+        return QUIRE_OK;
+    }
     uint32_t method = qj_get(d, msg, "method");
     if (method == QJ_NONE) {
         /* the answer to a subscriptions/listen request ends that stream (MCP
@@ -470,6 +501,13 @@ static quire_status acp_msg(quire_state *s, const qj_doc *d, uint32_t msg, const
     if (qj_type_of(d, msg) != QJ_OBJECT)
         return q_err_at(err, QUIRE_E_SESSION, qj_offset(d, msg), ptr, "an ACP message must be a JSON-RPC object, got %s",
                         qj_type_name(qj_type_of(d, msg)));
+    quire_error de;
+    if (envelope_dup(d, msg, false, ptr, &de)) {
+        /* JSON-RPC: not a well-formed request (-32600), answered with id null */
+        drop_invalid(events, NULL, NULL, &de);
+        if (qj_get(d, msg, "id") != QJ_NONE) rpc_error(responses, d, qj_get(d, msg, "id"), true, -32600, &de);
+        return QUIRE_OK;
+    }
     uint32_t method = qj_get(d, msg, "method");
     if (method == QJ_NONE) return QUIRE_OK;
     char p[512];
