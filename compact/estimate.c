@@ -468,6 +468,16 @@ enum { SHAPE_LOWER = 0, SHAPE_CAP = 1, SHAPE_UPPER = 2, SHAPE_MIXED = 3 };
 
 #define ONE_TOKEN 256u /* every run (pre-token) is at least one token */
 
+/* Whitespace beyond the last column: the fitted slope (long_q8[2]) is 0, as
+ * runs of more than 16 code points are rare in the calibration texts and
+ * nearly all of them are runs of spaces that stay one token. But o200k_base
+ * has no token of more than 128 spaces, nor of more than 16 newlines, tabs or
+ * other white space, so a long run costs at least that: 1/128 token a code
+ * point for a run without a newline, 1/16 for one with newlines. (A run of
+ * tabs, CR LF pairs or no-break spaces costs more still: 1/16 to 1/8.) */
+#define WS_SLOPE (long_q8[2] > 2 ? long_q8[2] : 2)    /* 256 / 128 */
+#define NL_SLOPE (long_q8[2] > 16 ? long_q8[2] : 16) /* 256 / 16 */
+
 static void report_run(scan *sc, int kind, size_t start, size_t end, int table, int base,
                        uint32_t len, uint32_t extra, const uint32_t *groups, uint32_t cost,
                        size_t lstart, size_t lend) {
@@ -487,18 +497,25 @@ static void report_run(scan *sc, int kind, size_t start, size_t end, int table, 
     sc->visit(sc->ctx, &r);
 }
 
-static inline void table_run(scan *sc, int kind, size_t start, size_t end, unsigned cell,
-                             uint32_t len, uint32_t extra, unsigned slope) {
+/* nl_extra: the newlines a punctuation run ends with past the last column
+ * (`[\r\n/]*` of the pre-tokeniser), at NL_SLOPE each, as a run of newlines. */
+static inline void table_run_nl(scan *sc, int kind, size_t start, size_t end, unsigned cell,
+                                uint32_t len, uint32_t extra, unsigned slope_q8, uint32_t nl_extra) {
     uint32_t cost;
-    if (Q_LIKELY(extra == 0)) {
+    if (Q_LIKELY(extra == 0 && nl_extra == 0)) {
         int32_t c = cell_q8[cell];
         cost = c < (int32_t)ONE_TOKEN ? ONE_TOKEN : (uint32_t)c;
     } else {
-        int64_t c = (int64_t)cell_q8[cell] + (int64_t)extra * long_q8[slope];
+        int64_t c = (int64_t)cell_q8[cell] + (int64_t)extra * slope_q8 + (int64_t)nl_extra * NL_SLOPE;
         cost = c < (int64_t)ONE_TOKEN ? ONE_TOKEN : c > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)c;
     }
     sc->total += cost;
     if (sc->visit) report_run(sc, kind, start, end, (int)cell, -1, len, extra, NULL, cost, 0, 0);
+}
+
+static inline void table_run(scan *sc, int kind, size_t start, size_t end, unsigned cell,
+                             uint32_t len, uint32_t extra, unsigned slope_q8) {
+    table_run_nl(sc, kind, start, end, cell, len, extra, slope_q8, 0);
 }
 
 /* Sum of the split weights of the adjacent letter pairs of p[0..k). Row 26
@@ -764,7 +781,8 @@ static size_t punct_run(scan *sc, size_t start, size_t p, bool space) {
     if (ascii) {
         uint32_t col = np > QC_PUNCT_MAXLEN ? QC_PUNCT_MAXLEN : np;
         unsigned cell = QC_CELL_PUNCT + ((space ? 2u : 0u) + (nn ? 1u : 0u)) * (QC_PUNCT_MAXLEN + 1u) + col;
-        table_run(sc, QC_RUN_PUNCT, start, i, cell, np, np - col, 1);
+        table_run_nl(sc, QC_RUN_PUNCT, start, i, cell, np, np - col, long_q8[1],
+                     nn > QC_SPACE_MAXLEN ? nn - QC_SPACE_MAXLEN : 0);
     } else {
         for (size_t q = t; q < i; q++) groups[s[q] == '/' ? QC_G_PUNCT : QC_G_NEWLINE]++;
         linear_run(sc, QC_RUN_PUNCT, start, i, space ? QC_B_PUNCT_SPACE : QC_B_PUNCT, np, groups, gmask);
@@ -791,14 +809,14 @@ static inline size_t punct_ascii(scan *sc, size_t start, size_t p, bool space) {
     }
     uint32_t col = np > QC_PUNCT_MAXLEN ? QC_PUNCT_MAXLEN : np;
     unsigned cell = QC_CELL_PUNCT + ((space ? 2u : 0u) + (nn ? 1u : 0u)) * (QC_PUNCT_MAXLEN + 1u) + col;
-    table_run(sc, QC_RUN_PUNCT, start, i, cell, np, np - col, 1);
+    table_run_nl(sc, QC_RUN_PUNCT, start, i, cell, np, np - col, long_q8[1], nn > QC_SPACE_MAXLEN ? nn - QC_SPACE_MAXLEN : 0);
     return i;
 }
 
 static inline void space_run(scan *sc, size_t start, size_t end, uint32_t len, bool nl) {
     uint32_t col = len > QC_SPACE_MAXLEN ? QC_SPACE_MAXLEN : len;
     unsigned cell = QC_CELL_SPACE + (nl ? 1u : 0u) * (QC_SPACE_MAXLEN + 1u) + col;
-    table_run(sc, QC_RUN_SPACE, start, end, cell, len, len - col, 2);
+    table_run(sc, QC_RUN_SPACE, start, end, cell, len, len - col, nl ? NL_SLOPE : WS_SLOPE);
 }
 
 static size_t digit_run(scan *sc, size_t start) {
@@ -926,7 +944,7 @@ static inline size_t scan_step(scan *sc, size_t i) {
         if (k1 == C_PUNCT && i + 2 < n && byte_cls[s[i + 2]] <= C_SPACE) {
             /* " =" " (" " -" before a letter, digit or space */
             table_run(sc, QC_RUN_PUNCT, i, i + 2, QC_CELL_PUNCT + 2 * (QC_PUNCT_MAXLEN + 1) + 1,
-                      1, 0, 1);
+                      1, 0, long_q8[1]);
             i += 2;
             return i;
         }
@@ -970,7 +988,7 @@ static inline size_t scan_step(scan *sc, size_t i) {
             }
             if (k1 == C_SPACE || k1 == C_DIGIT) {
                 /* one punctuation character before a space or digit: ", " "(1" */
-                table_run(sc, QC_RUN_PUNCT, i, i + 1, QC_CELL_PUNCT + 1, 1, 0, 1);
+                table_run(sc, QC_RUN_PUNCT, i, i + 1, QC_CELL_PUNCT + 1, 1, 0, long_q8[1]);
                 i++;
                 break;
             }
@@ -1276,7 +1294,7 @@ est_window(const uint8_t *p, size_t avail, uint64_t *sum, uint64_t *high) {
                                                                   S16(QC_CELL_SPACE + QC_SPACE_MAXLEN + 1)),
                                             col);
             __m512i extra = _mm512_sub_epi16(len, col);
-            __m512i slope = S16(long_q8[2]);
+            __m512i slope = _mm512_mask_mov_epi16(S16(WS_SLOPE), _mm512_test_epi16_mask(sa16, S16(32)), S16(NL_SLOPE));
             /* punctuation */
             __mmask32 hasnl = _mm512_test_epi16_mask(nn, nn);
             __mmask32 sp = _mm512_cmpeq_epi16_mask(kd, S16(K_PUNCT_SPACE));
@@ -1318,6 +1336,9 @@ est_window(const uint8_t *p, size_t avail, uint64_t *sum, uint64_t *high) {
                                            _mm512_permutex2var_epi16(t0, cell, t1));
             }
             cv = _mm512_add_epi16(_mm512_add_epi16(cv, bsum), _mm512_mullo_epi16(extra, slope));
+            /* a punctuation run's newlines past the last column (table_run's nl_extra) */
+            cv = _mm512_mask_add_epi16(cv, isp, cv,
+                                       _mm512_mullo_epi16(_mm512_subs_epu16(nn, S16(QC_SPACE_MAXLEN)), S16(NL_SLOPE)));
             cv = _mm512_mullo_epi16(_mm512_max_epi16(cv, S16(ONE_TOKEN)), groups);
             unsigned lanes = count - base > 32 ? 32 : count - base;
             cv = _mm512_maskz_mov_epi16(_cvtu32_mask32((uint32_t)_bzhi_u64(~0ull, lanes)), cv);

@@ -553,6 +553,37 @@ static void check_monotonic(void) {
     CHECK(ok);
 }
 
+/* Long white space: o200k_base has no token of more than 128 spaces or 16 newlines
+ * (or tabs), so a long run costs at least len / 128 or len / 16 tokens, also as the
+ * newlines a punctuation run ends with (":" then CR LF pairs: the pre-tokeniser's
+ * `[^\s\p{L}\p{N}]+[\r\n/]*`). The runs were priced as one token whatever their
+ * length (exact o200k counts: 20000 spaces 157, 20000 newlines 1250, ":" + 3000 CR LF
+ * 750). Both paths, with and without a visitor, agree. */
+static void check_long_whitespace(void) {
+    static const struct { const char *unit; size_t reps; size_t min, max; } cases[] = {
+        {" ", 20000, 150, 400}, {"\n", 20000, 1200, 2600}, {"\t", 20000, 150, 2600}, {"\r\n", 3000, 370, 1500},
+        {" \n", 5000, 600, 2600},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        for (int colon = 0; colon < 2; colon++) {
+            size_t ul = strlen(cases[k].unit), n = 4 + (size_t)colon + ul * cases[k].reps + 4;
+            char *t = malloc(n);
+            size_t at = 4;
+            memcpy(t, "log ", 4);
+            if (colon) t[at++] = ':';
+            for (size_t r = 0; r < cases[k].reps; r++, at += ul) memcpy(t + at, cases[k].unit, ul);
+            memcpy(t + at, " end", 4);
+            at += 4;
+            size_t e = qc_estimate_tokens(t, at);
+            CHECK_MSG(e >= cases[k].min && e <= cases[k].max, "%zu x %s%s: %zu tokens, want %zu..%zu", cases[k].reps,
+                      k == 0 ? "space" : k == 1 ? "LF" : k == 2 ? "tab" : k == 3 ? "CR LF" : "space LF",
+                      colon ? " after ':'" : "", e, cases[k].min, cases[k].max);
+            diff_one(t, at, "long white space");
+            free(t);
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc == 3) return tool_main(argv[1], argv[2]);
     if (argc != 1) {
@@ -566,5 +597,6 @@ int main(int argc, char **argv) {
     check_vector_equals_scalar();
     check_invalid_utf8();
     check_monotonic();
+    check_long_whitespace();
     TEST_MAIN_END();
 }
