@@ -755,7 +755,15 @@ def predict(runs, texts, cells, slopes, bases, groups, bigram):
             c = ((r.len + 2) // 3) * max(256, cq[CELL_DIGIT3])
         elif r.table >= 0:
             slope = 0 if r.table < CELL_PUNCT else 1 if r.table < CELL_SPACE else 2
-            c = cq[r.table] + r.extra * lq[slope]
+            lv = lq[slope]
+            if slope == 2:
+                # the vocabulary's floor (compact/estimate.c, WS_SLOPE / NL_SLOPE): a run
+                # with newlines (the second row) at least 1/16 token a code point, else 1/128
+                lv = max(lv, 16 if r.table >= CELL_SPACE + SPACE_MAXLEN + 1 else 2)
+            c = cq[r.table] + r.extra * lv
+            # (the newlines past 16 that a punctuation run ends with also cost 1/16 each in
+            # the C estimator; the runs listed here do not carry that count, and the
+            # calibration texts hold no such run)
             if r.kind == 0:
                 s = texts[r.sample]
                 c += sum(big[bigram_index(s[k - 1], s[k])] for k in range(r.lstart + 1, r.lend))
