@@ -762,8 +762,8 @@ def predict(runs, texts, cells, slopes, bases, groups, bigram):
                 lv = max(lv, 16 if r.table >= CELL_SPACE + SPACE_MAXLEN + 1 else 2)
             c = cq[r.table] + r.extra * lv
             # (the newlines past 16 that a punctuation run ends with also cost 1/16 each in
-            # the C estimator; the runs listed here do not carry that count, and the
-            # calibration texts hold no such run)
+            # the C estimator; the runs listed here do not carry that count, so a sample
+            # with such a run predicts lower here than the binary gives)
             if r.kind == 0:
                 s = texts[r.sample]
                 c += sum(big[bigram_index(s[k - 1], s[k])] for k in range(r.lstart + 1, r.lend))
