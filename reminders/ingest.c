@@ -889,9 +889,6 @@ static int hex4(const char *s) {
     return v;
 }
 
-static bool repair_strings(const char *src, size_t len, char *out);
-bool qs_repair_strings(const char *src, size_t len, char *out) { return repair_strings(src, len, out); }
-
 static bool repair_strings(const char *src, size_t len, char *out) {
     memcpy(out, src, len);
     bool in = false, changed = false;
@@ -925,6 +922,22 @@ static bool repair_strings(const char *src, size_t len, char *out) {
     return changed;
 }
 
+quire_status qs_parse_repaired(qj_doc *d, const char *json, size_t len, char *copy, const qj_opts *jo,
+                               const quire_allocator *a) {
+    if (!copy) return QUIRE_E_NOMEM;
+    if (!len || !repair_strings(json, len, copy)) return QUIRE_E_JSON;
+    quire_error e;
+    quire_status st = qj_parse(d, copy, len, jo, a, &e);
+    return st == QUIRE_OK || st == QUIRE_E_NOMEM ? st : QUIRE_E_JSON;
+}
+
+bool qs_peer_text_at(const qj_doc *d, uint32_t line, size_t off) {
+    if (line == QJ_NONE || qj_type_of(d, line) != QJ_OBJECT) return false;
+    uint32_t ty = qj_get(d, line, "type"), m = qj_get(d, line, "message");
+    return ty != QJ_NONE && (qj_str_eq(d, ty, "mcp") || qj_str_eq(d, ty, "acp")) && m != QJ_NONE &&
+           off >= qj_offset(d, m) && off < qj_offset(d, m) + qj_at(d, m)->len;
+}
+
 typedef struct pdoc {
     qj_doc d;
     char *repaired; /* the repaired copy d points into, or NULL */
@@ -944,17 +957,16 @@ static quire_status pdoc_parse(pdoc *p, const char *json, size_t len, const quir
     if (st == QUIRE_OK) return QUIRE_OK;
     if (st == QUIRE_E_JSON && len) {
         char *copy = q_malloc(a, len);
-        if (!copy) return q_oom(err);
-        quire_error e1;
-        e1.code = QUIRE_E_JSON;
-        quire_status st1 = repair_strings(json, len, copy) ? parse_doc(&p->d, copy, len, opts, a, &e1) : QUIRE_E_JSON;
+        quire_limits l = q_limits(opts);
+        qj_opts jo = {l.max_depth, l.max_string_bytes};
+        quire_status st1 = qs_parse_repaired(&p->d, json, len, copy, &jo, a);
         if (st1 == QUIRE_OK) {
             p->repaired = copy;
             p->taint = e0;
             p->tainted = true;
             return QUIRE_OK;
         }
-        q_free(a, copy, len);
+        if (copy) q_free(a, copy, len);
         if (st1 == QUIRE_E_NOMEM) return q_oom(err);
     }
     if (err) *err = e0;

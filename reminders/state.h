@@ -173,15 +173,23 @@ quire_status qs_apply_line(quire_state *s, const qj_doc *d, uint32_t node, const
                            qbuf *responses, quire_error *err);
 
 /* The same for a line that parsed only once its strings were repaired
- * (qs_repair_strings): taint is the original JSON error; inside the message
+ * (qs_parse_repaired): taint is the original JSON error; inside the message
  * of an mcp or acp line it drops that message's reminder with an event
  * (docs/reminders.md, "Peers' invalid text"), elsewhere it is the error. */
 quire_status qs_apply_line_repaired(quire_state *s, const qj_doc *d, uint32_t node, const char *ptr, qbuf *events,
                                     qbuf *responses, const quire_error *taint, quire_error *err);
-/* Copies len bytes of JSON text to out with each bad \u escape made \ufffd
- * and each bad byte '?', lengths and offsets unchanged; false when nothing
- * needed repair. */
-bool qs_repair_strings(const char *src, size_t len, char *out);
+/* A peer's invalid text (docs/reminders.md, "Peers' invalid text"): parses
+ * into d a copy of json (len bytes written to copy, which the caller
+ * allocates, owns and keeps as long as d) with each bad \u escape made
+ * \ufffd and each bad byte '?', lengths and offsets unchanged. QUIRE_E_NOMEM
+ * when copy is NULL or the parse ran out of memory; QUIRE_E_JSON when nothing
+ * needed repair or the repaired text does not parse either (d is then empty). */
+quire_status qs_parse_repaired(qj_doc *d, const char *json, size_t len, char *copy, const qj_opts *jo,
+                               const quire_allocator *a);
+/* Whether the session-log line object at node line is an mcp or acp line
+ * whose message holds byte offset off: the one place a peer's invalid text is
+ * tolerated (only to drop that message's reminder). */
+bool qs_peer_text_at(const qj_doc *d, uint32_t line, size_t off);
 
 /* Writes {"sessionUpdate":"reminder_emitted",...} for r with the slot decision. */
 void qev_reminder_emitted(qbuf *events, const qreminder *r, int64_t turn, const char *slot,

@@ -930,29 +930,26 @@ static quire_status apply_line(quire_replay *r, lctx *c, quire_replay_step *step
     if (!d) return q_oom(c->err);
     quire_limits lim = q_limits(&r->opts);
     qj_opts jo = {lim.max_depth, lim.max_string_bytes};
-    quire_status st = qj_parse(d, c->line, c->len, &jo, r->a, c->err);
+    quire_error e0;
+    quire_status st = qj_parse(d, c->line, c->len, &jo, r->a, &e0);
     c->taint = NULL;
-    if (st == QUIRE_E_JSON && c->len) {
-        /* a peer's invalid text (docs/reminders.md, "Peers' invalid text"):
-         * a repaired copy is read, and the original error goes with it; it
-         * drops the reminder of an mcp or acp line's message, and is the
-         * error anywhere else */
-        char *copy = qarena_alloc(&r->ar, c->len);
-        quire_error e1;
-        if (copy && qs_repair_strings(c->line, c->len, copy) && qj_parse(d, copy, c->len, &jo, r->a, &e1) == QUIRE_OK) {
-            uint32_t ty = qj_type_of(d, 0) == QJ_OBJECT ? qj_get(d, 0, "type") : QJ_NONE;
-            uint32_t msg = qj_type_of(d, 0) == QJ_OBJECT ? qj_get(d, 0, "message") : QJ_NONE;
-            bool peer = ty != QJ_NONE && (qj_str_eq(d, ty, "mcp") || qj_str_eq(d, ty, "acp"));
-            if (peer && msg != QJ_NONE && c->err->offset >= qj_offset(d, msg) &&
-                c->err->offset < qj_offset(d, msg) + qj_at(d, msg)->len) {
-                c->taint_err = *c->err;
-                c->taint = &c->taint_err;
-                st = QUIRE_OK;
-            } else {
-                qj_doc_free(d);
-            }
+    /* a peer's invalid text (docs/reminders.md, "Peers' invalid text"): a
+     * repaired copy is read, and the original error goes with it; it drops
+     * the reminder of an mcp or acp line's message, and is the error anywhere
+     * else */
+    quire_status rs = st == QUIRE_E_JSON ? qs_parse_repaired(d, c->line, c->len, qarena_alloc(&r->ar, c->len), &jo, r->a)
+                                         : QUIRE_E_JSON;
+    if (rs == QUIRE_E_NOMEM) return q_oom(c->err);
+    if (rs == QUIRE_OK) {
+        if (qs_peer_text_at(d, 0, e0.offset)) {
+            c->taint_err = e0;
+            c->taint = &c->taint_err;
+            st = QUIRE_OK;
+        } else {
+            qj_doc_free(d);
         }
     }
+    if (st && c->err) *c->err = e0;
     if (st) {
         q_err_rebase_line(c->err, c->line, c->len, c->off, c->lineno);
         return st;

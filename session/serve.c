@@ -283,7 +283,8 @@ static size_t cat(char *dst, size_t cap, size_t k, const char *z) {
 
 /* A render error about the session's transcript (a pointer under
  * /messages, /tools or /system): no place of the request line holds it, so
- * it points at /op, with the transcript's pointer in the message (docs/serve.md). */
+ * it points at /op, with the transcript's pointer in the message
+ * (docs/serve.md, err_at_op). */
 static bool transcript_pointer(const char *p) {
     static const char *const roots[] = {"/messages", "/tools", "/system"};
     for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
@@ -292,14 +293,19 @@ static bool transcript_pointer(const char *p) {
     }
     return false;
 }
-static void err_about_transcript(const req *r, quire_error *err) {
-    char msg[sizeof err->message];
-    size_t k = cat(msg, sizeof msg, 0, "the session's transcript at ");
-    k = cat(msg, sizeof msg, k, err->pointer);
-    k = cat(msg, sizeof msg, k, ": ");
-    cat(msg, sizeof msg, k, err->message);
-    memcpy(err->message, msg, sizeof msg);
-    q_utf8_trim(err->message);
+/* An error about the call, not a place in the request line: it points at
+ * /op, and the pointer it had (into what the call was given, or a default)
+ * goes into the message after prefix. */
+static void err_at_op(const req *r, quire_error *err, const char *prefix) {
+    if (err->pointer[0]) {
+        char msg[sizeof err->message];
+        size_t k = cat(msg, sizeof msg, 0, prefix);
+        k = cat(msg, sizeof msg, k, err->pointer);
+        k = cat(msg, sizeof msg, k, ": ");
+        cat(msg, sizeof msg, k, err->message);
+        memcpy(err->message, msg, sizeof msg);
+        q_utf8_trim(err->message);
+    }
     snprintf(err->pointer, sizeof err->pointer, "/op");
     err->offset = qj_offset(&r->d, r->v[F_OP]);
     err->line = err->column = 0;
@@ -331,18 +337,7 @@ static void err_onto_line(const req *r, quire_error *err, int f, bool decoded) {
     uint32_t v = r->v[f];
     if (v == QJ_NONE) {
         /* the call was not given that field (a default applied): about the call, the op */
-        if (inner[0]) {
-            char msg[sizeof err->message];
-            size_t k = cat(msg, sizeof msg, 0, inner);
-            k = cat(msg, sizeof msg, k, ": ");
-            cat(msg, sizeof msg, k, err->message);
-            memcpy(err->message, msg, sizeof msg);
-            q_utf8_trim(err->message);
-        }
-        snprintf(err->pointer, sizeof err->pointer, "/op");
-        err->offset = qj_offset(&r->d, r->v[F_OP]);
-        err->line = err->column = 0;
-        q_err_locate(err, r->src, r->len);
+        err_at_op(r, err, "");
         return;
     }
     if (decoded) {
@@ -560,7 +555,7 @@ static quire_status run_op(quire_server *sv, req *r, const op_def *op, sv_entry 
         if (st) {
             render_advice(err);
             if (pp && qr_is_param_pointer(err->pointer)) err_onto_line(r, err, F_PARAMS, false);
-            else if (transcript_pointer(err->pointer)) err_about_transcript(r, err);
+            else if (transcript_pointer(err->pointer)) err_at_op(r, err, "the session's transcript at ");
             else if (r->v[F_TARGET] != QJ_NONE) err_onto_line(r, err, F_TARGET, false);
             break;
         }
@@ -780,14 +775,15 @@ static quire_status parse_request(quire_server *sv, req *r, const op_def **op, q
          * reminder with an event (docs/reminders.md, "Peers' invalid text");
          * anywhere else the error stands */
         char *copy = q_malloc(sv->a, r->len);
-        quire_error e1;
-        if (copy && qs_repair_strings(r->src, r->len, copy) &&
-            qj_parse(&r->d, copy, r->len, &jo, sv->a, &e1) == QUIRE_OK) {
+        quire_status rs = qs_parse_repaired(&r->d, r->src, r->len, copy, &jo, sv->a);
+        if (rs == QUIRE_E_NOMEM) {
+            if (copy) q_free(sv->a, copy, r->len);
+            return q_oom(err);
+        }
+        if (rs == QUIRE_OK) {
             uint32_t o = qj_type_of(&r->d, 0) == QJ_OBJECT ? qj_get(&r->d, 0, "op") : QJ_NONE;
             uint32_t l = qj_type_of(&r->d, 0) == QJ_OBJECT ? qj_get(&r->d, 0, "line") : QJ_NONE;
-            uint32_t m = l != QJ_NONE && qj_type_of(&r->d, l) == QJ_OBJECT ? qj_get(&r->d, l, "message") : QJ_NONE;
-            if (o != QJ_NONE && qj_str_eq(&r->d, o, "apply") && m != QJ_NONE && err->offset >= qj_offset(&r->d, m) &&
-                err->offset < qj_offset(&r->d, m) + qj_at(&r->d, m)->len) {
+            if (o != QJ_NONE && qj_str_eq(&r->d, o, "apply") && qs_peer_text_at(&r->d, l, err->offset)) {
                 r->repaired = copy;
                 copy = NULL;
                 st = QUIRE_OK;

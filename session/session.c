@@ -120,17 +120,19 @@ static quire_status parse_peer(quire_session *s, qj_doc *d, const char *json, si
     quire_error e0;
     quire_status st = parse_input(s, d, json, len, &e0);
     if (st == QUIRE_E_JSON && len) {
+        quire_limits lim = q_limits(&s->opts);
+        qj_opts jo = {lim.max_depth, lim.max_string_bytes};
         char *c = q_malloc(s->a, len);
-        if (c && qs_repair_strings(json, len, c) && parse_input(s, d, c, len, NULL) == QUIRE_OK) {
+        quire_status rs = qs_parse_repaired(d, json, len, c, &jo, s->a);
+        if (rs == QUIRE_E_NOMEM) {
+            if (c) q_free(s->a, c, len);
+            return q_oom(err);
+        }
+        if (rs == QUIRE_OK) {
             /* the bad text must lie in the message of an mcp or acp line */
             bool peer = false;
             uint32_t n = qj_type_of(d, 0) == QJ_ARRAY ? qj_at(d, 0)->n : 1, v = qj_type_of(d, 0) == QJ_ARRAY ? 1 : 0;
-            for (uint32_t i = 0; i < n && !peer; i++, v = qj_next(d, v)) {
-                if (qj_type_of(d, v) != QJ_OBJECT) continue;
-                uint32_t ty = qj_get(d, v, "type"), m = qj_get(d, v, "message");
-                peer = ty != QJ_NONE && (qj_str_eq(d, ty, "mcp") || qj_str_eq(d, ty, "acp")) && m != QJ_NONE &&
-                       e0.offset >= qj_offset(d, m) && e0.offset < qj_offset(d, m) + qj_at(d, m)->len;
-            }
+            for (uint32_t i = 0; i < n && !peer; i++, v = qj_next(d, v)) peer = qs_peer_text_at(d, v, e0.offset);
             if (peer) { *copy = c; return QUIRE_OK; }
             qj_doc_free(d);
         }
