@@ -312,6 +312,11 @@ static int name_cmp(const void *x, const void *y) {
 static bool tool_written(const qr_ctx *c, const qtool *tl) {
     return tl->kind != QTK_CUSTOM && (tl->kind != QTK_PROVIDER || qr_is_provider(c, tl->provider));
 }
+/* Tool i, which the list cannot write: an error naming it (lossy: an event). */
+static void tool_refused(qr_ctx *c, uint32_t i) {
+    qr_tool_unsupported(c, i, c->t->tools[i].kind == QTK_CUSTOM ? "a custom (freeform) tool"
+                                                                : "a provider tool of another provider");
+}
 
 /* Converse refuses toolUse and toolResult blocks in a request without
  * toolConfig ("The toolConfig field must be defined when using toolUse and
@@ -384,9 +389,7 @@ quire_status qr_encode_bedrock(qr_ctx *c) {
     uint32_t declared = 0;
     for (uint32_t i = 0; t->has_tools && i < t->ntools; i++) declared += tool_written(c, &t->tools[i]);
     if (!declared) {
-        for (uint32_t i = 0; t->has_tools && i < t->ntools; i++)
-            qr_tool_unsupported(c, i, t->tools[i].kind == QTK_CUSTOM ? "a custom (freeform) tool"
-                                                                     : "a provider tool of another provider");
+        for (uint32_t i = 0; t->has_tools && i < t->ntools; i++) tool_refused(c, i);
         if (!c->st && !tools_for_history(c)) return c->st;
     } else {
         qw_key(w, "toolConfig");
@@ -395,9 +398,8 @@ quire_status qr_encode_bedrock(qr_ctx *c) {
         qw_arr_begin(w);
         for (uint32_t i = 0; i < t->ntools; i++) {
             const qtool *tl = &t->tools[i];
-            if (tl->kind == QTK_CUSTOM) { qr_tool_unsupported(c, i, "a custom (freeform) tool"); continue; }
+            if (!tool_written(c, tl)) { tool_refused(c, i); continue; }
             if (tl->kind == QTK_PROVIDER) {
-                if (!qr_is_provider(c, tl->provider)) { qr_tool_unsupported(c, i, "a provider tool of another provider"); continue; }
                 qr_write_as_given(c, tl->item);
                 point_after(c, QRS_TOOL, i, 0);
                 continue;
