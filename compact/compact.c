@@ -41,8 +41,6 @@ typedef struct qc_run {
     uint64_t fixed, total, before;
     uint64_t cut_floor;  /* stage 3 gave up: the estimate with every item it may cut at the floor (0: not) */
     uint32_t tail_unit;  /* first unit of the protected tail (the last keepLastSteps steps) */
-    uint32_t open_unit;  /* the unit of an assistant message whose calls are not all answered yet
-                            (only the last one can be), nunits if none: never summarised */
     uint32_t tail_msg;   /* its first message (n when nothing is protected) */
     /* summary */
     uint32_t span_a, span_b; /* the span: messages [span_a, span_b), whole units; empty when equal */
@@ -125,23 +123,6 @@ static bool run_init(qc_run *r, const quire_transcript *t, const qc_policy *p, q
     }
     r->tail_unit = tu;
     r->tail_msg = v->ustart[tu];
-    /* a step whose calls are still open (the host runs them) is not
-     * summarised: its results would arrive for calls no longer there */
-    r->open_unit = v->nunits;
-    uint32_t la = r->n;
-    while (la > 0 && r->in->msgs[la - 1].role != QR_ASSISTANT) la--;
-    if (la > 0) {
-        la--;
-        uint64_t calls = 0, results = 0;
-        for (uint32_t k = 0; k < r->in->msgs[la].nblocks; k++) calls += r->in->msgs[la].blocks[k].type == QB_TOOL_CALL;
-        for (uint32_t i = la + 1; i < r->n; i++)
-            for (uint32_t k = 0; k < r->in->msgs[i].nblocks; k++) results += r->in->msgs[i].blocks[k].type == QB_TOOL_RESULT;
-        if (results < calls) {
-            uint32_t u = v->nunits;
-            while (u > 0 && v->ustart[u - 1] > la) u--;
-            r->open_unit = u ? u - 1 : 0;
-        }
-    }
     return true;
 }
 
@@ -304,7 +285,9 @@ static int placement(const qc_run *r, uint32_t a, uint32_t b, uint32_t *at) {
  * keepFirstTurns or last keepLastTurns turns. */
 static bool eligible(const qc_run *r, uint32_t u) {
     const qc_view *v = &r->v;
-    if (u >= r->tail_unit || u >= r->open_unit || v->upinned[u]) return false;
+    /* a step whose calls are still open (the host runs them) is not
+     * summarised: their results would come for calls no longer there */
+    if (u >= r->tail_unit || v->upinned[u] || v->uopen[u]) return false;
     if (v->ustep[u]) return true;
     uint32_t t = v->uturn[u];
     return t >= r->p->keep_first_turns && (uint64_t)t + r->p->keep_last_turns < v->nturns;
@@ -667,10 +650,11 @@ static quire_status span_from_id(qc_run *r, const char *id) {
                      "result would be parted)", a, last);
     for (uint32_t u = ua; u < ub; u++)
         if (v->upinned[u]) return q_err(r->err, QUIRE_E_INVALID, "span %u-%u holds a pinned message", a, last);
-    if (ub > r->open_unit)
-        return q_err(r->err, QUIRE_E_INVALID,
-                     "span %u-%u holds a tool call that is not answered yet: its result would come for a call no "
-                     "longer there (compact once the results are in)", a, last);
+    for (uint32_t u = ua; u < ub; u++)
+        if (v->uopen[u])
+            return q_err(r->err, QUIRE_E_INVALID,
+                         "span %u-%u holds a tool call that is not answered yet: its result would come for a call no "
+                         "longer there (compact once the results are in)", a, last);
     set_span(r, ua, ub);
     if (!r->span_msgs) return q_err(r->err, QUIRE_E_INVALID, "span %u-%u holds only system and developer messages", a, last);
     if (r->place == QC_PLACE_NONE)

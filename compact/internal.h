@@ -70,6 +70,7 @@ typedef struct qc_view {
     uint32_t *ustart;    /* nunits + 1 entries; ustart[0] = start[0], ustart[nunits] = n */
     bool *ustep;         /* per unit: a step (else a turn head) */
     bool *upinned;       /* per unit: holds a pinned message */
+    bool *uopen;         /* per unit: holds a call the transcript has no result for (yet) */
     uint32_t *uturn;     /* per unit: its turn */
     uint32_t nsteps;
     qc_idmap calls;      /* toolCall id -> message holding it (first occurrence) */

@@ -256,8 +256,9 @@ bool qc_view_build(qc_view *v, const quire_transcript *t, const qc_policy *p, qa
     v->ustart = qarena_alloc(ar, ((size_t)n + 2) * sizeof(uint32_t));
     v->ustep = qarena_calloc(ar, (size_t)n + 1, sizeof(bool));
     v->upinned = qarena_calloc(ar, (size_t)n + 1, sizeof(bool));
+    v->uopen = qarena_calloc(ar, (size_t)n + 1, sizeof(bool));
     v->uturn = qarena_alloc(ar, ((size_t)n + 1) * sizeof(uint32_t));
-    if (!v->ustart || !v->ustep || !v->upinned || !v->uturn) return false;
+    if (!v->ustart || !v->ustep || !v->upinned || !v->uopen || !v->uturn) return false;
     for (uint32_t i = 0; i < n; i++) {
         open += diff[i];
         if (open != 0) continue;
@@ -277,8 +278,17 @@ bool qc_view_build(qc_view *v, const quire_transcript *t, const qc_policy *p, qa
     v->nunits = nu;
     v->ustart[nu] = n;
     for (uint32_t u = 0; u < nu; u++)
-        for (uint32_t i = v->ustart[u]; i < v->ustart[u + 1]; i++)
+        for (uint32_t i = v->ustart[u]; i < v->ustart[u + 1]; i++) {
             if (t->msgs[i].pinned) v->upinned[u] = true;
+            for (uint32_t k = 0; k < t->msgs[i].nblocks && !v->uopen[u]; k++) {
+                const qblock *b = &t->msgs[i].blocks[k];
+                if (b->type != QB_TOOL_CALL) continue;
+                size_t len;
+                const char *key = qstr_plain_bytes(b->id, ar, &len);
+                if (!key) return false;
+                v->uopen[u] = qc_idmap_get(&v->results, key, len) == NULL;
+            }
+        }
     v->nturns = nt;
     if (nt == 0) v->start[0] = n;
     v->start[nt] = n;
